@@ -1,0 +1,12 @@
+"""`agent-host observe` (placeholder: its owner replaces this module)."""
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("observe", help="(not yet available)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    raise SystemExit("agent-host observe: not implemented yet")

@@ -1,0 +1,12 @@
+"""`agent-host probe` (placeholder: its owner replaces this module)."""
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("probe", help="(not yet available)")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    raise SystemExit("agent-host probe: not implemented yet")

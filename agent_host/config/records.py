@@ -1,0 +1,90 @@
+"""What a run directory holds, as models: the contract between the agent, runs and report.
+
+`episode.json` and each line of `episodes.jsonl` are an EpisodeRecord; each line of an
+episode's `steps.jsonl` is a StepRecord. The report layer reads only these files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Outcome = Literal[
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+]
+OUTCOMES: tuple[str, ...] = (
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+)
+Variant = Literal["base", "verify"]
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int | None = None
+
+
+class PhaseTimes(BaseModel):
+    """Seconds spent per phase; for an episode, summed over its steps."""
+    observe: float = 0.0
+    model: float = 0.0
+    act: float = 0.0
+    settle: float = 0.0
+    judge: float = 0.0
+
+
+class Action(BaseModel):
+    """The parsed tool call and where it landed on screen (for drawing on screenshots)."""
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    point: tuple[int, int] | None = None       # tap / long_press / type_text target
+    to: tuple[int, int] | None = None          # swipe end
+    error: str | None = None                   # invalid index, unknown app, ...
+
+
+class StepRecord(BaseModel):
+    step: int                                  # 1-based; the goal after setup is step 0
+    observation: str                           # exactly the text the model saw
+    package: str | None = None                 # foreground package at observation
+    screenshot: str | None = None              # file name inside the episode folder
+    usage: Usage = Field(default_factory=Usage)
+    raw_output: dict[str, Any] = Field(default_factory=dict)  # message content + tool_calls
+    action: Action | None = None               # None: no valid tool call (wasted step)
+    retry_error: str | None = None             # error fed back to the model this step
+    times: PhaseTimes = Field(default_factory=PhaseTimes)
+    goal: bool                                 # goal check after this step's action
+    check_detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class EpisodeRecord(BaseModel):
+    episode_id: str
+    run_id: str | None = None
+    build: str
+    model: str
+    task: str                                  # task instance id, e.g. "wifi-on" or "alarm-set[0]"
+    task_file: str | None = None
+    variant: Variant = "base"
+    infeasible: bool = False
+    repeat: int = 0
+    seed: int = 0
+    phone: str
+    attempt: int = 1
+    outcome: Outcome
+    error: str | None = None                   # why, when outcome == "error"
+    goal_initial: bool = False                 # goal after setup (true for verify variants)
+    goal_first_step: int | None = None         # first step (>= 1) after which the goal held
+    goal_lost_step: int | None = None          # first step after goal_first_step where it did not
+    goal_final: bool = False
+    complete_step: int | None = None           # step of task_complete
+    infeasible_step: int | None = None         # step of task_infeasible
+    steps: int = 0
+    max_steps: int = 0
+    wasted_steps: int = 0
+    started_at: str = ""
+    ended_at: str = ""
+    wall_s: float = 0.0
+    times: PhaseTimes = Field(default_factory=PhaseTimes)
+    usage: Usage = Field(default_factory=Usage)
+    server_metrics: dict[str, float] | None = None   # delta of the server's /metrics
+    reason: str | None = None                  # the model's reason for complete/infeasible

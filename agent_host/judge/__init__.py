@@ -1,0 +1,1 @@
+"""judge layer (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""phone layer (see docs/architecture.md)."""

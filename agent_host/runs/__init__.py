@@ -1,0 +1,1 @@
+"""runs layer (see docs/architecture.md)."""

