@@ -1,0 +1,1 @@
+"""Fixtures: phone (filled in by its owner)."""

@@ -1,0 +1,1 @@
+"""Fixtures: policy (filled in by its owner)."""

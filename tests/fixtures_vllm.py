@@ -1,0 +1,1 @@
+"""Fixtures: vllm (filled in by its owner)."""
