@@ -1,12 +1,88 @@
-"""`agent-host run` (placeholder: its owner replaces this module)."""
+"""`agent-host run`: builds x tasks x repeats over phones, resumable."""
+
+from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from agent_host.errors import UserError
+
+EXAMPLES = """\
+examples:
+  # two builds, every task in tasks/, base and verify variants, 3 repeats, two phones
+  agent-host run --builds w4a8-amx,w4a16-tinygemm --tasks tasks/ --variants base,verify \\
+      --repeats 3 --phones 127.0.0.1:5601,127.0.0.1:5602 --host-profile x86-amx
+
+  # a few tasks by id, on a phone served by another machine's adb server
+  agent-host run --builds embedded-default --tasks wifi-on,dnd-on --phones 10.0.0.7:5037/R58M12ABC
+
+  # after a crash or kill: run exactly what is missing
+  agent-host run --resume reports/runs/20261130-101500-ab12
+
+Episodes that fail because of the phone, the server or the harness are labelled `error`,
+retried (--max-attempts) and never counted as model failures. The run directory's
+episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="(not yet available)")
+    p = sub.add_parser("run", help="run builds x tasks x repeats over phones (resumable)",
+                       description="Run every episode of builds x task instances x variants x repeats, "
+                                   "one worker per phone, one build's server up at a time.",
+                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--builds", help="comma-separated build ids (see `agent-host builds`)")
+    p.add_argument("--tasks", help="comma-separated task files, directories or ids (default: tasks/)")
+    p.add_argument("--variants", default="base", help="comma-separated: base, verify (default: base)")
+    p.add_argument("--repeats", type=int, default=1, help="repeats per task instance (default: 1)")
+    p.add_argument("--phones", help="comma-separated serials; HOST:PORT/SERIAL for a remote adb server")
+    p.add_argument("--seed", type=int, default=0, help="run seed; episode seeds derive from it (default: 0)")
+    p.add_argument("--out", type=Path, help="run directory (default: reports/runs/<run-id>)")
+    p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="resume this run: run only what is missing")
+    p.add_argument("--host-profile", help="host profile the builds come from (default: all profiles)")
+    p.add_argument("--phone-profile", default="virtual", help="phone profile (default: virtual)")
+    p.add_argument("--max-attempts", type=int, default=3, help="attempts per episode on errors (default: 3)")
+    p.add_argument("--startup-timeout", type=float, help="seconds to wait for each server to be ready")
+    p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    p.add_argument("--quiet", action="store_true", help="no live progress display")
     p.set_defaults(func=_run)
 
 
+def _csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("agent-host run: not implemented yet")
+    from rich.console import Console
+
+    from agent_host.runs.progress import RunProgress
+    from agent_host.runs.run import resume_run, start_run
+    from agent_host.runs.summary import print_summary
+
+    console = Console(stderr=True)
+    with RunProgress(console, enabled=not args.quiet) as live:
+        if args.resume:
+            result = resume_run(args.resume, phones=_csv(args.phones) or None,
+                                max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
+                                hook=live.hook)
+        else:
+            from agent_host.config.hosts import find_build
+            from agent_host.config.phones import load_phone_profile
+            from agent_host.config.tasks import load_tasks
+
+            if not args.builds:
+                raise UserError("--builds is required (or --resume RUN_DIR)")
+            variants = tuple(_csv(args.variants))
+            bad = [v for v in variants if v not in ("base", "verify")]
+            if bad:
+                raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)")
+            builds = [find_build(b, args.host_profile) for b in _csv(args.builds)]
+            tasks = load_tasks(_csv(args.tasks), variants=variants)
+            result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=args.seed,
+                               phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
+                               out=args.out, max_attempts=args.max_attempts,
+                               startup_timeout=args.startup_timeout, hook=live.hook)
+    print_summary(result, console=Console())
+    if not args.no_report:
+        from agent_host.runs.summary import write_report
+        write_report(result.run_dir, console=Console())
+    return 0

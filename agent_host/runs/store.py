@@ -1,0 +1,128 @@
+"""The run directory on disk: manifest, the episode log, episode folders.
+
+`episodes.jsonl` is the source of truth. A line is appended with a single O_APPEND write
+and fsynced before the episode counts as finished, so a kill -9 at any moment leaves at
+most a partial last line, which the next open cuts off before appending again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from pathlib import Path
+
+from agent_host.config.records import EpisodeRecord
+
+MANIFEST = "manifest.json"
+EPISODES = "episodes.jsonl"
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2, sort_keys=False, default=str)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def read_records(path: Path) -> list[EpisodeRecord]:
+    """Every complete line of an episode log; a torn last line is ignored."""
+    if not path.exists():
+        return []
+    out = []
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                break
+            line = raw.strip()
+            if line:
+                out.append(EpisodeRecord.model_validate_json(line))
+    return out
+
+
+class RunStore:
+    def __init__(self, run_dir: Path):
+        self.dir = Path(run_dir)
+        self.episodes_dir = self.dir / "episodes"
+        self.servers_dir = self.dir / "servers"
+        self.log_path = self.dir / EPISODES
+        self._lock = threading.Lock()
+
+    # -- creation and reopening -------------------------------------------------
+    def create(self, manifest: dict) -> None:
+        if (self.dir / MANIFEST).exists():
+            raise FileExistsError(f"{self.dir} already holds a run; use --resume {self.dir}")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.episodes_dir.mkdir(exist_ok=True)
+        self.servers_dir.mkdir(exist_ok=True)
+        write_json_atomic(self.dir / MANIFEST, manifest)
+        self.log_path.touch()
+
+    def open_existing(self) -> dict:
+        path = self.dir / MANIFEST
+        if not path.exists():
+            raise FileNotFoundError(f"{self.dir}: no {MANIFEST}, not a run directory")
+        self._cut_torn_tail()
+        self.episodes_dir.mkdir(exist_ok=True)
+        self.servers_dir.mkdir(exist_ok=True)
+        return json.loads(path.read_text())
+
+    def update_manifest(self, **fields: object) -> None:
+        path = self.dir / MANIFEST
+        data = json.loads(path.read_text())
+        data.update(fields)
+        write_json_atomic(path, data)
+
+    def _cut_torn_tail(self) -> None:
+        if not self.log_path.exists():
+            self.log_path.touch()
+            return
+        with open(self.log_path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
+
+    # -- the episode log --------------------------------------------------------
+    def records(self) -> list[EpisodeRecord]:
+        return read_records(self.log_path)
+
+    def finished(self) -> dict[str, EpisodeRecord]:
+        """Episodes that are done: the latest non-error record of each episode id."""
+        done: dict[str, EpisodeRecord] = {}
+        for rec in self.records():
+            if rec.outcome != "error":
+                done[rec.episode_id] = rec
+        return done
+
+    def error_attempts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for rec in self.records():
+            if rec.outcome == "error":
+                counts[rec.episode_id] = counts.get(rec.episode_id, 0) + 1
+        return counts
+
+    def append(self, record: EpisodeRecord) -> None:
+        line = (record.model_dump_json() + "\n").encode()
+        with self._lock:
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    # -- episode folders --------------------------------------------------------
+    def fresh_episode_dir(self, episode_id: str) -> Path:
+        """A clean folder for an attempt; an earlier attempt's folder is kept aside."""
+        path = self.episodes_dir / episode_id
+        if path.exists():
+            n = 1
+            while (aside := self.episodes_dir / f"{episode_id}~{n}").exists():
+                n += 1
+            shutil.move(str(path), str(aside))
+        path.mkdir(parents=True)
+        return path

@@ -1,0 +1,68 @@
+"""The run directory's episode log: atomic appends, torn tails, resume bookkeeping, planning."""
+
+import os
+from types import SimpleNamespace
+
+import pytest
+
+from agent_host.config.records import EpisodeRecord
+from agent_host.runs.plan import derive_seed, episode_id, plan
+from agent_host.runs.store import RunStore, read_records
+
+
+def rec(eid: str, outcome: str = "success", attempt: int = 1) -> EpisodeRecord:
+    return EpisodeRecord(episode_id=eid, build="b", model="m", task="t", phone="p", outcome=outcome, attempt=attempt)
+
+
+def test_torn_last_line_is_ignored_then_cut_before_appending(tmp_path):
+    store = RunStore(tmp_path / "run")
+    store.create({"run_id": "x"})
+    store.append(rec("a"))
+    with open(store.log_path, "ab") as f:          # a kill -9 in the middle of a write
+        f.write(b'{"episode_id": "b", "bui')
+    assert [r.episode_id for r in read_records(store.log_path)] == ["a"]
+    RunStore(store.dir).open_existing()
+    store.append(rec("c"))
+    assert [r.episode_id for r in read_records(store.log_path)] == ["a", "c"]
+    assert store.log_path.read_bytes().endswith(b"\n")
+
+
+def test_finished_ignores_errors_and_counts_attempts(tmp_path):
+    store = RunStore(tmp_path / "run")
+    store.create({})
+    store.append(rec("a", "error"))
+    store.append(rec("a", "nav_fail", attempt=2))
+    store.append(rec("b", "error"))
+    assert set(store.finished()) == {"a"}
+    assert store.finished()["a"].outcome == "nav_fail"
+    assert store.error_attempts() == {"a": 1, "b": 1}
+
+
+def test_create_refuses_an_existing_run(tmp_path):
+    RunStore(tmp_path / "run").create({})
+    with pytest.raises(FileExistsError):
+        RunStore(tmp_path / "run").create({})
+
+
+def test_fresh_episode_dir_keeps_earlier_attempt_aside(tmp_path):
+    store = RunStore(tmp_path / "run")
+    store.create({})
+    d = store.fresh_episode_dir("e1")
+    (d / "steps.jsonl").write_text("x\n")
+    d2 = store.fresh_episode_dir("e1")
+    assert d2 == d and not any(d2.iterdir())
+    assert (store.episodes_dir / "e1~1" / "steps.jsonl").read_text() == "x\n"
+
+
+def test_plan_pairs_builds_and_seeds_do_not_depend_on_build():
+    tasks = [SimpleNamespace(id="wifi-on", key="wifi-on", variant="base"),
+             SimpleNamespace(id="wifi-on", key="wifi-on@verify", variant="verify")]
+    eps = plan(["A", "B"], tasks, repeats=2, seed=7)
+    assert len(eps) == 8
+    by = {(e.build, e.task_key, e.repeat): e.seed for e in eps}
+    for key in ("wifi-on", "wifi-on@verify"):
+        for r in range(2):
+            assert by[("A", key, r)] == by[("B", key, r)]
+    assert len({e.seed for e in eps if e.build == "A"}) == 4
+    assert derive_seed(7, "wifi-on", 0) != derive_seed(8, "wifi-on", 0)
+    assert episode_id("w4a8/x", "alarm[0]", "base", 1) == "w4a8_x__alarm_0___base__r1"
