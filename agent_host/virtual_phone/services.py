@@ -1,0 +1,176 @@
+"""Which service an adb OPEN names, and how it is served: shell (v1, v2, exec), sync, tcp."""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_host.virtual_phone.adbd import Handler, Stream
+from agent_host.virtual_phone.fs import VirtualFS
+from agent_host.virtual_phone.sync_service import serve_sync
+from agent_host.virtual_phone.u2server import U2Server, parse_launch
+
+# shell protocol v2 packet ids (AOSP shell_protocol.h)
+ID_STDIN, ID_STDOUT, ID_STDERR, ID_EXIT, ID_CLOSE_STDIN = 0, 1, 2, 3, 4
+_V2 = struct.Struct("<BI")
+
+FAULT_COMMAND = "vphone-fault"
+_CHAIN = re.compile(r"\s*(;|&&|\|\||\|)\s*")
+
+
+class ShellResultLike(Protocol):
+    stdout: bytes
+    stderr: bytes
+    exit_code: int
+
+
+class WorldLike(Protocol):
+    fs: VirtualFS
+    def shell(self, command: str) -> ShellResultLike: ...
+
+
+class ShellSink:
+    """Output side of one shell stream; v1 merges stderr into the byte stream, v2 frames it."""
+
+    def __init__(self, stream: Stream, v2: bool) -> None:
+        self.stream = stream
+        self.v2 = v2
+
+    async def _send(self, ident: int, data: bytes) -> None:
+        if self.v2:
+            await self.stream.write(_V2.pack(ident, len(data)) + data)
+        elif data:
+            await self.stream.write(data)
+
+    async def out(self, data: bytes) -> None:
+        if data:
+            await self._send(ID_STDOUT, data)
+
+    async def err(self, data: bytes) -> None:
+        if data:
+            await self._send(ID_STDERR, data)
+
+    async def result(self, stdout: bytes, stderr: bytes, code: int) -> None:
+        """Everything a finished command produced, in as few WRTE packets as possible."""
+        if self.v2:
+            buf = b""
+            if stdout:
+                buf += _V2.pack(ID_STDOUT, len(stdout)) + stdout
+            if stderr:
+                buf += _V2.pack(ID_STDERR, len(stderr)) + stderr
+            buf += _V2.pack(ID_EXIT, 1) + bytes([code & 0xFF])
+            await self.stream.write(buf)
+        else:
+            await self.out(stdout + stderr)
+
+
+@dataclass
+class Services:
+    world: Callable[[], WorldLike]
+    u2: U2Server
+    run_blocking: Callable[..., Awaitable[Any]]
+    fault_command: Callable[[list[str]], tuple[str, str, int]]
+
+    def route(self, name: str) -> Handler | None:
+        """The handler for a service name, or None to refuse the OPEN (sent back as CLSE)."""
+        if name.startswith("shell"):
+            head, sep, command = name.partition(":")
+            if not sep:
+                return None
+            options = head.split(",")[1:]
+            return self._shell(command, v2="v2" in options)
+        if name.startswith("exec:"):
+            return self._shell(name[len("exec:"):], v2=False)
+        if name == "sync:":
+            return self._sync
+        if name.startswith("tcp:"):
+            port = name[4:].split(":", 1)[0]
+            if port.isdigit() and self.u2.accepts(int(port)):
+                return self.u2.serve_http
+            return None
+        return None
+
+    async def _sync(self, stream: Stream) -> None:
+        await serve_sync(stream, self.world().fs)
+
+    def _shell(self, command: str, v2: bool) -> Handler:
+        launch = parse_launch(command)
+        if launch is not None:
+            failure = self.u2.check_launch(launch)
+
+            async def app_process(stream: Stream) -> None:
+                sink = ShellSink(stream, v2)
+                if failure is not None:
+                    await sink.result(b"", failure.encode(), 1)
+                    return
+                code = await self.u2.run(stream, sink)
+                if v2 and not stream.peer_closed.is_set():
+                    await sink.result(b"", b"", code)
+            return app_process
+
+        async def shell(stream: Stream) -> None:
+            sink = ShellSink(stream, v2)
+            if not command.strip():
+                await self._interactive(stream, sink)
+                return
+            stdout, stderr, code = await self.run_line(command)
+            await sink.result(stdout, stderr, code)
+        return shell
+
+    async def run_line(self, command: str) -> tuple[bytes, bytes, int]:
+        stripped = command.lstrip()
+        if stripped.startswith(FAULT_COMMAND) and stripped[len(FAULT_COMMAND):][:1] in ("", " ", ";", "&", "|"):
+            return await self._fault_line(stripped)
+        result = await self.run_blocking(self.world().shell, command)
+        return result.stdout, result.stderr, result.exit_code
+
+    async def _fault_line(self, line: str) -> tuple[bytes, bytes, int]:
+        """`vphone-fault ...` is the transport's own command; what follows a `;` goes to the world."""
+        m = _CHAIN.search(line)
+        head, rest, op = (line[:m.start()], line[m.end():], m.group(1)) if m else (line, "", "")
+        out, err, code = self.fault_command(head.split()[1:])
+        if rest and not ((op == "&&" and code != 0) or (op == "||" and code == 0)):
+            # The world's shell runs the remainder on its own, so carry our exit status into it.
+            result = await self.run_blocking(self.world().shell, rest.replace("$?", str(code)))
+            return out.encode() + result.stdout, err.encode() + result.stderr, result.exit_code
+        return out.encode(), err.encode(), code
+
+    async def _interactive(self, stream: Stream, sink: ShellSink) -> None:
+        """`adb shell` with no command: a line-at-a-time prompt (no job control, no editing)."""
+        prompt = b"vphone:/ $ "
+        await sink.out(prompt)
+        pending = bytearray()
+        while True:
+            data = await stream.read_some()
+            if not data:
+                return
+            if sink.v2:
+                data = _v2_stdin(data)
+            await sink.out(data.replace(b"\r", b"\r\n"))  # a pty echoes what is typed
+            pending += data.replace(b"\r", b"\n")
+            while b"\n" in pending:
+                line, _, rest = bytes(pending).partition(b"\n")
+                pending = bytearray(rest)
+                text = line.decode(errors="replace").strip()
+                if text in ("exit", "logout"):
+                    if sink.v2:
+                        await sink.result(b"", b"", 0)
+                    return
+                if text:
+                    out, err, _code = await self.run_line(text)
+                    await sink.out((out + err).replace(b"\n", b"\r\n"))
+                await sink.out(prompt)
+
+
+def _v2_stdin(data: bytes) -> bytes:
+    """Stdin payloads of v2 packets (window-size and close-stdin packets carry no input)."""
+    out = bytearray()
+    while len(data) >= 5:
+        ident, length = _V2.unpack(data[:5])
+        body, data = data[5:5 + length], data[5 + length:]
+        if ident == ID_STDIN:
+            out += body
+    return bytes(out)
