@@ -1,0 +1,95 @@
+"""The outcome label of an episode, from its per-step goal values (pure; DESIGN.md, "Outcome").
+
+`goals[t]` is G(t), the task's check after step t; `goals[0]` is the check after setup
+(false for a base variant, true for a verify variant). D = `complete_step`, I = `infeasible_step`.
+The episode ends at D or I, so at most one of them is set and it is the last step.
+
+Precedence (exactly one label):
+1. `error`: the harness, the phone or the server failed (`error` given). Also when no goal
+   value was recorded at all.
+2. `infeasible_claimed`: the agent called `task_infeasible` (on any task; the report counts it
+   as a success only on infeasible tasks).
+3. D exists:
+   - on an infeasible task: `premature` (nothing can make the goal hold; DESIGN.md);
+   - G(D) true: `success`, even if the goal was lost and regained earlier (DESIGN.md defines
+     success only by G(D)); `goal_lost_step` still records the earlier loss;
+   - G(D) false and G(t) true for some t < D (step 0 included, so a verify variant whose
+     agent turned the goal off and then completed is `undone`): `undone`;
+   - otherwise: `premature`.
+4. No D:
+   - G true at the end: `unrecognised` (also a verify variant the agent never confirmed);
+   - G true at some step (step 0 included), false at the end: `undone`;
+   - otherwise: `nav_fail`.
+
+Recorded steps:
+- `goal_first_step`: the first t >= 1 with G(t) (EpisodeRecord: "first step (>= 1) after
+  which the goal held").
+- `goal_lost_step`: the first t after the goal first held (counting from step 0, so a verify
+  variant that loses the goal at step 1 records 1) with G(t) false; None if never lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Judgement:
+    outcome: str
+    goal_initial: bool
+    goal_first_step: int | None
+    goal_lost_step: int | None
+    goal_final: bool
+    complete_step: int | None
+    infeasible_step: int | None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _first(goals: Sequence[bool], start: int, value: bool) -> int | None:
+    for t in range(start, len(goals)):
+        if bool(goals[t]) is value:
+            return t
+    return None
+
+
+def label(goals: Sequence[bool], *, complete_step: int | None = None,
+          infeasible_step: int | None = None, infeasible_task: bool = False,
+          error: str | None = None) -> Judgement:
+    """Label one episode. `goals[t]` = G(t) for t = 0 (after setup) .. last step."""
+    goals = [bool(g) for g in goals]
+    if complete_step is not None and infeasible_step is not None:
+        raise ValueError("an episode ends at task_complete or task_infeasible, not both")
+    for name, step in (("complete_step", complete_step), ("infeasible_step", infeasible_step)):
+        if step is not None and not (1 <= step < len(goals)):
+            raise ValueError(f"{name}={step} is outside the recorded steps 1..{len(goals) - 1}")
+
+    goal_initial = goals[0] if goals else False
+    goal_final = goals[-1] if goals else False
+    goal_first_step = _first(goals, 1, True)
+    held_from = _first(goals, 0, True)
+    goal_lost_step = _first(goals, held_from + 1, False) if held_from is not None else None
+
+    def judged(outcome: str) -> Judgement:
+        return Judgement(outcome, goal_initial, goal_first_step, goal_lost_step, goal_final,
+                         complete_step, infeasible_step)
+
+    if error is not None or not goals:
+        return judged("error")
+    if infeasible_step is not None:
+        return judged("infeasible_claimed")
+    if complete_step is not None:
+        if infeasible_task:
+            return judged("premature")
+        if goals[complete_step]:
+            return judged("success")
+        if any(goals[:complete_step]):
+            return judged("undone")
+        return judged("premature")
+    if goal_final:
+        return judged("unrecognised")
+    if held_from is not None:
+        return judged("undone")
+    return judged("nav_fail")
