@@ -1,12 +1,52 @@
-"""`agent-host report` (placeholder: its owner replaces this module)."""
+"""`agent-host report RUN_DIR`: per-build success report from a run directory alone."""
+
+from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+
+EPILOG = """\
+examples:
+  agent-host report reports/runs/20260101-120000-ab12
+  agent-host report RUN_DIR --baseline w4a16 --out /tmp/rep
+  agent-host report RUN_DIR --json | jq '.comparisons[0].sign_flip.p'
+
+writes report.md, report.html (self-contained: open it from disk), results.json and
+episodes.csv into --out (default: RUN_DIR). How to read it: docs/reports.md.
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="(not yet available)")
+    p = sub.add_parser("report", help="write a run's report (Markdown, HTML, JSON, CSV)",
+                       description="Write a per-build success report from a run directory alone.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a run directory (reports/runs/<run-id>)")
+    p.add_argument("--baseline", metavar="BUILD",
+                   help="build the others are compared with (default: the manifest's reference build, else the first)")
+    p.add_argument("--out", metavar="DIR", type=Path, help="where to write the files (default: RUN_DIR)")
+    p.add_argument("--json", action="store_true", help="print results.json to stdout instead of the summary")
+    p.add_argument("--no-screenshots", action="store_true", help="leave screenshots out of report.html (smaller file)")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("agent-host report: not implemented yet")
+    from agent_host.report import write_reports
+
+    paths = write_reports(args.run_dir, baseline=args.baseline, out=args.out,
+                          screenshots=not args.no_screenshots)
+    results = paths["results"]
+    if args.json:
+        print(json.dumps(results, indent=2, ensure_ascii=False, default=str))
+        return 0
+    from rich.console import Console
+
+    from agent_host.report.summary import summary_tables
+    console = Console()
+    for table in summary_tables(results):
+        console.print(table)
+    for w in results["warnings"]:
+        console.print(f"[yellow]warning:[/] {w}", markup=True, highlight=False)
+    for key in ("html", "md", "json", "csv"):
+        console.print(f"{key:>4}: {paths[key]}", highlight=False)
+    return 0

@@ -1,1 +1,18 @@
-"""report layer (see docs/architecture.md)."""
+"""report layer (see docs/architecture.md): reads run directories only.
+
+`write_reports(run_dir, baseline=None, out=None)` writes report.md, report.html,
+results.json and episodes.csv and returns their paths (keys md, html, json, csv) and the
+results dict (key results).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def write_reports(run_dir, baseline: str | None = None, out=None, screenshots: bool = True) -> dict[str, Any]:
+    from agent_host.report.render import write_reports as _write
+    return _write(run_dir, baseline=baseline, out=out, screenshots=screenshots)
+
+
+__all__ = ["write_reports"]

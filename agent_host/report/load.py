@@ -1,0 +1,127 @@
+"""Read a run directory (manifest, episode log, episode folders) into records.
+
+Works on a run directory copied to another machine: nothing but its files is consulted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agent_host.config.records import EpisodeRecord, StepRecord
+from agent_host.errors import UserError
+
+
+@dataclass
+class Run:
+    dir: Path
+    manifest: dict[str, Any]
+    records: list[EpisodeRecord]                 # every attempt, in log order
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest.get("run_id") or self.dir.name)
+
+    def builds(self) -> list[str]:
+        """Build ids: the manifest's order first, then any others seen in the log."""
+        out: list[str] = []
+        for b in self.manifest.get("builds") or []:
+            bid = b.get("id") if isinstance(b, dict) else b
+            if isinstance(bid, str) and bid not in out:
+                out.append(bid)
+        for r in self.records:
+            if r.build not in out:
+                out.append(r.build)
+        return out
+
+    def reference_build(self) -> str | None:
+        """A build the manifest marks as the reference (`baseline` key, or a build with
+        `reference: true`), else None."""
+        ref = self.manifest.get("baseline") or self.manifest.get("reference_build")
+        if isinstance(ref, str):
+            return ref
+        for b in self.manifest.get("builds") or []:
+            if isinstance(b, dict) and (b.get("reference") or b.get("baseline")):
+                return b.get("id")
+        return None
+
+    def episode_dir(self, episode_id: str) -> Path:
+        return self.dir / "episodes" / episode_id
+
+
+def _read_manifest(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        warnings.append(f"{path}: missing; provenance unknown")
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        warnings.append(f"{path}: unreadable ({exc}); provenance unknown")
+        return {}
+    if not isinstance(data, dict):
+        warnings.append(f"{path}: not a JSON object; provenance unknown")
+        return {}
+    return data
+
+
+def read_episode_log(path: Path, warnings: list[str]) -> list[EpisodeRecord]:
+    """Every record of episodes.jsonl. A last line without its newline (a run killed
+    mid-write) is kept only if it is a complete record, and ignored otherwise; any other bad
+    line is an error naming path:line."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    out: list[EpisodeRecord] = []
+    for i, raw in enumerate(lines, 1):
+        last = i == len(lines)
+        if not raw.strip():
+            continue
+        try:
+            out.append(EpisodeRecord.model_validate_json(raw))
+        except ValidationError as exc:
+            if last:
+                warnings.append(f"{path}:{i}: ignored a partial last line (run interrupted mid-write?)")
+                continue
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first.get("loc", ())) or "line"
+            raise UserError(f"{path}:{i}: {where}: {first.get('msg')}") from None
+    return out
+
+
+def load_run(run_dir: str | Path) -> Run:
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UserError(f"{run_dir}: no such run directory")
+    warnings: list[str] = []
+    manifest = _read_manifest(run_dir, warnings)
+    log = run_dir / "episodes.jsonl"
+    if not log.exists():
+        raise UserError(f"{log}: no episode log; is {run_dir} a run directory?")
+    records = read_episode_log(log, warnings)
+    if not records:
+        raise UserError(f"{log}: no episodes recorded yet")
+    return Run(run_dir, manifest, records, warnings)
+
+
+def load_steps(run: Run, episode_id: str) -> tuple[list[StepRecord], list[str]]:
+    """An episode's steps; unreadable lines are skipped with a warning (the viewer is
+    best-effort; the statistics never depend on steps)."""
+    path = run.episode_dir(episode_id) / "steps.jsonl"
+    warnings: list[str] = []
+    if not path.exists():
+        return [], warnings
+    steps: list[StepRecord] = []
+    for i, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            steps.append(StepRecord.model_validate_json(raw))
+        except ValidationError:
+            warnings.append(f"{path}:{i}: unreadable step skipped")
+    steps.sort(key=lambda s: s.step)
+    return steps, warnings

@@ -1,0 +1,274 @@
+"""Write report.md, a self-contained report.html, results.json and episodes.csv.
+
+report.html fetches nothing: styles, scripts, charts (SVG) and screenshots (downscaled JPEG
+data: URIs) are inline, and a Content-Security-Policy forbids any other source. All text from
+the phone or the model reaches the page either through jinja2 autoescaping or as JSON inside
+a `<script type="application/json">` that the viewer reads and shows with textContent.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from agent_host.report import stats
+from agent_host.report.load import Run, load_run, load_steps
+from agent_host.report.results import analyse, csv_rows
+
+TEMPLATES = Path(__file__).with_name("templates")
+SHOT_MAX_WIDTH = 360
+SHOT_QUALITY = 70
+
+OUTCOME_COLOURS = {
+    "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa",
+    "unrecognised": "#1e88e5", "infeasible_claimed": "#6d4c41", "nav_fail": "#c62828",
+    "error": "#757575",
+}
+
+
+# --------------------------------------------------------------------------- formatting
+
+def pct(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}%"
+
+
+def interval(lo: float | None, hi: float | None) -> str:
+    if lo is None or hi is None:
+        return "[–]"
+    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def signed_pp(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:+.1f} pp"
+
+
+def num(x: float | None, digits: int = 2) -> str:
+    if x is None:
+        return "–"
+    return f"{x:.{digits}f}"
+
+
+def pval(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def md_cell(x: Any) -> str:
+    """Markdown table cell: escape what would break the table or become HTML."""
+    s = "–" if x is None else str(x)
+    for a, b in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("\n", " ")):
+        s = s.replace(a, b)
+    return s
+
+
+def json_for_script(data: Any) -> Markup:
+    """JSON safe inside <script type="application/json">: no `<`, `>` or `&` survive raw."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def _env(autoescape: bool) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=autoescape,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters.update(pct=pct, interval=interval, signed_pp=signed_pp, num=num, pval=pval, md=md_cell,
+                       tojson_script=json_for_script)
+    env.globals.update(colours=OUTCOME_COLOURS, bar_labels=stats.BAR_LABELS)
+    return env
+
+
+# --------------------------------------------------------------------------- charts
+
+def _svg(fig: Any, salt: str) -> Markup:
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
+        FigureCanvasSVG(fig).print_svg(buf)
+    text = buf.getvalue()
+    return Markup(text[text.index("<svg"):])
+
+
+def outcome_bars(results: dict[str, Any]) -> Markup:
+    from matplotlib.figure import Figure
+    builds = results["builds"]
+    fig = Figure(figsize=(8, 0.55 * len(builds) + 1.2))
+    ax = fig.add_subplot()
+    names = [b["build"] for b in builds]
+    y = list(range(len(builds)))[::-1]
+    left = [0.0] * len(builds)
+    for label in stats.BAR_LABELS:
+        w = [100 * (b["outcomes"][label]["fraction"] or 0) for b in builds]
+        ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=label, height=0.6)
+        for yi, li, wi in zip(y, left, w):
+            if wi >= 7:
+                ax.text(li + wi / 2, yi, f"{wi:.0f}%", ha="center", va="center", color="white", fontsize=8)
+        left = [a + b for a, b in zip(left, w)]
+    ax.set_yticks(y, names)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of counted episodes (errors excluded)")
+    ax.legend(ncol=6, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    fig.tight_layout()
+    return _svg(fig, "outcomes")
+
+
+def speed_plot(results: dict[str, Any]) -> Markup | None:
+    from matplotlib.figure import Figure
+    pts = []
+    use_decode = all(b["speed"]["decode_tok_s"] for b in results["builds"])
+    for b in results["builds"]:
+        s = b["rates"]["success"]
+        x = b["speed"]["decode_tok_s"] if use_decode else b["speed"]["step_s"]
+        if x is None or s["mean"] is None:
+            continue
+        lo = s["low"] if s["low"] is not None else s["mean"]
+        hi = s["high"] if s["high"] is not None else s["mean"]
+        pts.append((b["build"], x, 100 * s["mean"], 100 * (s["mean"] - lo), 100 * (hi - s["mean"])))
+    if not pts:
+        return None
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    for name, x, yv, el, eh in pts:
+        ax.errorbar([x], [yv], yerr=[[el], [eh]], fmt="o", capsize=4)
+        ax.annotate(name, (x, yv), textcoords="offset points", xytext=(6, 6), fontsize=8)
+    ax.set_xlabel("decode tokens/s" if use_decode else "seconds per step (lower is faster)")
+    ax.set_ylabel("success rate, % (95% CI over tasks)")
+    ax.set_ylim(-5, 105)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _svg(fig, "speed")
+
+
+# --------------------------------------------------------------------------- viewer data
+
+def _shot(path: Path) -> dict[str, Any] | None:
+    from PIL import Image
+    try:
+        with Image.open(path) as im:
+            w, h = im.size
+            im = im.convert("RGB")
+            if w > SHOT_MAX_WIDTH:
+                im = im.resize((SHOT_MAX_WIDTH, max(1, round(h * SHOT_MAX_WIDTH / w))), Image.BILINEAR)
+            buf = io.BytesIO()
+            im.save(buf, "JPEG", quality=SHOT_QUALITY, optimize=True)
+    except (OSError, ValueError):
+        return None
+    return {"src": "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode(), "w": w, "h": h}
+
+
+def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> dict[str, Any]:
+    sel = stats.select_latest(run.records)
+    final = sel.counted + sel.errored
+    order = {b: i for i, b in enumerate(run.builds())}
+    final.sort(key=lambda r: (stats.unit_of(r), r.repeat, order.get(r.build, 99)))
+    episodes = []
+    warnings: list[str] = []
+    for r in final:
+        steps, w = load_steps(run, r.episode_id)
+        warnings += w
+        folder = run.episode_dir(r.episode_id)
+        used: set[str] = set()
+        srows = []
+        for s in steps:
+            name = s.screenshot or f"step-{s.step:03d}.png"
+            shot = _shot(folder / name) if screenshots and (folder / name).is_file() else None
+            if shot:
+                used.add(name)
+            raw = s.raw_output
+            srows.append({
+                "step": s.step, "observation": s.observation, "package": s.package,
+                "shot": shot,
+                "action": s.action.model_dump(mode="json") if s.action else None,
+                "raw": json.dumps(raw, indent=2, ensure_ascii=False) if raw else "",
+                "retry_error": s.retry_error, "goal": s.goal, "check": s.check_detail or None,
+                "times": s.times.model_dump(), "usage": s.usage.model_dump(),
+            })
+        extra = []
+        if screenshots and folder.is_dir():
+            for p in sorted(folder.glob("step-*.png")):
+                if p.name not in used:
+                    shot = _shot(p)
+                    if shot:
+                        extra.append({"name": p.name, "shot": shot})
+        episodes.append({
+            "id": r.episode_id, "build": r.build, "unit": stats.unit_of(r), "task": r.task,
+            "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
+            "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
+            "label": stats.effective_label(r), "success": r.outcome != "error" and stats.is_success(r),
+            "error": r.error, "reason": r.reason, "goal_initial": r.goal_initial,
+            "goal_first_step": r.goal_first_step, "goal_lost_step": r.goal_lost_step,
+            "goal_final": r.goal_final, "complete_step": r.complete_step,
+            "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
+            "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
+        })
+    return {"builds": run.builds(), "baseline": results["baseline"], "episodes": episodes,
+            "colours": OUTCOME_COLOURS, "warnings": warnings}
+
+
+# --------------------------------------------------------------------------- writing
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    return _env(False).get_template("report.md.j2").render(r=results)
+
+
+def render_html(results: dict[str, Any], viewer: dict[str, Any]) -> str:
+    js = (TEMPLATES / "viewer.js").read_text(encoding="utf-8").replace("</", "<\\/")
+    css = (TEMPLATES / "report.css").read_text(encoding="utf-8").replace("</", "")
+    # Only this exact script may run (CSP hash): an injected <script> would be blocked even
+    # if escaping ever failed.
+    digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode()
+    return _env(True).get_template("report.html.j2").render(
+        r=results, viewer=viewer, bars=outcome_bars(results), speed=speed_plot(results),
+        script=Markup(js), style=Markup(css), script_hash=Markup(f"'sha256-{digest}'"))
+
+
+def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None,
+                  screenshots: bool = True) -> dict[str, Any]:
+    """Read a run directory and write the four report files into `out` (default: the run
+    directory). Returns their paths and the results dict."""
+    run = load_run(run_dir)
+    results = analyse(run, baseline)
+    viewer = viewer_data(run, results, screenshots=screenshots)
+    results["warnings"] += viewer.pop("warnings")
+    out_dir = Path(out) if out else run.dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {"md": out_dir / "report.md", "html": out_dir / "report.html",
+             "json": out_dir / "results.json", "csv": out_dir / "episodes.csv"}
+    _atomic_write(paths["json"], json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+    header, rows = csv_rows(run.records)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    _atomic_write(paths["csv"], buf.getvalue())
+    _atomic_write(paths["md"], render_markdown(results))
+    _atomic_write(paths["html"], render_html(results, viewer))
+    return {**paths, "results": results}

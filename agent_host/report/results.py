@@ -1,0 +1,142 @@
+"""Every number of a report, as one JSON-able dict (results.json); render.py only formats it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from agent_host.config.records import EpisodeRecord
+from agent_host.errors import UserError
+from agent_host.report import stats
+from agent_host.report.load import Run
+
+SCHEMA = "agent-host.report/1"
+
+# Manifest keys the provenance section shows by name; any other key is listed generically.
+KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
+              "platform", "git", "builds", "tasks", "task_files", "repeats", "seed", "sampling",
+              "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at")
+
+
+def choose_baseline(run: Run, requested: str | None) -> str:
+    builds = run.builds()
+    if requested:
+        if requested not in builds:
+            raise UserError(f"{run.dir}: --baseline {requested}: no such build (builds: {', '.join(builds)})")
+        return requested
+    ref = run.reference_build()
+    if ref in builds:
+        return ref
+    return builds[0]
+
+
+def _provenance(run: Run) -> dict[str, Any]:
+    m = run.manifest
+    builds = []
+    for b in m.get("builds") or []:
+        if isinstance(b, dict):
+            builds.append({k: b.get(k) for k in ("id", "weight_path", "server", "model", "args", "env",
+                                                   "sampling", "bits_per_weight", "group_size", "kernel",
+                                                   "tool_call_parser", "base_url")})
+    git = m.get("git") if isinstance(m.get("git"), dict) else {}
+    return {
+        "run_id": run.run_id,
+        "run_dir": str(run.dir),
+        "created_at": m.get("created_at"),
+        "resumed_at": m.get("resumed_at") or [],
+        "command": m.get("command"),
+        "agent_host_version": m.get("agent_host_version"),
+        "versions": m.get("versions") or {},
+        "python": m.get("python"),
+        "platform": m.get("platform"),
+        "git_revision": git.get("revision"),
+        "git_dirty": git.get("dirty"),
+        "builds": builds,
+        "phones": m.get("phones") or [],
+        "phone_profile": m.get("phone_profile"),
+        "task_files": m.get("task_files") or {},
+        "repeats": m.get("repeats"),
+        "seed": m.get("seed"),
+        "sampling": m.get("sampling") or {},
+        "max_attempts": m.get("max_attempts"),
+        "episodes_planned": m.get("episodes_planned"),
+        "other": {k: v for k, v in m.items() if k not in KNOWN_KEYS},
+    }
+
+
+def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
+    records = run.records
+    builds = run.builds()
+    base = choose_baseline(run, baseline)
+    summaries = [stats.build_summary(b, records) for b in builds]
+    for s in summaries:
+        s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
+
+    units: dict[str, dict[str, Any]] = {}
+    for s in summaries:
+        for u, row in s["per_task"].items():
+            entry = units.setdefault(u, {"unit": u, "task": row["task"], "variant": row["variant"],
+                                         "infeasible": row["infeasible"], "builds": {}})
+            entry["builds"][s["build"]] = {k: row[k] for k in ("k", "n", "rate", "low", "high", "errors")}
+    per_task = [units[u] for u in sorted(units)]
+
+    comparisons = [stats.compare(base, b, records) for b in builds if b != base]
+
+    warnings = list(run.warnings)
+    sel = stats.select_latest(records)
+    planned = run.manifest.get("episodes_planned")
+    have = len(sel.counted) + len(sel.errored)
+    if isinstance(planned, int) and have < planned:
+        warnings.append(f"run incomplete: {have} of {planned} planned episodes have a record")
+    for c in comparisons:
+        if c["only_baseline"] or c["only_build"]:
+            warnings.append(f"{c['build']} vs {base}: {len(c['only_baseline']) + len(c['only_build'])} "
+                            "task instance(s) lack counted episodes on one side and are left out of the comparison")
+    return {
+        "schema": SCHEMA,
+        "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "provenance": _provenance(run),
+        "baseline": base,
+        "builds": summaries,
+        "per_task": per_task,
+        "comparisons": comparisons,
+        "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
+                   "errored": len(sel.errored), "error_attempts": len(sel.error_attempts),
+                   "superseded_attempts": sel.superseded},
+        "statistics": {
+            "unit": "task instance (task id plus variant: t and t@verify are separate units)",
+            "confidence": 1 - stats.ALPHA,
+            "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
+            "headline": "mean of per-task rates, t interval over tasks (Wilson of the one task if only one)",
+            "comparison": "per-task paired differences; t interval; two-sided sign-flip permutation test",
+            "mcnemar": "exact binomial on discordant episode pairs (same task instance, repeat, seed)",
+            "mde": f"alpha {stats.ALPHA}, power {stats.POWER}, paired t over tasks with the observed SD",
+            "errors": "episodes whose latest attempt is an error are excluded from every rate",
+            "infeasible": "on infeasible tasks infeasible_claimed counts as success, task_complete as premature",
+        },
+        "warnings": warnings,
+    }
+
+
+def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
+    """One row per attempt; `counted` marks the rows the statistics use."""
+    sel = stats.select_latest(records)
+    counted = {id(r) for r in sel.counted}
+    final = counted | {id(r) for r in sel.errored}
+    header = ["episode_id", "build", "task", "variant", "unit", "infeasible", "repeat", "seed", "attempt",
+              "latest_attempt", "counted", "outcome", "effective_outcome", "success", "goal_initial",
+              "goal_ever_true", "goal_first_step", "goal_lost_step", "goal_final", "complete_step",
+              "infeasible_step", "steps", "max_steps", "wasted_steps", "wall_s", "model_s",
+              "prompt_tokens", "completion_tokens", "phone", "model", "started_at", "ended_at",
+              "error", "reason"]
+    rows = []
+    for r in records:
+        rows.append([r.episode_id, r.build, r.task, r.variant, stats.unit_of(r), r.infeasible, r.repeat,
+                     r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
+                     stats.effective_label(r), stats.is_success(r) if r.outcome != "error" else "",
+                     r.goal_initial, stats.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,
+                     r.goal_final, r.complete_step, r.infeasible_step, r.steps, r.max_steps,
+                     r.wasted_steps, round(r.wall_s, 3), round(r.times.model, 3), r.usage.prompt_tokens,
+                     r.usage.completion_tokens, r.phone, r.model, r.started_at, r.ended_at,
+                     r.error or "", r.reason or ""])
+    return header, rows

@@ -1,0 +1,429 @@
+"""Statistics for run reports (DESIGN.md, "Statistics in reports"). Pure functions over records.
+
+The unit of analysis is the task instance, variant included: `wifi-on` and `wifi-on@verify`
+are separate units. Episodes whose latest attempt is an `error` are excluded from every rate
+and counted apart. On an infeasible task the correct ending `infeasible_claimed` counts as
+success, and a `task_complete` there counts as `premature`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+from scipy import stats as sst
+
+from agent_host.config.records import EpisodeRecord
+
+ALPHA = 0.05
+POWER = 0.8
+EXACT_SIGN_FLIP_MAX = 20          # enumerate all 2^n sign patterns up to this many tasks
+MONTE_CARLO_DRAWS = 200_000
+MONTE_CARLO_SEED = 20240601
+
+# Effective labels: what the stacked bars show (they sum to 100% of counted episodes).
+# "infeasible_claimed" here means a *wrong* claim (on a feasible task).
+BAR_LABELS = ("success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail")
+RATE_NAMES = ("success", "navigation", "recognition", "premature", "undone", "unrecognised")
+
+
+# --------------------------------------------------------------------------- episodes
+
+def unit_of(rec: EpisodeRecord) -> str:
+    """The task instance a record belongs to: `task` for base, `task@variant` otherwise."""
+    return rec.task if rec.variant == "base" else f"{rec.task}@{rec.variant}"
+
+
+def effective_label(rec: EpisodeRecord) -> str:
+    """The outcome as the rates count it (infeasible tasks: a correct claim is a success)."""
+    if rec.infeasible:
+        if rec.outcome == "infeasible_claimed":
+            return "success"
+        if rec.outcome == "success":        # task_complete on an infeasible task
+            return "premature"
+    return rec.outcome
+
+
+def is_success(rec: EpisodeRecord) -> bool:
+    return effective_label(rec) == "success"
+
+
+def goal_ever_true(rec: EpisodeRecord) -> bool:
+    return bool(rec.goal_initial or rec.goal_first_step is not None or rec.goal_final
+                or rec.outcome in ("success", "undone", "unrecognised") and not rec.infeasible)
+
+
+@dataclass
+class Selection:
+    """The episodes that count: the latest attempt of each episode id."""
+    counted: list[EpisodeRecord]                 # latest attempt, not an error
+    errored: list[EpisodeRecord]                 # latest attempt is an error (excluded)
+    error_attempts: list[EpisodeRecord]          # every error attempt, retried or not
+    superseded: int                              # attempts replaced by a later one
+
+
+def select_latest(records: Iterable[EpisodeRecord]) -> Selection:
+    latest: dict[str, EpisodeRecord] = {}
+    order: list[str] = []
+    errors: list[EpisodeRecord] = []
+    total = 0
+    for rec in records:
+        total += 1
+        if rec.outcome == "error":
+            errors.append(rec)
+        if rec.episode_id not in latest:
+            order.append(rec.episode_id)
+            latest[rec.episode_id] = rec
+        elif rec.attempt >= latest[rec.episode_id].attempt:
+            latest[rec.episode_id] = rec
+    final = [latest[i] for i in order]
+    return Selection(
+        counted=[r for r in final if r.outcome != "error"],
+        errored=[r for r in final if r.outcome == "error"],
+        error_attempts=errors,
+        superseded=total - len(final),
+    )
+
+
+# --------------------------------------------------------------------------- intervals
+
+def wilson(k: int, n: int, confidence: float = 1 - ALPHA) -> tuple[float, float] | None:
+    if n <= 0:
+        return None
+    ci = sst.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def t_interval(values: Sequence[float], confidence: float = 1 - ALPHA,
+               bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Mean with a t-distribution interval over the values (tasks)."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n == 0:
+        return {"mean": None, "low": None, "high": None, "n": 0, "sd": None}
+    mean = float(x.mean())
+    if n < 2:
+        return {"mean": mean, "low": None, "high": None, "n": 1, "sd": None}
+    sd = float(x.std(ddof=1))
+    half = float(sst.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    low, high = mean - half, mean + half
+    if bounds:
+        low, high = max(bounds[0], low), min(bounds[1], high)
+    return {"mean": mean, "low": low, "high": high, "n": n, "sd": sd}
+
+
+# --------------------------------------------------------------------------- per task
+
+@dataclass
+class UnitCounts:
+    unit: str
+    task: str
+    variant: str
+    infeasible: bool
+    n: int = 0                                   # counted episodes
+    successes: int = 0
+    ever_true: int = 0
+    success_given_true: int = 0
+    labels: dict[str, int] = field(default_factory=lambda: {k: 0 for k in BAR_LABELS})
+    errors: int = 0                              # episodes whose latest attempt errored
+    by_repeat: list[tuple[int, bool]] = field(default_factory=list)   # (repeat, success)
+
+    @property
+    def rate(self) -> float | None:
+        return self.successes / self.n if self.n else None
+
+
+def unit_counts(counted: Sequence[EpisodeRecord], errored: Sequence[EpisodeRecord] = ()) -> dict[str, UnitCounts]:
+    out: dict[str, UnitCounts] = {}
+
+    def get(rec: EpisodeRecord) -> UnitCounts:
+        u = unit_of(rec)
+        if u not in out:
+            out[u] = UnitCounts(u, rec.task, rec.variant, rec.infeasible)
+        return out[u]
+
+    for rec in counted:
+        c = get(rec)
+        c.n += 1
+        ok = is_success(rec)
+        c.successes += ok
+        c.labels[effective_label(rec)] += 1
+        if not rec.infeasible and goal_ever_true(rec):
+            c.ever_true += 1
+            c.success_given_true += ok
+        c.by_repeat.append((rec.repeat, ok))
+    for rec in errored:
+        get(rec).errors += 1
+    for c in out.values():
+        c.by_repeat.sort()
+    return out
+
+
+def per_unit_rate(c: UnitCounts, name: str) -> float | None:
+    """One task's value of a named rate, or None where it is undefined for that task."""
+    if c.n == 0:
+        return None
+    if name == "success":
+        return c.successes / c.n
+    if name == "navigation":
+        return None if c.infeasible else c.ever_true / c.n
+    if name == "recognition":
+        return None if c.infeasible or c.ever_true == 0 else c.success_given_true / c.ever_true
+    return c.labels[name] / c.n
+
+
+def rate_summary(units: Sequence[UnitCounts], name: str) -> dict[str, Any]:
+    """Headline of a rate: mean over tasks with a t interval; pooled counts beside it.
+
+    With a single task the t interval is undefined; the Wilson interval of that task's
+    episodes is given instead (method says which)."""
+    vals, k, n = [], 0, 0
+    for c in units:
+        v = per_unit_rate(c, name)
+        if v is None:
+            continue
+        vals.append(v)
+        if name == "recognition":
+            k, n = k + c.success_given_true, n + c.ever_true
+        elif name == "navigation":
+            k, n = k + c.ever_true, n + c.n
+        elif name == "success":
+            k, n = k + c.successes, n + c.n
+        else:
+            k, n = k + c.labels[name], n + c.n
+    t = t_interval(vals, bounds=(0.0, 1.0))
+    method = "t over tasks"
+    if t["n"] == 1:
+        w = wilson(k, n)
+        t["low"], t["high"] = w if w else (None, None)
+        method = "wilson (one task)"
+    elif t["n"] == 0:
+        method = "undefined (no task qualifies)"
+    return {"mean": t["mean"], "low": t["low"], "high": t["high"], "n_tasks": t["n"],
+            "k": k, "n": n, "method": method}
+
+
+def pass_hat_k(units: Sequence[UnitCounts], k: int) -> dict[str, Any]:
+    """pass^k: per task, do all of the first k repeats (by repeat index) succeed; mean over
+    tasks that have at least k counted repeats."""
+    vals = [float(all(ok for _, ok in c.by_repeat[:k])) for c in units if len(c.by_repeat) >= k]
+    return {"k": k, "value": float(np.mean(vals)) if vals else None, "n_tasks": len(vals)}
+
+
+def pass_at_k(units: Sequence[UnitCounts], k: int) -> dict[str, Any]:
+    """pass@k, unbiased estimator per task 1 - C(n-c, k)/C(n, k), mean over tasks with n >= k."""
+    vals = []
+    for c in units:
+        if c.n >= k:
+            vals.append(1.0 - math.comb(c.n - c.successes, k) / math.comb(c.n, k))
+    return {"k": k, "value": float(np.mean(vals)) if vals else None, "n_tasks": len(vals)}
+
+
+# --------------------------------------------------------------------------- build summary
+
+def build_summary(build: str, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """Everything the report says about one build's episodes (all attempts of this build)."""
+    sel = select_latest(r for r in records if r.build == build)
+    units = unit_counts(sel.counted, sel.errored)
+    ulist = [units[u] for u in sorted(units)]
+    max_repeats = max((c.n for c in ulist), default=0)
+    labels = {k: 0 for k in BAR_LABELS}
+    for c in ulist:
+        for k, v in c.labels.items():
+            labels[k] += v
+    total = sum(labels.values())
+    return {
+        "build": build,
+        "tasks": sum(1 for c in ulist if c.n),
+        "episodes": len(sel.counted),
+        "repeats_max": max_repeats,
+        "repeats_min": min((c.n for c in ulist if c.n), default=0),
+        "errors": {"episodes": len(sel.errored), "attempts": len(sel.error_attempts),
+                   "retried_ok": len(sel.error_attempts) - len(sel.errored)},
+        "rates": {name: rate_summary(ulist, name) for name in RATE_NAMES},
+        "pass_hat_k": [pass_hat_k(ulist, k) for k in range(1, max_repeats + 1)],
+        "pass_at_k": [pass_at_k(ulist, k) for k in range(1, max_repeats + 1)],
+        "outcomes": {k: {"count": v, "fraction": v / total if total else None} for k, v in labels.items()},
+        "per_task": {c.unit: unit_row(c) for c in ulist},
+    }
+
+
+def unit_row(c: UnitCounts) -> dict[str, Any]:
+    w = wilson(c.successes, c.n)
+    return {"task": c.task, "variant": c.variant, "infeasible": c.infeasible, "k": c.successes,
+            "n": c.n, "rate": c.rate, "low": w[0] if w else None, "high": w[1] if w else None,
+            "errors": c.errors}
+
+
+# --------------------------------------------------------------------------- comparisons
+
+def sign_flip_test(diffs: Sequence[float], seed: int = MONTE_CARLO_SEED) -> dict[str, Any]:
+    """Two-sided paired permutation test: under H0 each task's difference is as likely to have
+    the opposite sign. Statistic |mean|. Zero differences are dropped (they do not change
+    |mean| under any flip, so the p value is unchanged). Exact enumeration of all 2^m sign
+    patterns when m <= 20 non-zero differences, else Monte Carlo with a fixed seed."""
+    d = np.asarray([x for x in diffs if abs(x) > 1e-12], dtype=float)
+    m = len(d)
+    if m == 0:
+        return {"p": 1.0, "method": "exact (all differences zero)", "n_nonzero": 0, "patterns": 1}
+    observed = abs(d.sum())
+    tol = 1e-9
+    if m <= EXACT_SIGN_FLIP_MAX:
+        total = 1 << m
+        hits = 0
+        bits = np.arange(m, dtype=np.int64)
+        chunk = 1 << 15
+        for start in range(0, total, chunk):
+            idx = np.arange(start, min(total, start + chunk), dtype=np.int64)
+            signs = ((idx[:, None] >> bits) & 1) * 2 - 1
+            hits += int((np.abs(signs @ d) >= observed - tol).sum())
+        return {"p": hits / total, "method": f"exact ({total} sign patterns)", "n_nonzero": m,
+                "patterns": total}
+    rng = np.random.default_rng(seed)
+    hits = 0
+    left = MONTE_CARLO_DRAWS
+    while left:
+        n = min(left, 20_000)
+        signs = rng.integers(0, 2, size=(n, m)) * 2 - 1
+        hits += int((np.abs(signs @ d) >= observed - tol).sum())
+        left -= n
+    return {"p": (hits + 1) / (MONTE_CARLO_DRAWS + 1),
+            "method": f"Monte Carlo ({MONTE_CARLO_DRAWS} draws, seed {seed})", "n_nonzero": m,
+            "patterns": MONTE_CARLO_DRAWS}
+
+
+def mcnemar_exact(base: Sequence[EpisodeRecord], other: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
+    """Exact McNemar over episodes that pair one to one (same task instance, repeat, seed);
+    None when no episode pairs or a pairing key is not unique."""
+    def keyed(recs: Sequence[EpisodeRecord]) -> dict[tuple, EpisodeRecord] | None:
+        out: dict[tuple, EpisodeRecord] = {}
+        for r in recs:
+            key = (unit_of(r), r.repeat, r.seed)
+            if key in out:
+                return None
+            out[key] = r
+        return out
+    a, b = keyed(base), keyed(other)
+    if a is None or b is None:
+        return None
+    common = sorted(set(a) & set(b))
+    if not common:
+        return None
+    n10 = sum(1 for k in common if is_success(a[k]) and not is_success(b[k]))   # baseline only
+    n01 = sum(1 for k in common if not is_success(a[k]) and is_success(b[k]))   # build only
+    n11 = sum(1 for k in common if is_success(a[k]) and is_success(b[k]))
+    n00 = len(common) - n10 - n01 - n11
+    disc = n10 + n01
+    p = float(sst.binomtest(n01, disc, 0.5).pvalue) if disc else 1.0
+    return {"p": p, "pairs": len(common), "baseline_only": n10, "build_only": n01,
+            "both": n11, "neither": n00, "unpaired": len(a) + len(b) - 2 * len(common),
+            "method": "exact binomial on discordant pairs"}
+
+
+def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power: float = POWER) -> dict[str, Any]:
+    """Smallest true mean paired difference a two-sided paired t test over n tasks detects
+    with the given power, taking the observed SD of the differences as the truth. Solved
+    exactly with the noncentral t distribution."""
+    method = (f"paired t test over tasks, alpha {alpha}, power {power}, observed SD of "
+              "per-task differences, noncentral t")
+    if n < 2 or sd is None or sd <= 0:
+        why = "fewer than 2 tasks" if n < 2 else "per-task differences have no spread"
+        return {"value": None, "method": method, "note": f"not estimable: {why}"}
+    df = n - 1
+    crit = sst.t.ppf(1 - alpha / 2, df)
+
+    def pw(delta: float) -> float:
+        ncp = delta * math.sqrt(n) / sd
+        return float(sst.nct.sf(crit, df, ncp) + sst.nct.cdf(-crit, df, ncp))
+
+    from scipy.optimize import brentq
+    hi = sd
+    while pw(hi) < power:
+        hi *= 2
+    delta = float(brentq(lambda x: pw(x) - power, 0.0, hi, xtol=1e-10))
+    return {"value": delta, "method": method,
+            "approx": float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n))}
+
+
+def compare(baseline: str, build: str, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """Build vs baseline over the task instances both have counted episodes for."""
+    sa = select_latest(r for r in records if r.build == baseline)
+    sb = select_latest(r for r in records if r.build == build)
+    ua, ub = unit_counts(sa.counted), unit_counts(sb.counted)
+    common = sorted(set(ua) & set(ub))
+    diffs = [ub[u].rate - ua[u].rate for u in common]
+    t = t_interval(diffs, bounds=(-1.0, 1.0))
+    won = sum(1 for x in diffs if x > 1e-12)
+    lost = sum(1 for x in diffs if x < -1e-12)
+    return {
+        "build": build, "baseline": baseline, "n_tasks": len(common),
+        "only_baseline": sorted(set(ua) - set(ub)), "only_build": sorted(set(ub) - set(ua)),
+        "mean_diff": t["mean"], "low": t["low"], "high": t["high"], "sd": t["sd"],
+        "per_task": {u: d for u, d in zip(common, diffs)},
+        "sign_flip": sign_flip_test(diffs),
+        "mcnemar": mcnemar_exact(sa.counted, sb.counted),
+        "won": won, "lost": lost, "tied": len(diffs) - won - lost,
+        "mde": min_detectable_effect(t["sd"], len(common)),
+    }
+
+
+# --------------------------------------------------------------------------- speed
+
+def _metric(m: dict[str, float], name: str) -> float | None:
+    """Sum of a Prometheus series over its labels: keys `name` or `name{...}`."""
+    vals = [v for k, v in m.items() if k == name or k.startswith(name + "{")]
+    return float(sum(vals)) if vals else None
+
+
+def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """Speed of counted episodes. Decode tok/s and TTFT come from the server's /metrics
+    deltas (vLLM names) when present; otherwise decode speed is approximated as completion
+    tokens / model time (which includes prefill and network)."""
+    recs = list(records)
+    steps = sum(r.steps for r in recs)
+    wall = sum(r.wall_s for r in recs)
+    model_s = sum(r.times.model for r in recs)
+    comp = sum(r.usage.completion_tokens for r in recs)
+    prompt = sum(r.usage.prompt_tokens for r in recs)
+    agg: dict[str, float] = defaultdict(float)
+    have = False
+    for r in recs:
+        if not r.server_metrics:
+            continue
+        have = True
+        for name in ("vllm:generation_tokens_total", "vllm:request_decode_time_seconds_sum",
+                     "vllm:inter_token_latency_seconds_sum", "vllm:inter_token_latency_seconds_count",
+                     "vllm:time_to_first_token_seconds_sum", "vllm:time_to_first_token_seconds_count"):
+            v = _metric(r.server_metrics, name)
+            if v is not None:
+                agg[name] += v
+    decode, decode_src = None, None
+    if agg.get("vllm:request_decode_time_seconds_sum", 0) > 0 and agg.get("vllm:generation_tokens_total", 0) > 0:
+        decode = agg["vllm:generation_tokens_total"] / agg["vllm:request_decode_time_seconds_sum"]
+        decode_src = "server metrics: generation tokens / decode time"
+    elif agg.get("vllm:inter_token_latency_seconds_sum", 0) > 0:
+        decode = agg["vllm:inter_token_latency_seconds_count"] / agg["vllm:inter_token_latency_seconds_sum"]
+        decode_src = "server metrics: 1 / mean inter-token latency"
+    elif model_s > 0 and comp > 0:
+        decode = comp / model_s
+        decode_src = "approx: completion tokens / model time (includes prefill)"
+    ttft = None
+    if agg.get("vllm:time_to_first_token_seconds_count", 0) > 0:
+        ttft = agg["vllm:time_to_first_token_seconds_sum"] / agg["vllm:time_to_first_token_seconds_count"]
+    n = len(recs)
+    return {
+        "episodes": n, "steps": steps,
+        "decode_tok_s": decode, "decode_source": decode_src,
+        "ttft_s": ttft, "server_metrics": have,
+        "step_s": wall / steps if steps else None,
+        "model_s_per_step": model_s / steps if steps else None,
+        "episode_wall_s": wall / n if n else None,
+        "tokens_per_episode": (prompt + comp) / n if n else None,
+        "prompt_tokens_per_episode": prompt / n if n else None,
+        "completion_tokens_per_episode": comp / n if n else None,
+        "phase_s_per_step": ({k: sum(getattr(r.times, k) for r in recs) / steps
+                              for k in ("observe", "model", "act", "settle", "judge")} if steps else None),
+    }

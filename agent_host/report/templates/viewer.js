@@ -1,0 +1,296 @@
+(function () {
+  "use strict";
+  // All text from the phone or the model is set with textContent / attributes, never as HTML.
+  var DATA = JSON.parse(document.getElementById("viewer-data").textContent);
+  var EPS = DATA.episodes;
+  var SVGNS = "http://www.w3.org/2000/svg";
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function svg(tag, attrs) {
+    var e = document.createElementNS(SVGNS, tag);
+    for (var k in attrs) if (Object.prototype.hasOwnProperty.call(attrs, k)) e.setAttribute(k, String(attrs[k]));
+    return e;
+  }
+  function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); }
+  function fmt(x, d) { return (x === null || x === undefined) ? "–" : Number(x).toFixed(d); }
+  function option(sel, value, label) { var o = el("option", null, label); o.value = value; sel.appendChild(o); }
+  function pill(label) {
+    var p = el("span", "pill", label);
+    p.style.background = DATA.colours[label] || "#555";
+    return p;
+  }
+
+  // ------------------------------------------------------------------ frames of an episode
+  function frames(ep) {
+    var out = [], before = [], after = [];
+    (ep.extra_shots || []).forEach(function (x) {
+      (/^step-0+\.png$/.test(x.name) ? before : after).push({ kind: "shot", label: x.name === "step-000.png" ? "after setup" : x.name, shot: x.shot });
+    });
+    before.forEach(function (f) { out.push(f); });
+    ep.steps.forEach(function (s) { out.push({ kind: "step", label: "step " + s.step, s: s, shot: s.shot }); });
+    after.forEach(function (f) { out.push(f); });
+    return out;
+  }
+
+  // ------------------------------------------------------------------ one episode panel
+  function Panel(root) {
+    this.root = root;
+    this.ep = null;
+    this.frames = [];
+    this.i = 0;
+    var self = this;
+    this.head = el("div", "head");
+    this.meta = el("div", "kv");
+    this.timeline = el("div", "timeline");
+    var nav = el("div", "nav");
+    this.prev = el("button", "step-prev", "◀ step");
+    this.prev.type = "button";
+    this.counter = el("span", "step-counter");
+    this.next = el("button", "step-next", "step ▶");
+    this.next.type = "button";
+    nav.appendChild(this.prev); nav.appendChild(this.counter); nav.appendChild(this.next);
+    this.prev.addEventListener("click", function () { self.go(self.i - 1); });
+    this.next.addEventListener("click", function () { self.go(self.i + 1); });
+    var body = el("div", "body");
+    this.shotbox = el("div", "shotbox");
+    this.detail = el("div", "detail");
+    body.appendChild(this.shotbox); body.appendChild(this.detail);
+    [this.head, this.meta, this.timeline, nav, body].forEach(function (x) { root.appendChild(x); });
+    this.empty("no episode selected");
+  }
+  Panel.prototype.empty = function (msg) {
+    this.ep = null; this.frames = [];
+    clear(this.head); this.head.textContent = msg;
+    clear(this.meta); clear(this.timeline); clear(this.shotbox); clear(this.detail);
+    this.counter.textContent = "";
+  };
+  Panel.prototype.show = function (ep, i) {
+    if (!ep) { this.empty("no episode"); return; }
+    this.ep = ep;
+    this.frames = frames(ep);
+    clear(this.head);
+    this.head.appendChild(el("span", null, ep.build + " · " + ep.unit + " · repeat " + ep.repeat + " "));
+    this.head.appendChild(pill(ep.outcome));
+    if (ep.label !== ep.outcome) this.head.appendChild(el("span", "muted", " counted as " + ep.label));
+    clear(this.meta);
+    var kv = [["id", ep.id], ["steps", ep.n_steps + "/" + ep.max_steps], ["wall", fmt(ep.wall_s, 1) + " s"],
+      ["tokens", ep.usage.prompt_tokens + " in / " + ep.usage.completion_tokens + " out"],
+      ["seed", ep.seed], ["phone", ep.phone], ["attempt", ep.attempt],
+      ["goal", (ep.goal_initial ? "true at start; " : "") + "first " + (ep.goal_first_step === null ? "never" : "step " + ep.goal_first_step) +
+        (ep.goal_lost_step !== null ? ", lost at step " + ep.goal_lost_step : "") + ", final " + ep.goal_final]];
+    if (ep.complete_step !== null) kv.push(["task_complete", "step " + ep.complete_step]);
+    if (ep.infeasible_step !== null) kv.push(["task_infeasible", "step " + ep.infeasible_step]);
+    if (ep.reason) kv.push(["reason", ep.reason]);
+    if (ep.error) kv.push(["error", ep.error]);
+    var meta = this.meta;
+    kv.forEach(function (p) { meta.appendChild(el("span", null, p[0] + ": " + p[1])); });
+    this.drawTimeline();
+    this.go(i || 0);
+  };
+  Panel.prototype.drawTimeline = function () {
+    var self = this, ep = this.ep;
+    clear(this.timeline);
+    this.cells = this.frames.map(function (f, j) {
+      var b = el("button", null, f.kind === "step" ? String(f.s.step) : "·");
+      b.type = "button";
+      var t = f.label;
+      if (f.kind === "step") {
+        if (f.s.goal) b.classList.add("goal");
+        if (ep.goal_first_step === f.s.step) { b.classList.add("first"); t += " · goal first reached"; }
+        if (ep.goal_lost_step === f.s.step) { b.classList.add("lost"); t += " · goal lost"; }
+        if (ep.complete_step === f.s.step) { b.textContent = "✓"; t += " · task_complete"; }
+        t += " · goal " + f.s.goal;
+      }
+      b.title = t;
+      b.addEventListener("click", function () { self.go(j); });
+      self.timeline.appendChild(b);
+      return b;
+    });
+  };
+  Panel.prototype.go = function (i) {
+    if (!this.ep) return;
+    var n = this.frames.length;
+    if (n === 0) { this.counter.textContent = "no steps recorded"; clear(this.shotbox); clear(this.detail); return; }
+    this.i = Math.max(0, Math.min(n - 1, i));
+    var f = this.frames[this.i];
+    this.counter.textContent = (this.i + 1) + " / " + n + " (" + f.label + ")";
+    this.prev.disabled = this.i === 0;
+    this.next.disabled = this.i === n - 1;
+    var cur = this.i;
+    (this.cells || []).forEach(function (c, j) { c.classList.toggle("cur", j === cur); });
+    this.drawShot(f);
+    this.drawDetail(f);
+  };
+  Panel.prototype.drawShot = function (f) {
+    clear(this.shotbox);
+    if (!f.shot) { this.shotbox.appendChild(el("div", "muted", "no screenshot")); return; }
+    var img = el("img");
+    img.alt = f.label;
+    img.src = f.shot.src;
+    this.shotbox.appendChild(img);
+    var a = f.kind === "step" ? f.s.action : null;
+    if (!a || !a.point) return;
+    var w = f.shot.w, h = f.shot.h, r = Math.max(w, h) * 0.025;
+    var o = svg("svg", { viewBox: "0 0 " + w + " " + h, preserveAspectRatio: "none" });
+    var x = a.point[0], y = a.point[1];
+    var colour = a.error ? "#ff1744" : "#ff3d00";
+    if (a.to) {
+      var x2 = a.to[0], y2 = a.to[1];
+      o.appendChild(svg("line", { x1: x, y1: y, x2: x2, y2: y2, stroke: colour, "stroke-width": r * 0.45, "stroke-linecap": "round" }));
+      var ang = Math.atan2(y2 - y, x2 - x), L = r * 2.2;
+      var p1 = [x2 - L * Math.cos(ang - 0.45), y2 - L * Math.sin(ang - 0.45)];
+      var p2 = [x2 - L * Math.cos(ang + 0.45), y2 - L * Math.sin(ang + 0.45)];
+      o.appendChild(svg("polygon", { points: x2 + "," + y2 + " " + p1.join(",") + " " + p2.join(","), fill: colour }));
+      o.appendChild(svg("circle", { cx: x, cy: y, r: r * 0.6, fill: colour, "fill-opacity": 0.6 }));
+    } else {
+      o.appendChild(svg("circle", { cx: x, cy: y, r: r, fill: "none", stroke: colour, "stroke-width": r * 0.35 }));
+      o.appendChild(svg("circle", { cx: x, cy: y, r: r * 0.2, fill: colour }));
+    }
+    o.setAttribute("class", "overlay");
+    this.shotbox.appendChild(o);
+  };
+  Panel.prototype.drawDetail = function (f) {
+    var d = this.detail;
+    clear(d);
+    if (f.kind !== "step") { d.appendChild(el("div", "muted", f.label)); return; }
+    var s = f.s;
+    var a = s.action;
+    d.appendChild(el("h4", null, "Action"));
+    d.appendChild(el("pre", "action", a ? a.name + " " + JSON.stringify(a.args) +
+      (a.point ? "  at (" + a.point.join(", ") + ")" : "") + (a.to ? " → (" + a.to.join(", ") + ")" : "") +
+      (a.error ? "\nerror: " + a.error : "") : "no valid tool call (wasted step)"));
+    if (s.retry_error) d.appendChild(el("pre", "retry", "fed back to the model: " + s.retry_error));
+    var g = el("div", "kv");
+    g.appendChild(el("span", s.goal ? "good" : "bad", "goal after this step: " + s.goal));
+    if (this.ep.goal_first_step === s.step) g.appendChild(el("span", "good", "goal first reached here"));
+    if (this.ep.goal_lost_step === s.step) g.appendChild(el("span", "bad", "goal lost here"));
+    d.appendChild(g);
+    var t = s.times, u = s.usage;
+    d.appendChild(el("div", "kv", "times (s): observe " + fmt(t.observe, 2) + " · model " + fmt(t.model, 2) + " · act " +
+      fmt(t.act, 2) + " · settle " + fmt(t.settle, 2) + " · judge " + fmt(t.judge, 2)));
+    d.appendChild(el("div", "kv", "tokens: prompt " + u.prompt_tokens + " · completion " + u.completion_tokens +
+      (u.cached_tokens !== null && u.cached_tokens !== undefined ? " · cached " + u.cached_tokens : "") +
+      (s.package ? " · package " + s.package : "")));
+    if (s.check) d.appendChild(el("pre", "check", "check: " + JSON.stringify(s.check, null, 1)));
+    d.appendChild(el("h4", null, "Raw model output"));
+    d.appendChild(el("pre", "raw", s.raw || "(empty)"));
+    d.appendChild(el("h4", null, "Observation"));
+    d.appendChild(el("pre", "observation", s.observation));
+  };
+
+  // ------------------------------------------------------------------ episode browser
+  var main = new Panel(document.getElementById("main-panel"));
+  var fBuild = document.getElementById("f-build"), fOutcome = document.getElementById("f-outcome"),
+      fTask = document.getElementById("f-task"), list = document.getElementById("ep-list"),
+      epCounter = document.getElementById("ep-counter");
+  var units = [];
+  EPS.forEach(function (e) { if (units.indexOf(e.unit) < 0) units.push(e.unit); });
+  option(fBuild, "", "all builds"); DATA.builds.forEach(function (b) { option(fBuild, b, b); });
+  option(fOutcome, "", "all outcomes");
+  Object.keys(DATA.colours).forEach(function (o) { option(fOutcome, o, o); });
+  option(fTask, "", "all tasks"); units.forEach(function (u) { option(fTask, u, u); });
+  var shown = [], cur = -1, buttons = [];
+  function filter() {
+    shown = EPS.filter(function (e) {
+      return (!fBuild.value || e.build === fBuild.value) && (!fOutcome.value || e.outcome === fOutcome.value) &&
+        (!fTask.value || e.unit === fTask.value);
+    });
+    clear(list);
+    buttons = shown.map(function (e, j) {
+      var b = el("button");
+      b.type = "button";
+      b.appendChild(pill(e.outcome));
+      b.appendChild(document.createTextNode(" " + e.unit + " · " + e.build + " · r" + e.repeat));
+      b.addEventListener("click", function () { select(j); });
+      list.appendChild(b);
+      return b;
+    });
+    select(shown.length ? 0 : -1);
+  }
+  function select(j) {
+    if (j < 0 || j >= shown.length) {
+      cur = -1; main.empty("no episode matches"); epCounter.textContent = "0 / 0"; return;
+    }
+    cur = j;
+    buttons.forEach(function (b, k) { b.classList.toggle("sel", k === j); });
+    buttons[j].scrollIntoView({ block: "nearest" });
+    epCounter.textContent = (j + 1) + " / " + shown.length;
+    main.show(shown[j], 0);
+  }
+  [fBuild, fOutcome, fTask].forEach(function (s) { s.addEventListener("change", filter); });
+  document.getElementById("ep-prev").addEventListener("click", function () { select(Math.max(0, cur - 1)); });
+  document.getElementById("ep-next").addEventListener("click", function () { select(Math.min(shown.length - 1, cur + 1)); });
+  filter();
+
+  // ------------------------------------------------------------------ side by side
+  var left = new Panel(document.getElementById("cmp-left")), right = new Panel(document.getElementById("cmp-right"));
+  var cA = document.getElementById("cmp-a"), cB = document.getElementById("cmp-b"),
+      cDis = document.getElementById("cmp-disagree"), cRep = document.getElementById("cmp-repeat"),
+      cTasks = document.getElementById("cmp-tasks");
+  DATA.builds.forEach(function (b) { option(cA, b, b); option(cB, b, b); });
+  cA.value = DATA.baseline;
+  var other = DATA.builds.filter(function (b) { return b !== DATA.baseline; });
+  cB.value = other.length ? other[0] : DATA.baseline;
+  var cmpUnit = null;
+  function find(build, unit, repeat) {
+    for (var i = 0; i < EPS.length; i++) {
+      var e = EPS[i];
+      if (e.build === build && e.unit === unit && e.repeat === repeat) return e;
+    }
+    return null;
+  }
+  function disagree(unit) {
+    var reps = {};
+    EPS.forEach(function (e) { if (e.unit === unit) reps[e.repeat] = true; });
+    return Object.keys(reps).some(function (r) {
+      var a = find(cA.value, unit, +r), b = find(cB.value, unit, +r);
+      return a && b && a.outcome !== "error" && b.outcome !== "error" && a.success !== b.success;
+    });
+  }
+  function drawTasks() {
+    clear(cTasks);
+    var us = units.filter(function (u) { return !cDis.checked || disagree(u); });
+    if (!us.length) { cTasks.appendChild(el("span", "muted", "no task where the two builds disagree")); left.empty("–"); right.empty("–"); return; }
+    if (us.indexOf(cmpUnit) < 0) cmpUnit = us[0];
+    us.forEach(function (u) {
+      var b = el("button", u === cmpUnit ? "sel" : null, u);
+      b.type = "button";
+      b.addEventListener("click", function () { cmpUnit = u; drawTasks(); });
+      cTasks.appendChild(b);
+    });
+    var reps = [];
+    EPS.forEach(function (e) { if (e.unit === cmpUnit && reps.indexOf(e.repeat) < 0) reps.push(e.repeat); });
+    reps.sort(function (a, b) { return a - b; });
+    var keep = +cRep.value;
+    clear(cRep);
+    reps.forEach(function (r) { option(cRep, String(r), "r" + r); });
+    var pick = reps.indexOf(keep) >= 0 ? keep : reps[0];
+    if (cDis.checked && !(reps.indexOf(keep) >= 0)) {
+      for (var i = 0; i < reps.length; i++) {
+        var a = find(cA.value, cmpUnit, reps[i]), b = find(cB.value, cmpUnit, reps[i]);
+        if (a && b && a.success !== b.success) { pick = reps[i]; break; }
+      }
+    }
+    cRep.value = String(pick);
+    left.show(find(cA.value, cmpUnit, pick), 0);
+    right.show(find(cB.value, cmpUnit, pick), 0);
+  }
+  [cA, cB, cDis].forEach(function (s) { s.addEventListener("change", drawTasks); });
+  cRep.addEventListener("change", drawTasks);
+  drawTasks();
+
+  // ------------------------------------------------------------------ keyboard
+  document.addEventListener("keydown", function (ev) {
+    var t = ev.target && ev.target.tagName;
+    if (t === "SELECT" || t === "INPUT" || t === "TEXTAREA" || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    if (ev.key === "ArrowRight") { main.go(main.i + 1); ev.preventDefault(); }
+    else if (ev.key === "ArrowLeft") { main.go(main.i - 1); ev.preventDefault(); }
+    else if (ev.key === "ArrowDown" || ev.key === "j") { select(Math.min(shown.length - 1, cur + 1)); ev.preventDefault(); }
+    else if (ev.key === "ArrowUp" || ev.key === "k") { select(Math.max(0, cur - 1)); ev.preventDefault(); }
+  });
+})();
