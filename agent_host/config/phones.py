@@ -1,0 +1,94 @@
+"""Phone profiles: what differs between phones (app packages, screen, Android version quirks).
+
+A profile is a YAML file in device_profiles/phones/. Tasks name apps by alias (`settings`,
+`clock`, ...); the profile maps each alias to the package this phone uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_host.config.loading import load_model
+from agent_host.errors import ConfigError, UserError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PHONES_DIR = Path("device_profiles") / "phones"
+
+# The packages of a Pixel on Android 14, which the virtual phone uses too. Checks fall back to
+# these when no profile is at hand (e.g. evaluating a `foreground: {app: clock}` check in tests).
+DEFAULT_APPS: dict[str, str] = {
+    "settings": "com.android.settings",
+    "clock": "com.google.android.deskclock",
+    "contacts": "com.google.android.contacts",
+    "phone": "com.google.android.dialer",
+    "messages": "com.google.android.apps.messaging",
+    "chrome": "com.android.chrome",
+    "camera": "com.google.android.GoogleCamera",
+    "photos": "com.google.android.apps.photos",
+    "launcher": "com.google.android.apps.nexuslauncher",
+}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Screen(Strict):
+    width: int = Field(gt=0, description="pixels, portrait")
+    height: int = Field(gt=0, description="pixels, portrait")
+    density: int = Field(420, gt=0, description="dpi (`wm density`)")
+
+
+class PhoneProfile(Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str
+    android_version: int = Field(ge=8, le=20)
+    screen: Screen
+    apps: dict[str, str] = Field(description="app alias -> package (settings, clock, contacts, ...)")
+    command_variants: dict[str, str] = Field(
+        default_factory=dict,
+        description="exact shell command -> the command this phone needs instead; the judge runs "
+                    "the variant and files its output under the original command")
+    notes: str = ""
+
+    def package(self, alias_or_package: str) -> str:
+        """The package for an app alias; a name with a dot is taken as a package already."""
+        return resolve_app(alias_or_package, self.apps, where=f"phone profile {self.id!r}")
+
+    def command(self, cmd: str) -> str:
+        """The command to run on this phone for a task's (canonical) command."""
+        return self.command_variants.get(cmd, cmd)
+
+
+def resolve_app(alias_or_package: str, apps: dict[str, str] | None = None, *, where: str = "") -> str:
+    """Resolve an app alias through `apps` (default: DEFAULT_APPS); packages pass through."""
+    table = DEFAULT_APPS if apps is None else apps
+    if alias_or_package in table:
+        return table[alias_or_package]
+    if "." in alias_or_package:
+        return alias_or_package
+    known = ", ".join(sorted(table))
+    raise UserError(f"unknown app alias {alias_or_package!r}{' in ' + where if where else ''} "
+                    f"(known: {known}; or give a package name)")
+
+
+def _phones_dir() -> Path:
+    local = Path.cwd() / PHONES_DIR
+    return local if local.is_dir() else REPO_ROOT / PHONES_DIR
+
+
+def list_phone_profiles() -> list[str]:
+    return sorted(p.stem for p in _phones_dir().glob("*.yaml"))
+
+
+def load_phone_profile(name_or_path: str | Path | None = "virtual") -> PhoneProfile:
+    """Load a profile by name (`virtual`, `pixel-android14`) or by path to a YAML file."""
+    name = str(name_or_path or "virtual")
+    path = Path(name)
+    if not (path.suffix in (".yaml", ".yml") or path.exists()):
+        path = _phones_dir() / f"{name}.yaml"
+        if not path.exists():
+            raise ConfigError(f"unknown phone profile {name!r} (known: {', '.join(list_phone_profiles())})")
+    return load_model(path, PhoneProfile)
