@@ -1,12 +1,131 @@
-"""`agent-host phone` (placeholder: its owner replaces this module)."""
+"""`agent-host phone`: run a virtual phone; poke its fault knobs."""
+
+from __future__ import annotations
 
 import argparse
+import signal
+import sys
+import threading
+
+from agent_host.errors import UserError
+
+DESCRIPTION = """\
+A virtual Android 14 phone on 127.0.0.1, attached to the real adb server, so adb,
+adbutils and uiautomator2 drive it exactly like a phone on a cable.
+"""
+
+START_EPILOG = """\
+examples:
+  agent-host phone start                         a phone on a free port; prints its serial first
+  agent-host phone start --port 6101             a fixed port (serial 127.0.0.1:6101)
+  agent-host phone start --faults rpc_latency_ms=100,kill_u2_after=20
+  ANDROID_ADB_SERVER_PORT=15037 agent-host phone start   use (or start) another adb server
+
+then, from another terminal:
+  adb -s 127.0.0.1:6101 shell settings get global wifi_on
+  python -c "import uiautomator2 as u2; print(u2.connect('127.0.0.1:6101').info)"
+
+faults (off by default; SPEC is knob=value,...):
+  drop_after=N  drop_at=30s  drop_for=5s  kill_u2_after=N  kill_u2_at=T
+  rpc_latency_ms=MS  dialog_after=N  dialog_at=T
+While running:  adb -s SERIAL shell vphone-fault set|clear|show|drop|kill-u2|dialog
+or:             agent-host phone fault SERIAL kill-u2
+
+The phone serves until Ctrl-C or SIGTERM, then detaches from the adb server (adb disconnect).
+"""
+
+FAULT_EPILOG = """\
+examples:
+  agent-host phone fault 127.0.0.1:6101 show
+  agent-host phone fault 127.0.0.1:6101 kill-u2          the uiautomator server dies now
+  agent-host phone fault 127.0.0.1:6101 set rpc_latency_ms=200,dialog_after=5
+  agent-host phone fault 127.0.0.1:6101 clear
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("phone", help="(not yet available)")
-    p.set_defaults(func=_run)
+    p = sub.add_parser("phone", help="run a virtual phone (for authoring tasks, tests, CI)",
+                       description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = p.add_subparsers(dest="phone_verb", metavar="<command>")
+
+    start = verbs.add_parser("start", help="start one virtual phone and serve until interrupted",
+                             description=DESCRIPTION, epilog=START_EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    start.add_argument("--port", type=int, default=0,
+                       help="TCP port on 127.0.0.1 (default: a free one)")
+    start.add_argument("--faults", metavar="SPEC", default=None,
+                       help="fault knobs, e.g. kill_u2_after=20,rpc_latency_ms=100")
+    start.add_argument("--adb-port", type=int, default=None,
+                       help="adb server port (default: ANDROID_ADB_SERVER_PORT, else 5037); "
+                            "a server is started there if none runs")
+    start.add_argument("--seed", type=int, default=0, help="seed of the phone's world")
+    start.add_argument("--model", default="VirtualPhone", help="ro.product.model to report")
+    start.set_defaults(func=_start)
+
+    fault = verbs.add_parser("fault", help="change a running virtual phone's fault knobs",
+                             epilog=FAULT_EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    fault.add_argument("serial", help="the virtual phone's serial, e.g. 127.0.0.1:6101")
+    fault.add_argument("action", nargs="+",
+                       help="show | clear | set SPEC | drop | kill-u2 | dialog | latency MS")
+    fault.set_defaults(func=_fault)
+
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
-def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("agent-host phone: not implemented yet")
+def _start(args: argparse.Namespace) -> int:
+    from agent_host.virtual_phone.adb_server import AdbServerError
+    from agent_host.virtual_phone.faults import parse_spec
+    from agent_host.virtual_phone.phone import PhoneError, VirtualPhone
+
+    try:
+        faults = parse_spec(args.faults)
+    except ValueError as exc:
+        raise UserError(f"--faults: {exc}") from None
+    if args.port and not 1 <= args.port <= 65535:
+        raise UserError(f"--port: {args.port} is not a TCP port")
+
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    phone = VirtualPhone(port=args.port, faults=faults, adb_port=args.adb_port,
+                         model=args.model, seed=args.seed)
+    try:
+        try:
+            phone.start()
+        except OSError as exc:
+            raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
+        except (PhoneError, AdbServerError) as exc:
+            raise UserError(str(exc)) from None
+        print(f"serial: {phone.serial}", flush=True)
+        print(f"adb server: 127.0.0.1:{phone.adb_port}", flush=True)
+        print(f"faults: {faults.describe()}", flush=True)
+        print("serving; Ctrl-C or SIGTERM to stop", flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        phone.stop()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    print(f"detached {phone.serial}", flush=True)
+    return 0
+
+
+def _fault(args: argparse.Namespace) -> int:
+    import adbutils
+
+    from agent_host.virtual_phone import adb_server
+
+    adb_server.ensure_server()
+    line = " ".join(["vphone-fault", *args.action])
+    try:
+        result = adbutils.AdbClient().device(args.serial).shell2(line, v2=True)
+    except adbutils.AdbError as exc:
+        raise UserError(f"{args.serial}: {exc}") from None
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    return result.returncode
