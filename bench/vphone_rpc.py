@@ -1,0 +1,96 @@
+"""Median time per JSON-RPC round trip and per dump_hierarchy through the whole stack.
+
+uiautomator2 -> adbutils -> real adb server -> virtual phone (adbd, u2 server, world), on a
+private adb server port. Run:  .venv/bin/python bench/vphone_rpc.py [--n 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TARGET_RPC_MS = 60.0
+TARGET_DUMP_MS = 100.0
+
+
+def _free_port() -> int:
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port != 5037 and not 5554 <= port <= 5585:
+            return port
+
+
+def _median_ms(fn: Callable[[], object], n: int) -> tuple[float, float]:
+    fn()  # warm: first calls pay for imports and caches
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return statistics.median(times), times[int(0.9 * (len(times) - 1))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=40, help="samples per measurement")
+    args = ap.parse_args()
+
+    adb_port = _free_port()
+    os.environ["ANDROID_ADB_SERVER_PORT"] = str(adb_port)
+    import adbutils
+    import uiautomator2
+    from uiautomator2.core import _http_request
+
+    from agent_host.virtual_phone import adb_server
+    from agent_host.virtual_phone.phone import VirtualPhone
+
+    adb_server.ensure_server(adb_port)
+    try:
+        with VirtualPhone(adb_port=adb_port) as phone:
+            t0 = time.perf_counter()
+            d = uiautomator2.connect(phone.serial)
+            connect_ms = (time.perf_counter() - t0) * 1000
+            dev = adbutils.AdbClient(port=adb_port).device(phone.serial)
+
+            rows: list[tuple[str, float, float, float | None]] = []
+            rows.append(("adb shell echo (adbutils)", *_median_ms(lambda: dev.shell("echo x"), args.n), None))
+            rows.append(("HTTP GET /ping (transport only)",
+                         *_median_ms(lambda: _http_request(dev, 9008, "GET", "/ping"), args.n), None))
+            rows.append(("JSON-RPC round trip (deviceInfo)",
+                         *_median_ms(lambda: d.jsonrpc.deviceInfo(), args.n), TARGET_RPC_MS))
+            rows.append(("dump_hierarchy, home screen", *_median_ms(d.dump_hierarchy, args.n), TARGET_DUMP_MS))
+            d.shell("am start -n com.android.settings/.Settings")
+            size = len(d.dump_hierarchy())
+            rows.append((f"dump_hierarchy, Settings ({size // 1024} KiB)",
+                         *_median_ms(d.dump_hierarchy, args.n), TARGET_DUMP_MS))
+
+            print(f"virtual phone {phone.serial} via adb server 127.0.0.1:{adb_port}; "
+                  f"{args.n} samples each; u2.connect from scratch {connect_ms:.0f} ms")
+            print(f"{'measurement':42} {'median':>8} {'p90':>8} {'target':>8} {'median/target':>14}")
+            failed = False
+            for name, med, p90, target in rows:
+                if target is None:
+                    print(f"{name:42} {med:7.1f}ms {p90:7.1f}ms {'-':>8} {'-':>14}")
+                else:
+                    ok = med <= target
+                    failed |= not ok
+                    print(f"{name:42} {med:7.1f}ms {p90:7.1f}ms {target:6.0f}ms "
+                          f"{med / target:13.2f}{'' if ok else '  OVER'}")
+            return 1 if failed else 0
+    finally:
+        adb_server.kill_server(adb_port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
