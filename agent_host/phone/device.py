@@ -1,0 +1,288 @@
+"""One Android phone, real or virtual, through adbutils and uiautomator2.
+
+Everything the agent and the judge do to a phone goes through `Phone`:
+- UI: `dump()`, `screenshot_png()`, `tap`, `long_press`, `swipe`, `type_text`, `press`, `home`;
+- apps: `launch`, `force_stop`, `foreground`;
+- state: `shell(cmd)` and `shell_batch(cmds)`, which runs any number of commands in ONE
+  `adb shell` call (one round trip per judged step);
+- `settle(max_s)`: dump until two consecutive dumps agree, returning the last dump so the
+  caller reuses it as the next observation (no extra dump per step).
+
+Model text never reaches a shell: `type_text` focuses the element with a tap and hands the
+text to uiautomator2's `setText` JSON-RPC call. Transport and uiautomator2 failures surface as
+`PhoneError`, so the caller can tell a broken phone from a wrong model.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+class PhoneError(Exception):
+    """The phone (adb transport, adb server, uiautomator2 server) failed us."""
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    command: str
+    output: str            # stdout and stderr, merged, exactly as printed (no stripping)
+    exit_code: int
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    @property
+    def text(self) -> str:
+        """The output without its trailing newline(s)."""
+        return self.output.rstrip("\r\n")
+
+
+KEYS = ("back", "home", "enter", "recent", "delete", "menu", "search", "power",
+        "volume_up", "volume_down", "volume_mute")
+
+_DEFAULT_SHELL_TIMEOUT = 30.0
+
+
+def _is_transport_error(exc: BaseException) -> bool:
+    import adbutils
+    import requests  # uiautomator2's HTTP client
+    import uiautomator2.exceptions as u2e
+    if isinstance(exc, u2e.UiObjectNotFoundError):
+        return False
+    return isinstance(exc, (adbutils.AdbError, u2e.BaseException, requests.RequestException,
+                            OSError, EOFError))
+
+
+class Phone:
+    """A connected phone. Methods are safe to call from one thread at a time per Phone."""
+
+    def __init__(self, serial: str, adb_device: Any, u2_device: Any):
+        self.serial = serial
+        self.adb = adb_device
+        self.u2 = u2_device
+        self._lock = threading.RLock()
+        self._size: tuple[int, int] | None = None
+
+    # -- connection -------------------------------------------------------------
+
+    @classmethod
+    def connect(cls, serial: str, *, timeout: float = 30.0) -> Phone:
+        """Attach to `serial` (connecting an `IP:port` serial first) and start uiautomator2."""
+        import adbutils
+        import uiautomator2 as u2
+        try:
+            client = adbutils.AdbClient()
+            if ":" in serial and serial not in {d.serial for d in client.device_list()}:
+                client.connect(serial, timeout=timeout)
+            dev = client.device(serial)
+            dev.get_state()
+            ud = u2.connect(dev)
+            ud.settings["wait_timeout"] = 2.0
+            ud.settings["operation_delay"] = (0, 0)
+        except Exception as exc:
+            if not (_is_transport_error(exc) or isinstance(exc, RuntimeError)):
+                raise
+            raise PhoneError(f"{serial}: cannot connect: {type(exc).__name__}: {exc}") from exc
+        return cls(serial, dev, ud)
+
+    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
+        with self._lock:
+            try:
+                return fn()
+            except PhoneError:
+                raise
+            except Exception as exc:
+                if _is_transport_error(exc):
+                    raise PhoneError(f"{self.serial}: {what}: {type(exc).__name__}: {exc}") from exc
+                raise
+
+    # -- UI ----------------------------------------------------------------------
+
+    def dump(self) -> str:
+        """The window hierarchy XML, as uiautomator2 dumps it."""
+        return self._call("dump", lambda: self.u2.dump_hierarchy())
+
+    def screenshot_png(self) -> bytes:
+        def shot() -> bytes:
+            img = self.u2.screenshot()
+            buf = io.BytesIO()
+            img.convert("RGB").save(buf, format="PNG", compress_level=1)
+            return buf.getvalue()
+        return self._call("screenshot", shot)
+
+    def tap(self, x: int, y: int) -> None:
+        self._call("tap", lambda: self.u2.click(int(x), int(y)))
+
+    def long_press(self, x: int, y: int, duration: float = 0.8) -> None:
+        self._call("long_press", lambda: self.u2.long_click(int(x), int(y), duration))
+
+    def swipe(self, x1: int, y1: int, x2: int, y2: int, duration: float = 0.2) -> None:
+        self._call("swipe", lambda: self.u2.swipe(int(x1), int(y1), int(x2), int(y2), duration))
+
+    def type_text(self, x: int, y: int, text: str, submit: bool = False) -> bool:
+        """Focus the field at (x, y) with a tap, then set its text through uiautomator2.
+
+        The text travels as a JSON-RPC argument (`setText`), never through a shell. Returns
+        False when nothing took focus (the caller reports it to the model as an action error).
+        """
+        import uiautomator2.exceptions as u2e
+
+        def do() -> bool:
+            self.u2.click(int(x), int(y))
+            field = self.u2(focused=True)
+            try:
+                field.set_text(text, timeout=2.0)
+            except u2e.UiObjectNotFoundError:
+                return False
+            if submit:
+                self.u2.press("enter")
+            return True
+        return self._call("type_text", do)
+
+    def press(self, key: str) -> None:
+        if key not in KEYS:
+            raise ValueError(f"unknown key {key!r}")
+        self._call(f"press {key}", lambda: self.u2.press(key))
+
+    def home(self) -> None:
+        self.press("home")
+
+    def window_size(self) -> tuple[int, int]:
+        if self._size is None:
+            self._size = tuple(self._call("window_size", lambda: self.u2.window_size()))  # type: ignore[assignment]
+        return self._size  # type: ignore[return-value]
+
+    # -- apps --------------------------------------------------------------------
+
+    def launch(self, package: str) -> None:
+        _check_package(package)
+        self._call(f"launch {package}", lambda: self.adb.app_start(package))
+
+    def force_stop(self, package: str) -> None:
+        _check_package(package)
+        self._call(f"force_stop {package}", lambda: self.adb.app_stop(package))
+
+    def foreground(self) -> str:
+        """The package of the resumed activity ('' when the phone cannot say)."""
+        def fg() -> str:
+            info = self.adb.app_current()
+            return info.package if info else ""
+        return self._call("foreground", fg)
+
+    # -- shell -------------------------------------------------------------------
+
+    def shell(self, cmd: str, *, timeout: float = _DEFAULT_SHELL_TIMEOUT) -> ShellResult:
+        return self.shell_batch([cmd], timeout=timeout)[0]
+
+    def shell_batch(self, cmds: Sequence[str], *, timeout: float = _DEFAULT_SHELL_TIMEOUT) -> list[ShellResult]:
+        """Run every command in ONE `adb shell` call; one ShellResult per command, in order.
+
+        Each command runs in its own subshell (an `exit` ends only that command), with stderr
+        merged into its output. Output is framed by delimiters carrying a per-call nonce, so a
+        command printing something delimiter-like, or nothing, or no trailing newline, cannot
+        confuse the framing.
+        """
+        cmds = list(cmds)
+        if not cmds:
+            return []
+        script, nonce = build_batch(cmds)
+        raw = self._call("shell", lambda: self.adb.shell(script, timeout=timeout, encoding=None, rstrip=False))
+        try:
+            return parse_batch(cmds, raw, nonce)
+        except ValueError as exc:
+            raise PhoneError(f"{self.serial}: shell batch: {exc}") from None
+
+    # -- waiting -----------------------------------------------------------------
+
+    def settle(self, max_s: float = 3.0, *, interval: float = 0.1,
+               key: Callable[[str], Any] | None = None, first: str | None = None) -> str:
+        """Dump until two consecutive dumps agree (compared by `key`, default the raw XML),
+        at most `max_s` seconds; return the last dump. `first` is a dump already taken."""
+        deadline = time.monotonic() + max_s
+        key = key or (lambda x: x)
+        prev = first if first is not None else self.dump()
+        prev_key = key(prev)
+        while time.monotonic() < deadline:
+            time.sleep(interval)
+            cur = self.dump()
+            cur_key = key(cur)
+            if cur_key == prev_key:
+                return cur
+            prev, prev_key = cur, cur_key
+        return prev
+
+    # -- identity ----------------------------------------------------------------
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What identifies this phone in a run manifest."""
+        props = ["ro.product.manufacturer", "ro.product.model", "ro.product.device",
+                 "ro.build.version.release", "ro.build.version.sdk", "ro.build.fingerprint"]
+        res = self.shell_batch([f"getprop {p}" for p in props] + ["wm size", "wm density"])
+        out: dict[str, Any] = {"serial": self.serial}
+        for p, r in zip(props, res):
+            out[p.split(".")[-1] if p != "ro.build.fingerprint" else "build_fingerprint"] = r.text.strip()
+        m = re.search(r"(\d+)x(\d+)", res[len(props)].output)
+        out["screen"] = f"{m.group(1)}x{m.group(2)}" if m else ""
+        m = re.search(r"(\d+)", res[len(props) + 1].output)
+        out["density"] = int(m.group(1)) if m else None
+        return out
+
+    def __repr__(self) -> str:
+        return f"Phone({self.serial!r})"
+
+
+_PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")
+
+
+def _check_package(package: str) -> None:
+    if not _PACKAGE.match(package):
+        raise ValueError(f"not a package name: {package!r}")
+
+
+# -- batch framing (pure; unit-tested) ----------------------------------------------
+
+
+def build_batch(cmds: Sequence[str], nonce: str | None = None) -> tuple[str, str]:
+    """The one shell script that runs `cmds`, and the nonce its delimiters carry.
+
+    For command i it prints `\\n@@AH<nonce>B<i>@@\\n`, the command's output, then
+    `\\n@@AH<nonce>E<i>:<exit code>@@\\n`. The parser drops exactly the newline it added.
+    """
+    nonce = nonce or secrets.token_hex(6)
+    parts = []
+    for i, cmd in enumerate(cmds):
+        if "\n" in cmd.strip("\n"):
+            # multi-line commands are fine inside a subshell; keep them as written
+            body = cmd.strip("\n")
+        else:
+            body = cmd.strip()
+        parts.append(
+            f"printf '\\n@@AH{nonce}B{i}@@\\n'; ( {body}\n) 2>&1 </dev/null; "
+            f"printf '\\n@@AH{nonce}E{i}:%d@@\\n' $?"
+        )
+    return "; ".join(parts), nonce
+
+
+def parse_batch(cmds: Sequence[str], raw: bytes | str, nonce: str) -> list[ShellResult]:
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    text = text.replace("\r\n", "\n")  # some adb shells (pty) turn \n into \r\n
+    results = []
+    for i, cmd in enumerate(cmds):
+        begin = f"\n@@AH{nonce}B{i}@@\n"
+        b = text.find(begin)
+        if b < 0:
+            raise ValueError(f"command {i} ({cmd!r}) did not run (output: {text[-200:]!r})")
+        start = b + len(begin)
+        m = re.compile(rf"\n@@AH{nonce}E{i}:(\d+)@@\n").search(text, start)
+        if not m:
+            raise ValueError(f"command {i} ({cmd!r}) did not finish (output: {text[-200:]!r})")
+        results.append(ShellResult(command=cmd, output=text[start:m.start()], exit_code=int(m.group(1))))
+    return results

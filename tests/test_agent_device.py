@@ -1,0 +1,95 @@
+"""agent_host.phone.device: batch framing (pure) and Phone on the virtual phone."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_host.phone.device import Phone, PhoneError, build_batch, parse_batch
+
+
+def _fake_output(nonce: str, outputs: list[tuple[str, int]]) -> str:
+    return "".join(f"\n@@AH{nonce}B{i}@@\n{out}\n@@AH{nonce}E{i}:{rc}@@\n" for i, (out, rc) in enumerate(outputs))
+
+
+def test_parse_batch_keeps_output_exactly():
+    cmds = ["a", "b", "c", "d"]
+    outs = [("one\n", 0), ("no newline", 1), ("", 127), ("two\nlines\n\n", 0)]
+    res = parse_batch(cmds, _fake_output("n1", outs), "n1")
+    assert [(r.output, r.exit_code) for r in res] == outs
+    assert [r.command for r in res] == cmds
+    assert res[1].text == "no newline" and not res[1].ok
+
+
+def test_parse_batch_ignores_lookalike_delimiters():
+    # a command printing a delimiter of another nonce cannot confuse the framing
+    fake = "\n@@AHzzzzE0:5@@\n"
+    res = parse_batch(["x"], _fake_output("n2", [(fake, 0)]), "n2")
+    assert res[0].output == fake and res[0].exit_code == 0
+
+
+def test_parse_batch_missing_command_raises():
+    with pytest.raises(ValueError):
+        parse_batch(["a", "b"], _fake_output("n3", [("x", 0)]), "n3")
+
+
+def test_build_batch_is_one_script_with_nonce():
+    script, nonce = build_batch(["echo a", "exit 3"])
+    assert nonce in script and script.count("@@AH") == 4
+
+
+# -- on the virtual phone ----------------------------------------------------------
+
+
+@pytest.fixture
+def phone(virtual_phone):
+    return Phone.connect(virtual_phone.serial)
+
+
+def _shell_requests(vp) -> int:
+    out = Phone.connect(vp.serial).adb.shell("vphone-fault show")
+    return out
+
+
+def test_shell_batch_real(phone):
+    res = phone.shell_batch(["echo hello", "printf 'no-newline'", "exit 3", "true", "echo err >&2",
+                             "settings get global wifi_on"])
+    assert res[0].output == "hello\n" and res[0].exit_code == 0
+    assert res[1].output == "no-newline"
+    assert res[2].exit_code == 3 and res[2].output == ""
+    assert res[3].exit_code == 0 and res[3].output == ""
+    assert res[4].output == "err\n"
+    assert res[5].text in ("0", "1")
+
+
+def test_shell_batch_is_one_adb_shell_call(phone, monkeypatch):
+    calls = []
+    real = phone.adb.shell
+
+    def counting(*a, **kw):
+        calls.append(a[0])
+        return real(*a, **kw)
+
+    monkeypatch.setattr(phone.adb, "shell", counting)
+    res = phone.shell_batch([f"echo {i}" for i in range(8)])
+    assert [r.text for r in res] == [str(i) for i in range(8)]
+    assert len(calls) == 1
+
+
+def test_dump_settle_and_fingerprint(phone):
+    xml = phone.dump()
+    assert "<hierarchy" in xml
+    settled = phone.settle(2.0)
+    assert settled == phone.dump()
+    fp = phone.fingerprint()
+    assert fp["serial"] == phone.serial and fp["screen"]
+    assert phone.screenshot_png()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_phone_error_when_dropped(virtual_phone):
+    phone = Phone.connect(virtual_phone.serial)
+    virtual_phone.stop() if False else None
+    phone.shell("vphone-fault set drop_after=0,drop_for=5")
+    with pytest.raises(PhoneError):
+        for _ in range(3):
+            phone.shell("echo hi")
+            phone.dump()
