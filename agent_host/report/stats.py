@@ -344,8 +344,11 @@ def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power:
     while pw(hi) < power:
         hi *= 2
     delta = float(brentq(lambda x: pw(x) - power, 0.0, hi, xtol=1e-10))
-    return {"value": delta, "method": method,
-            "approx": float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n))}
+    out = {"value": delta, "method": method,
+           "approx": float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n))}
+    if delta > 1.0:
+        out["note"] = "exceeds 100 pp: this design cannot detect any difference in success rate"
+    return out
 
 
 def compare(baseline: str, build: str, records: Sequence[EpisodeRecord]) -> dict[str, Any]:

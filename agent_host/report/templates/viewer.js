@@ -218,7 +218,9 @@
     }
     cur = j;
     buttons.forEach(function (b, k) { b.classList.toggle("sel", k === j); });
-    buttons[j].scrollIntoView({ block: "nearest" });
+    var b = buttons[j];   // scroll the list only, never the page
+    if (b.offsetTop < list.scrollTop) list.scrollTop = b.offsetTop;
+    else if (b.offsetTop + b.offsetHeight > list.scrollTop + list.clientHeight) list.scrollTop = b.offsetTop + b.offsetHeight - list.clientHeight;
     epCounter.textContent = (j + 1) + " / " + shown.length;
     main.show(shown[j], 0);
   }
