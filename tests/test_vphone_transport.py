@@ -223,3 +223,12 @@ def test_nothing_listens_beyond_loopback(virtual_phone_factory):
             seen_phone |= addr.endswith(phone_port)
             assert _is_loopback(addr), f"pid {pid} listens on {addr}"
     assert seen_phone
+
+
+def test_adb_cli_shell_reading_stdin(virtual_phone):
+    """`adb shell` without a command runs what stdin feeds it, exit status included."""
+    r = _adb(virtual_phone, "shell", input=b"echo one\necho two\nexit 3\n")
+    assert (r.returncode, r.stdout) == (3, b"one\ntwo\n")
+    r = _adb(virtual_phone, "shell", "-T", input=b"echo raw\nnosuchcmd\n")
+    assert r.returncode == 127 and r.stdout == b"raw\n"
+    assert b"nosuchcmd: inaccessible or not found" in r.stderr

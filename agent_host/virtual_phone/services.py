@@ -81,9 +81,9 @@ class Services:
             if not sep:
                 return None
             options = head.split(",")[1:]
-            return self._shell(command, v2="v2" in options)
+            return self._shell(command, v2="v2" in options, options=options)
         if name.startswith("exec:"):
-            return self._shell(name[len("exec:"):], v2=False)
+            return self._shell(name[len("exec:"):], v2=False, options=["raw"])
         if name == "sync:":
             return self._sync
         if name.startswith("tcp:"):
@@ -96,7 +96,7 @@ class Services:
     async def _sync(self, stream: Stream) -> None:
         await serve_sync(stream, self.world().fs)
 
-    def _shell(self, command: str, v2: bool) -> Handler:
+    def _shell(self, command: str, v2: bool, options: list[str]) -> Handler:
         launch = parse_launch(command)
         if launch is not None:
             failure = self.u2.check_launch(launch)
@@ -114,7 +114,7 @@ class Services:
         async def shell(stream: Stream) -> None:
             sink = ShellSink(stream, v2)
             if not command.strip():
-                await self._interactive(stream, sink)
+                await self._interactive(stream, sink, pty="raw" not in options)
                 return
             stdout, stderr, code = await self.run_line(command)
             await sink.result(stdout, stderr, code)
@@ -138,39 +138,65 @@ class Services:
             return out.encode() + result.stdout, err.encode() + result.stderr, result.exit_code
         return out.encode(), err.encode(), code
 
-    async def _interactive(self, stream: Stream, sink: ShellSink) -> None:
-        """`adb shell` with no command: a line-at-a-time prompt (no job control, no editing)."""
-        prompt = b"vphone:/ $ "
+    async def _interactive(self, stream: Stream, sink: ShellSink, pty: bool) -> None:
+        """`adb shell` without a command: sh reading lines from stdin (no job control).
+
+        With a pty (the adb CLI on a terminal) typed input is echoed and a prompt shown; raw
+        (`echo ls | adb shell`) runs lines until stdin closes, as sh does.
+        """
+        prompt = b"vphone:/ $ " if pty else b""
+        nl = b"\r\n" if pty else b"\n"
         await sink.out(prompt)
-        pending = bytearray()
+        pending, packets = bytearray(), bytearray()
+        code = 0
         while True:
             data = await stream.read_some()
-            if not data:
-                return
+            eof = not data
             if sink.v2:
-                data = _v2_stdin(data)
-            await sink.out(data.replace(b"\r", b"\r\n"))  # a pty echoes what is typed
-            pending += data.replace(b"\r", b"\n")
+                packets += data
+                data, closed = _take_v2_stdin(packets)
+                eof = eof or closed
+            if pty:
+                data = data.replace(b"\r\n", b"\r")  # a terminal sends CR for Enter
+                await sink.out(data.replace(b"\r", b"\r\n"))
+                data = data.replace(b"\r", b"\n")
+            pending += data
+            if eof and pending and not pending.endswith(b"\n"):
+                pending += b"\n"
             while b"\n" in pending:
                 line, _, rest = bytes(pending).partition(b"\n")
                 pending = bytearray(rest)
-                text = line.decode(errors="replace").strip()
-                if text in ("exit", "logout"):
-                    if sink.v2:
-                        await sink.result(b"", b"", 0)
-                    return
-                if text:
-                    out, err, _code = await self.run_line(text)
-                    await sink.out((out + err).replace(b"\n", b"\r\n"))
+                words = line.decode(errors="replace").split()
+                if words[:1] in (["exit"], ["logout"]):
+                    code = int(words[1]) if len(words) > 1 and words[1].isdigit() else code
+                    eof = True
+                    break
+                if words:
+                    out, err, code = await self.run_line(" ".join(words))
+                    if sink.v2 and not pty:
+                        await sink.out(out)
+                        await sink.err(err)
+                    else:
+                        await sink.out((out + err).replace(b"\n", nl))
                 await sink.out(prompt)
+            if eof:
+                break
+        if sink.v2 and not stream.peer_closed.is_set():
+            await sink.result(b"", b"", code)
 
 
-def _v2_stdin(data: bytes) -> bytes:
-    """Stdin payloads of v2 packets (window-size and close-stdin packets carry no input)."""
+def _take_v2_stdin(buf: bytearray) -> tuple[bytes, bool]:
+    """Consume complete v2 packets from `buf`: (stdin bytes, whether stdin was closed)."""
     out = bytearray()
-    while len(data) >= 5:
-        ident, length = _V2.unpack(data[:5])
-        body, data = data[5:5 + length], data[5 + length:]
+    closed = False
+    while len(buf) >= 5:
+        ident, length = _V2.unpack(buf[:5])
+        if len(buf) < 5 + length:
+            break
+        body = bytes(buf[5:5 + length])
+        del buf[:5 + length]
         if ident == ID_STDIN:
             out += body
-    return bytes(out)
+        elif ident == ID_CLOSE_STDIN:
+            closed = True
+    return bytes(out), closed
