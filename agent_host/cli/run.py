@@ -84,5 +84,6 @@ def _run(args: argparse.Namespace) -> int:
     print_summary(result, console=Console())
     if not args.no_report:
         from agent_host.runs.summary import write_report
-        write_report(result.run_dir, console=Console())
+        html = write_report(result.run_dir, console=Console())
+        Console().print(f"report: {html}")
     return 0

@@ -12,7 +12,7 @@ from agent_host.runs.run import RunResult
 
 
 def print_summary(result: RunResult, console: Console) -> None:
-    table = Table(title=f"run {result.run_dir}", show_lines=False)
+    table = Table(title=f"episodes in {result.run_dir}")
     table.add_column("build")
     table.add_column("done", justify="right")
     for o in OUTCOMES:
@@ -22,8 +22,12 @@ def print_summary(result: RunResult, console: Console) -> None:
     console.print(table)
 
 
-def write_report(run_dir: Path, console: Console, baseline: str | None = None) -> Path | None:
+def write_report(run_dir: Path, console: Console, baseline: str | None = None) -> Path:
+    """Write the report files and print its headline tables; returns report.html's path."""
     from agent_host.report import write_reports
+    from agent_host.report.summary import summary_tables
+
     paths = write_reports(run_dir, baseline=baseline)
-    console.print(f"report: {paths['html']}")
-    return paths["html"]
+    for table in summary_tables(paths["results"]):
+        console.print(table)
+    return Path(paths["html"])
