@@ -189,8 +189,7 @@ class VirtualPhone:
             return
         self.detach()
         try:
-            self._call(self.u2.kill)
-            self._call_async(self.adbd.close(), 5.0)
+            self._call_async(self._shutdown(), 5.0)
         except (concurrent.futures.TimeoutError, RuntimeError) as exc:
             log.debug("stopping %s: %s", self.port, exc)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -199,6 +198,16 @@ class VirtualPhone:
         self._loop.close()
         self._loop = None
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def _shutdown(self) -> None:
+        self.u2.kill()
+        self._cancel_timers()
+        await self.adbd.close()
+        # Service tasks die with their connections; wait so none is destroyed while pending.
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
 
     def __enter__(self) -> VirtualPhone:
         return self.start()
