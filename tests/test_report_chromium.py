@@ -1,0 +1,83 @@
+"""report.html in headless Chromium (Debian's chromium, driven by the playwright package)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from PIL import Image
+
+from agent_host.report import write_reports
+from test_report_fixture import XSS, make_run
+
+CHROMIUM = os.environ.get("AGENT_HOST_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.chromium
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install -y chromium; scripts/bootstrap.sh does it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e .[test])")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+                              args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def test_report_html_in_chromium(browser, tmp_path):
+    run = make_run(tmp_path)
+    html = write_reports(run)["html"]
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    problems, requests, dialogs = [], [], []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(html.as_uri(), wait_until="load")
+
+    # the viewer came up on the first episode, first frame
+    counter = page.locator("#main-panel .step-counter")
+    assert counter.text_content().startswith("1 / 4")
+    assert page.locator("#ep-counter").text_content() == "1 / 18"
+    # next step, next step by keyboard, next episode
+    page.click("#main-panel .step-next")
+    assert counter.text_content().startswith("2 / 4 (step 1)")
+    assert page.locator("#main-panel .overlay circle").count() == 2              # tap drawn
+    page.keyboard.press("ArrowRight")
+    assert counter.text_content().startswith("3 / 4 (step 2)")
+    assert page.locator("#main-panel .overlay polygon").count() == 1             # swipe arrow
+    page.click("#ep-next")
+    assert page.locator("#ep-counter").text_content() == "2 / 18"
+    assert counter.text_content().startswith("1 / 4")
+    page.keyboard.press("j")
+    assert page.locator("#ep-counter").text_content() == "3 / 18"
+
+    # phone and model text shows as text, never as markup
+    page.click("#main-panel .step-next")
+    obs = page.locator("#main-panel pre.observation")
+    assert XSS in obs.text_content()
+    assert XSS in page.locator("#main-panel pre.raw").text_content()
+    assert page.locator("script").count() == 2
+    assert page.evaluate("() => document.querySelectorAll('b script, pre script, .panel script').length") == 0
+
+    # side by side: all three tasks disagree between the builds in some repeat
+    assert page.locator("#cmp-tasks button").count() == 3
+    page.click("#cmp-left .step-next")
+    assert page.locator("#cmp-left .step-counter").text_content().startswith("2 / 4")
+
+    shot = tmp_path / "report.png"
+    page.screenshot(path=str(shot), full_page=True)
+    with Image.open(shot) as im:
+        im.load()
+        assert im.size[0] >= 1300 and im.size[1] > 900
+    page.close()
+
+    assert dialogs == [], dialogs
+    assert problems == [], problems
+    assert requests == [html.as_uri()], requests
