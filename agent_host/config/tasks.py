@@ -72,8 +72,13 @@ def _one_key_union(kinds: dict[str, type], what: str, bare: tuple[str, ...] = ()
                                       {"k": key, "e": expected})
         return v
 
+    by_type = {model: key for key, model in kinds.items()}
+
     def tag(v: Any) -> str | None:
-        return f"{next(iter(v))} {what}" if isinstance(v, dict) and len(v) == 1 else None
+        if isinstance(v, dict):
+            return f"{next(iter(v))} {what}" if len(v) == 1 else None
+        key = by_type.get(type(v))   # serialising a model instance
+        return None if key is None else f"{key} {what}"
 
     members = tuple(Annotated[model, Tag(f"{key} {what}")] for key, model in kinds.items())
     union = Union[members]  # type: ignore[valid-type]
