@@ -1,0 +1,192 @@
+"""Google Clock (com.google.android.deskclock): Alarm tab, Material time picker, alarm rows."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING
+
+from ..hierarchy import SCREEN_W, Node
+from .base import (
+    BUTTON, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Dialog, Screen, Scroll,
+    window_frame,
+)
+
+if TYPE_CHECKING:
+    from ..world import World
+
+PKG = "com.google.android.deskclock"
+C = PKG + ":id/"
+TABS = ("Alarm", "Clock", "Timer", "Stopwatch")
+ROW_H = 330
+
+
+class Clock(Screen):
+    pkg = PKG
+    activity = "com.android.deskclock.DeskClock"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tab = "Alarm"
+        self.scroll = Scroll()
+
+    @property
+    def title(self) -> str:
+        return self.tab
+
+    def build(self, w: World) -> Node:
+        body = {"Alarm": self._alarms, "Clock": self._clock, "Timer": self._timer,
+                "Stopwatch": self._stopwatch}[self.tab](w)
+        tab_w = SCREEN_W // len(TABS)
+        tabs = []
+        for i, name in enumerate(TABS):
+            l, t = i * tab_w, 2127
+            tabs.append(Node(FL, (l, t, l + tab_w, NAV_TOP), desc=name, clickable=True, focusable=True,
+                             selected=name == self.tab, on_click=lambda n=name: self._select(w, n), children=[
+                                 Node("android.widget.ImageView", (l + tab_w // 2 - 40, t + 40, l + tab_w // 2 + 40,
+                                                                   t + 110), rid=C + "navigation_bar_item_icon_view"),
+                                 Node(TV, (l + 20, t + 120, l + tab_w - 20, t + 180), text=name,
+                                      rid=C + "navigation_bar_item_large_label_view", selected=name == self.tab)]))
+        top = Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
+            Node(IMAGE_BUTTON, (954, 174, 1080, 300), desc="More options", clickable=True, focusable=True,
+                 on_click=lambda: None)])
+        return window_frame([Node(VIEW_GROUP, (0, 0, SCREEN_W, NAV_TOP), rid=C + "main_layout", children=[
+            top, body, Node(FL, (0, 2127, SCREEN_W, NAV_TOP), rid=C + "bottom_navigation", children=tabs)])])
+
+    def _select(self, w: World, name: str) -> None:
+        self.tab = name
+
+    def _alarms(self, w: World) -> Node:
+        top, bottom = 300, 2127
+        alarms = list(w.state.alarms)
+        self.scroll.content_h = len(alarms) * ROW_H + 300  # room for the FAB under the last row
+        self.scroll.viewport_h = bottom - top
+        self.scroll.by(0)
+        rows: list[Node] = []
+        y = top - self.scroll.offset
+        for a in alarms:
+            if y + ROW_H > top and y < bottom:
+                t = y + 21
+
+                def toggle(a=a) -> None:
+                    a.enabled = not a.enabled
+                    w.state.update_next_alarm()
+
+                when = ("Tomorrow" if a.enabled else "Not scheduled")
+                rows.append(Node(FL, (42, t, 1038, t + ROW_H - 42), rid=C + "alarm_item", clickable=True,
+                                 focusable=True, on_click=lambda: None, children=[
+                                     Node(TV, (84, t + 42, 520, t + 200), text=a.label, rid=C + "digital_clock",
+                                          clickable=True, on_click=lambda: None),
+                                     Node(TV, (84, t + 200, 600, t + 260), text=when, rid=C + "upcoming_instance_label"),
+                                     Node(SWITCH, (870, t + 90, 996, t + 170), rid=C + "onoff", checkable=True,
+                                          checked=a.enabled, clickable=True, focusable=True, on_click=toggle)]))
+            y += ROW_H
+        can = self.scroll.content_h > self.scroll.viewport_h
+        from ..hierarchy import clip
+
+        lst = clip(Node(RECYCLER, (0, top, SCREEN_W, bottom), rid=C + "alarm_recycler_view", focusable=True,
+                        scrollable=can, on_scroll=self.scroll.by if can else None, children=rows), (0, top, SCREEN_W, bottom))
+        kids: list[Node] = [lst] if lst else []
+        if not alarms:
+            kids.append(Node(TV, (290, 1100, 790, 1170), text="No alarms", rid=C + "alarms_empty_view"))
+        kids.append(Node(IMAGE_BUTTON, (414, 1908, 666, 2085), rid=C + "fab", desc="Add alarm", clickable=True,
+                         focusable=True, on_click=lambda: self._add(w)))
+        return Node(FL, (0, top, SCREEN_W, bottom), rid=C + "fragment_container", children=kids)
+
+    def _clock(self, w: World) -> Node:
+        t = time.gmtime()
+        return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
+            Node(TV, (200, 600, 880, 800), text=f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}", rid=C + "digital_clock"),
+            Node(TV, (300, 800, 780, 860), text=time.strftime("%a, %b %d", t), rid=C + "date")])
+
+    def _timer(self, w: World) -> Node:
+        return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
+            Node(TV, (200, 500, 880, 700), text="00h 00m 00s", rid=C + "timer_setup_time")])
+
+    def _stopwatch(self, w: World) -> Node:
+        return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
+            Node(TV, (300, 800, 780, 1000), text="0:00", rid=C + "stopwatch_time_text"),
+            Node(IMAGE_BUTTON, (414, 1908, 666, 2085), rid=C + "fab", desc="Start", clickable=True,
+                 focusable=True, on_click=lambda: None)])
+
+    def _add(self, w: World) -> None:
+        t = time.gmtime()
+        picker = TimePicker(t.tm_hour, t.tm_min)
+
+        def ok() -> None:
+            w.state.add_alarm(picker.hour24, picker.minute)
+            w.close_dialog()
+
+        w.show_dialog(Dialog(build=lambda _w: picker.build(w, ok), pkg=PKG))
+
+
+class TimePicker:
+    """Material time picker: hour dial 1-12, then minute dial 00-55 by 5, AM/PM, OK/Cancel."""
+
+    def __init__(self, hour24: int, minute: int) -> None:
+        self.hour12 = hour24 % 12 or 12
+        self.pm = hour24 >= 12
+        self.minute = minute
+        self.mode = "hour"
+
+    @property
+    def hour24(self) -> int:
+        return (self.hour12 % 12) + (12 if self.pm else 0)
+
+    def build(self, w: World, ok) -> Node:  # noqa: ANN001
+        l, t, r, b = 63, 456, 1017, 1944
+        kids: list[Node] = [Node(TV, (126, t + 63, 800, t + 120), text="Select time", rid=C + "header_title")]
+        hy = t + 170
+
+        def set_mode(m: str) -> None:
+            self.mode = m
+
+        kids.append(Node(VIEW_GROUP, (126, hy, 954, hy + 240), rid=C + "material_clock_display", children=[
+            Node("android.widget.Button", (126, hy, 396, hy + 240), text=str(self.hour12), rid=C + "material_hour_tv",
+                 desc=f"{self.hour12} o'clock", checkable=True, checked=self.mode == "hour", clickable=True,
+                 focusable=True, on_click=lambda: set_mode("hour")),
+            Node(TV, (396, hy, 450, hy + 240), text=":"),
+            Node("android.widget.Button", (450, hy, 720, hy + 240), text=f"{self.minute:02d}",
+                 rid=C + "material_minute_tv", desc=f"{self.minute} minutes", checkable=True,
+                 checked=self.mode == "minute", clickable=True, focusable=True, on_click=lambda: set_mode("minute")),
+            Node(LL, (760, hy, 954, hy + 240), rid=C + "material_clock_period_toggle", children=[
+                Node(BUTTON, (760, hy, 954, hy + 120), text="AM", rid=C + "material_clock_period_am_button",
+                     checkable=True, checked=not self.pm, clickable=True, focusable=True,
+                     on_click=lambda: setattr(self, "pm", False)),
+                Node(BUTTON, (760, hy + 120, 954, hy + 240), text="PM", rid=C + "material_clock_period_pm_button",
+                     checkable=True, checked=self.pm, clickable=True, focusable=True,
+                     on_click=lambda: setattr(self, "pm", True))])]))
+        cx, cy, rad = 540, t + 850, 330
+        face: list[Node] = []
+        for i in range(12):
+            ang = math.radians(i * 30 - 90)
+            x, y = int(cx + rad * math.cos(ang)), int(cy + rad * math.sin(ang))
+            if self.mode == "hour":
+                val = 12 if i == 0 else i
+                label, sel = str(val), val == self.hour12
+
+                def pick(v: int = val) -> None:
+                    self.hour12 = v
+                    self.mode = "minute"  # the dial moves on to minutes, as Material's does
+            else:
+                val = i * 5
+                label, sel = f"{val:02d}", val == self.minute
+
+                def pick(v: int = val) -> None:
+                    self.minute = v
+            face.append(Node(TV, (x - 60, y - 60, x + 60, y + 60), text=label, desc=label, clickable=True, focusable=True, selected=sel,
+                             on_click=pick))
+        # The dial comes before the header chips in child order so a text selector such as "7"
+        # or "00" finds the dial item, not the chip showing the current value.
+        kids.insert(1, Node(VIEW_GROUP, (cx - 420, cy - 420, cx + 420, cy + 420), rid=C + "material_clock_face",
+                            children=face))
+        by = b - 168
+        kids.append(Node(IMAGE_BUTTON, (84, by, 210, by + 126), rid=C + "material_timepicker_mode_button",
+                         desc="Switch to text input mode for the time input.", clickable=True, focusable=True,
+                         on_click=lambda: None))
+        kids.append(Node(BUTTON, (540, by, 756, by + 126), text="Cancel", rid=C + "material_timepicker_cancel_button",
+                         clickable=True, focusable=True, on_click=w.close_dialog))
+        kids.append(Node(BUTTON, (777, by, 975, by + 126), text="OK", rid=C + "material_timepicker_ok_button",
+                         clickable=True, focusable=True, on_click=ok))
+        return Node(FL, (l, t, r, b), children=[Node(FL, (l, t, r, b), rid="android:id/content", children=[
+            Node(VIEW_GROUP, (l, t, r, b), rid=C + "material_timepicker_container", children=kids)])])

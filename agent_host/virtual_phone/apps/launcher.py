@@ -1,0 +1,49 @@
+"""Pixel launcher home screen (com.google.android.apps.nexuslauncher)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..hierarchy import SCREEN_H, SCREEN_W, Node
+from .base import FL, TV, VIEW_GROUP, Screen
+
+if TYPE_CHECKING:
+    from ..world import World
+
+PKG = "com.google.android.apps.nexuslauncher"
+L = PKG + ":id/"
+
+# (label, package) in workspace order, then the hotseat.
+WORKSPACE = [("Settings", "com.android.settings"), ("Clock", "com.google.android.deskclock"),
+             ("Contacts", "com.google.android.contacts"), ("Photos", "com.google.android.apps.photos"),
+             ("Camera", "com.google.android.GoogleCamera")]
+HOTSEAT = [("Phone", "com.google.android.dialer"), ("Messages", "com.google.android.apps.messaging"),
+           ("Chrome", "com.android.chrome")]
+
+
+class Launcher(Screen):
+    pkg = PKG
+    activity = "com.google.android.apps.nexuslauncher.NexusLauncherActivity"
+
+    def build(self, w: World) -> Node:
+        col = SCREEN_W // 5
+
+        def icon(label: str, pkg: str, x: int, y: int, rid: str = "") -> Node:
+            return Node(TV, (x, y, x + col, y + 262), text=label, desc=label, rid=rid, clickable=True,
+                        focusable=True, long_clickable=True, on_click=lambda p=pkg: w.launch(p))
+
+        cells = [icon(lbl, p, i * col, 1540) for i, (lbl, p) in enumerate(WORKSPACE)]
+        hot = [icon(lbl, p, (i + 1) * col, 1880) for i, (lbl, p) in enumerate(HOTSEAT)]
+        drag = Node(FL, (0, 0, SCREEN_W, SCREEN_H), rid=L + "drag_layer", children=[
+            Node("android.widget.ScrollView", (0, 0, SCREEN_W, SCREEN_H), rid=L + "workspace", children=[
+                Node(VIEW_GROUP, (0, 132, SCREEN_W, 1838), children=[
+                    Node(VIEW_GROUP, (42, 200, 1038, 440), rid=L + "smartspace_card_pager", children=[
+                        Node(TV, (84, 230, 700, 320), text=w.date_text(), rid=L + "date", clickable=True)]),
+                    *cells])]),
+            Node(VIEW_GROUP, (0, 1838, SCREEN_W, 2200), rid=L + "hotseat", children=[
+                *hot]),
+            Node(FL, (42, 2180, 1038, 2300), rid=L + "search_container_hotseat", desc="Google search",
+                 clickable=True, focusable=True)])
+        return Node(FL, (0, 0, SCREEN_W, SCREEN_H), children=[
+            Node(FL, (0, 0, SCREEN_W, SCREEN_H), rid="android:id/content", children=[
+                Node(FL, (0, 0, SCREEN_W, SCREEN_H), rid=L + "launcher", children=[drag])])])

@@ -1,0 +1,137 @@
+"""View tree of the virtual phone's screen and its uiautomator2 XML form.
+
+Screens are rebuilt from state on every observation (a few hundred nodes at most), so no view
+can ever show a value the shell would not report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+Bounds = tuple[int, int, int, int]  # left, top, right, bottom
+
+SCREEN_W, SCREEN_H = 1080, 2400
+
+
+@dataclass(eq=False)
+class Node:
+    cls: str
+    bounds: Bounds
+    text: str = ""
+    rid: str = ""
+    desc: str = ""
+    pkg: str = ""
+    checkable: bool = False
+    checked: bool = False
+    clickable: bool = False
+    enabled: bool = True
+    focusable: bool = False
+    focused: bool = False
+    scrollable: bool = False
+    long_clickable: bool = False
+    password: bool = False
+    selected: bool = False
+    hint: str = ""
+    children: list[Node] = field(default_factory=list)
+    # Behaviour, never serialised.
+    on_click: Callable[[], None] | None = None
+    on_long_click: Callable[[], None] | None = None
+    on_tap_at: Callable[[int, int], None] | None = None  # SeekBar: where on the track
+    on_scroll: Callable[[int], None] | None = None  # dy > 0: content moves up (reveals below)
+    on_text: Callable[[str], None] | None = None  # EditText
+
+    def walk(self) -> Iterator[Node]:
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    @property
+    def center(self) -> tuple[int, int]:
+        l, t, r, b = self.bounds
+        return (l + r) // 2, (t + b) // 2
+
+
+@dataclass
+class Window:
+    root: Node
+    modal: bool = False  # a dialog: touches outside it do not reach the windows below
+    on_outside: Callable[[], None] | None = None  # cancelable dialogs close on an outside tap
+
+
+def intersect(a: Bounds, b: Bounds) -> Bounds | None:
+    l, t, r, bt = max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])
+    if l >= r or t >= bt:
+        return None
+    return (l, t, r, bt)
+
+
+def clip(node: Node, rect: Bounds) -> Node | None:
+    """Drop what lies outside `rect` and clip the rest, as Android reports visible bounds."""
+    vis = intersect(node.bounds, rect)
+    if vis is None:
+        return None
+    kids = [k for k in (clip(c, vis) for c in node.children) if k is not None]
+    return replace(node, bounds=vis, children=kids)
+
+
+def set_package(node: Node, pkg: str) -> None:
+    for n in node.walk():
+        if not n.pkg:
+            n.pkg = pkg
+
+
+def contains(b: Bounds, x: int, y: int) -> bool:
+    return b[0] <= x < b[2] and b[1] <= y < b[3]
+
+
+def deepest_at(node: Node, x: int, y: int) -> list[Node]:
+    """Path from `node` to the deepest descendant under (x, y); later siblings are drawn on top."""
+    if not contains(node.bounds, x, y):
+        return []
+    for c in reversed(node.children):
+        sub = deepest_at(c, x, y)
+        if sub:
+            return [node, *sub]
+    return [node]
+
+
+def _esc(s: str) -> str:
+    return (
+        s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+        .replace("\n", "&#10;")
+    )
+
+
+def _b(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def _write(out: list[str], n: Node, index: int, depth: int, max_depth: int, order: int) -> None:
+    ind = "  " * depth
+    l, t, r, b = n.bounds
+    attrs = (
+        f'<node index="{index}" text="{_esc(n.text)}" resource-id="{n.rid}" class="{n.cls}" '
+        f'package="{n.pkg}" content-desc="{_esc(n.desc)}" checkable="{_b(n.checkable)}" '
+        f'checked="{_b(n.checked)}" clickable="{_b(n.clickable)}" enabled="{_b(n.enabled)}" '
+        f'focusable="{_b(n.focusable)}" focused="{_b(n.focused)}" scrollable="{_b(n.scrollable)}" '
+        f'long-clickable="{_b(n.long_clickable)}" password="{_b(n.password)}" '
+        f'selected="{_b(n.selected)}" visible-to-user="true" bounds="[{l},{t}][{r},{b}]" '
+        f'drawing-order="{order}" hint="{_esc(n.hint)}" display-id="0"'
+    )
+    if not n.children or depth >= max_depth:
+        out.append(f"{ind}{attrs} />")
+        return
+    out.append(f"{ind}{attrs}>")
+    for i, c in enumerate(n.children):
+        _write(out, c, i, depth + 1, max_depth, i + 1)
+    out.append(f"{ind}</node>")
+
+
+def to_xml(windows: list[Node], max_depth: int = 50) -> str:
+    """uiautomator2 server format: KXmlSerializer with indentation, CRLF line ends."""
+    out = ["<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>", '<hierarchy rotation="0">']
+    for root in windows:
+        _write(out, root, 0, 1, max_depth + 1, 0)
+    out.append("</hierarchy>")
+    return "\r\n".join(out)

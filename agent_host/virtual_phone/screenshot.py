@@ -1,0 +1,120 @@
+"""Screenshots drawn from the view tree: enough for a person to follow a trajectory."""
+
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from PIL import Image, ImageDraw, ImageFont
+
+from .hierarchy import SCREEN_H, SCREEN_W, Node
+
+if TYPE_CHECKING:
+    from .world import World
+
+ACCENT = (11, 87, 208)
+
+
+@lru_cache(maxsize=4)
+def _font(size: int) -> ImageFont.ImageFont:
+    for name in ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
+        try:
+            return ImageFont.truetype(name, size)
+        except OSError:
+            continue
+    return ImageFont.load_default()
+
+
+def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted: tuple[int, int, int]) -> None:
+    l, t, r, b = n.bounds
+    cls = n.cls.rsplit(".", 1)[-1]
+    if cls == "Switch":
+        cy = (t + b) // 2
+        box = (r - 110, cy - 30, r - 10, cy + 30)
+        d.rounded_rectangle(box, radius=30, fill=ACCENT if n.checked else (200, 200, 200))
+        kx = box[2] - 30 if n.checked else box[0] + 30
+        d.ellipse((kx - 22, cy - 22, kx + 22, cy + 22), fill=(255, 255, 255))
+    elif cls == "SeekBar":
+        cy = (t + b) // 2
+        try:
+            frac = max(0.0, min(1.0, float(n.text) / 100))
+        except ValueError:
+            frac = 0.0
+        d.rounded_rectangle((l, cy - 14, r, cy + 14), radius=14, fill=(210, 215, 230))
+        x = l + int((r - l) * frac)
+        d.rounded_rectangle((l, cy - 14, x, cy + 14), radius=14, fill=ACCENT)
+        d.ellipse((x - 24, cy - 24, x + 24, cy + 24), fill=ACCENT)
+    elif cls == "RadioButton":
+        d.ellipse((l, t, r, b), outline=ACCENT, width=5)
+        if n.checked:
+            d.ellipse((l + 14, t + 14, r - 14, b - 14), fill=ACCENT)
+    elif cls == "EditText":
+        d.rounded_rectangle((l, t, r, b), radius=12, outline=ACCENT if n.focused else muted, width=3)
+    elif cls in ("Button",):
+        d.rounded_rectangle((l, t, r, b), radius=(b - t) // 2, fill=(232, 238, 252) if not n.checked else ACCENT)
+    elif cls == "ImageButton" and n.desc in ("Add alarm", "Create contact", "Start"):
+        d.rounded_rectangle((l, t, r, b), radius=40, fill=(211, 227, 253))
+        d.text(((l + r) // 2, (t + b) // 2), "+", fill=fg, font=_font(90), anchor="mm")
+    elif cls == "ImageButton" and n.desc == "Navigate up":
+        d.text(((l + r) // 2, (t + b) // 2), "\u2190", fill=fg, font=_font(60), anchor="mm")
+    elif cls == "CardView":
+        d.rounded_rectangle((l, t, r, b), radius=(b - t) // 2, fill=(228, 232, 244))
+    elif n.rid.endswith("collapsing_toolbar") and n.desc:
+        d.text((63, 420), n.desc, fill=fg, font=_font(84))
+    if n.text and cls not in ("SeekBar",):
+        size = max(18, min(48, int((b - t) * 0.6)))
+        color = fg if n.enabled else muted
+        if cls == "EditText" and n.text == n.hint:
+            color = muted
+        if n.selected or (cls == "Button" and n.checked):
+            color = (255, 255, 255) if cls == "Button" else ACCENT
+        centred = cls == "Button" or (cls == "TextView" and n.clickable and (r - l) < 200)
+        anchor_x = (l + r) // 2 if centred else l
+        anchor = "mm" if anchor_x != l else "lm"
+        d.text((anchor_x, (t + b) // 2), n.text, fill=color, font=_font(size), anchor=anchor)
+    elif cls == "TextView" and n.desc and not n.text:
+        pass
+    for c in n.children:
+        _draw_node(d, c, fg, muted)
+
+
+def render(w: World, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) -> bytes:
+    dark = w.state.dark
+    bg = (32, 33, 36) if dark else (248, 249, 255)
+    fg = (232, 234, 237) if dark else (31, 31, 31)
+    muted = (150, 150, 150)
+    img = Image.new("RGB", (SCREEN_W, SCREEN_H), bg)
+    d = ImageDraw.Draw(img)
+    wins = w.windows()
+    for k, win in enumerate(wins):
+        if win.modal:
+            overlay = Image.new("RGBA", (SCREEN_W, SCREEN_H), (0, 0, 0, 110))
+            img.paste(overlay, (0, 0), overlay)
+            d = ImageDraw.Draw(img)
+            d.rounded_rectangle(win.root.bounds, radius=56, fill=(45, 46, 50) if dark else (240, 242, 250))
+        if win.root.pkg == "com.google.android.apps.nexuslauncher":
+            d.rectangle((0, 0, SCREEN_W, SCREEN_H), fill=(60, 90, 140))
+            for n in win.root.walk():
+                if n.clickable and n.cls.endswith("TextView"):
+                    l, t, r, b = n.bounds
+                    cx = (l + r) // 2
+                    d.ellipse((cx - 80, t + 20, cx + 80, t + 180), fill=(230, 236, 250))
+                    d.text((cx, t + 100), n.text[:1], fill=ACCENT, font=_font(70), anchor="mm")
+                    d.text((cx, t + 225), n.text, fill=(255, 255, 255), font=_font(34), anchor="mm")
+                elif n.desc == "Google search":
+                    d.rounded_rectangle(n.bounds, radius=70, fill=(230, 236, 250))
+                elif n.rid.endswith(":id/date"):
+                    d.text((n.bounds[0], n.bounds[1]), n.text, fill=(255, 255, 255), font=_font(56))
+            continue
+        _draw_node(d, win.root, fg if not win.modal or not dark else (232, 234, 237), muted)
+        del k
+    d.rounded_rectangle((400, SCREEN_H - 40, 680, SCREEN_H - 28), radius=6, fill=muted)
+    if scale and scale != 1.0:
+        img = img.resize((max(1, int(SCREEN_W * scale)), max(1, int(SCREEN_H * scale))))
+    buf = io.BytesIO()
+    if fmt == "JPEG":
+        img.save(buf, "JPEG", quality=quality)
+    else:
+        img.save(buf, "PNG", compress_level=1)
+    return buf.getvalue()

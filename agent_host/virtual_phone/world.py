@@ -1,0 +1,413 @@
+"""The virtual phone's world: apps, back stacks, device state, shell, JSON-RPC, screenshots.
+
+The transport (adbd, u2 server) calls `shell`, `rpc`, `props` and `screenshot_png` from
+executor threads; one re-entrant lock serialises them so UI and shell never see half a change.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .apps.base import STATUS_H, Dialog, Screen, alert_dialog
+from .apps.launcher import PKG as LAUNCHER_PKG
+from .apps.launcher import Launcher
+from .apps.settings import SettingsHome
+from .apps.stub import StubApp
+from .fs import VirtualFS
+from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
+from .state import DeviceState
+
+
+@dataclass
+class ShellResult:
+    stdout: bytes
+    stderr: bytes = b""
+    exit_code: int = 0
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class App:
+    label: str
+    activity: str  # launcher activity, fully qualified
+    root: Callable[[], Screen]
+
+
+def _apps() -> dict[str, App]:
+    from .apps.clock import Clock
+    from .apps.contacts import ContactsList
+
+    def stub(pkg: str, act: str, label: str) -> App:
+        return App(label, act, lambda: StubApp(pkg, act, label))
+
+    return {
+        "com.android.settings": App("Settings", "com.android.settings.Settings", SettingsHome),
+        "com.google.android.deskclock": App("Clock", "com.android.deskclock.DeskClock", Clock),
+        "com.google.android.contacts": App("Contacts", "com.android.contacts.activities.PeopleActivity",
+                                           ContactsList),
+        "com.google.android.dialer": stub("com.google.android.dialer",
+                                          "com.google.android.dialer.extensions.GoogleDialtactsActivity", "Phone"),
+        "com.google.android.apps.messaging": stub("com.google.android.apps.messaging",
+                                                  "com.google.android.apps.messaging.ui.ConversationListActivity",
+                                                  "Messages"),
+        "com.android.chrome": stub("com.android.chrome", "com.google.android.apps.chrome.Main", "Chrome"),
+        "com.google.android.GoogleCamera": stub("com.google.android.GoogleCamera", "com.android.camera.CameraLauncher",
+                                                "Camera"),
+        "com.google.android.apps.photos": stub("com.google.android.apps.photos",
+                                               "com.google.android.apps.photos.home.HomeActivity", "Photos"),
+    }
+
+
+# Installed but without a launcher icon; `pm list packages` and `pm clear` know them.
+SYSTEM_PACKAGES = (
+    "android", "com.android.systemui", "com.android.shell", "com.android.phone", "com.android.bluetooth",
+    "com.android.providers.contacts", "com.android.providers.settings", "com.android.providers.media",
+    "com.google.android.gms", "com.android.vending", "com.google.android.inputmethod.latin",
+    "com.google.android.permissioncontroller", "com.android.documentsui", "com.google.android.apps.wellbeing",
+    "com.android.nfc", "com.android.networkstack", LAUNCHER_PKG,
+)
+
+
+@dataclass
+class Task:
+    id: int
+    pkg: str
+    stack: list[Screen] = field(default_factory=list)
+
+
+class World:
+    def __init__(self, fs: VirtualFS, *, model: str = "VirtualPhone", seed: int = 0) -> None:
+        self.fs = fs
+        self.model = model
+        self.seed = seed
+        self.lock = threading.RLock()
+        self.u2_running = False
+        self.state = DeviceState()
+        self.apps = _apps()
+        self.launcher = Launcher()
+        self.tasks: dict[str, Task] = {}
+        self.fg: str = LAUNCHER_PKG
+        self.system_dialog: Dialog | None = None
+        self.next_task_id = 42
+        self.boot_time = time.time() - 3600
+        self.focused_text: object | None = None  # the EditText owner that has input focus
+        self._windows: list[Window] | None = None
+        self._record_ids: dict[tuple[str, object], str] = {}
+        from .shell import Shell  # noqa: PLC0415 - shell imports World types
+
+        self._shell = Shell(self)
+
+    # --- public interface -------------------------------------------------------------------
+
+    def shell(self, command: str) -> ShellResult:
+        with self.lock:
+            self.invalidate()
+            try:
+                return self._shell.run(command)
+            finally:
+                self.invalidate()
+
+    def rpc(self, method: str, params: object) -> object:
+        from .rpc import dispatch  # noqa: PLC0415
+
+        return dispatch(self, method, params)
+
+    def show_system_dialog(self, title: str, message: str) -> None:
+        with self.lock:
+            def ok() -> None:
+                self.system_dialog = None
+            self.system_dialog = Dialog(build=lambda _w: alert_dialog(title, message, [("OK", "android:id/button1", ok)]),
+                                        pkg="com.android.systemui", cancelable=True, on_cancel=ok)
+            self.invalidate()
+
+    def props(self) -> dict[str, str]:
+        serial = f"VPHONE{self.seed:08d}"
+        return {
+            "ro.product.model": self.model,
+            "ro.product.name": "vphone",
+            "ro.product.device": "vphone",
+            "ro.product.brand": "google",
+            "ro.product.manufacturer": "Google",
+            "ro.product.cpu.abi": "arm64-v8a",
+            "ro.build.version.release": "14",
+            "ro.build.version.sdk": "34",
+            "ro.build.id": "UQ1A.240205.004",
+            "ro.build.type": "user",
+            "ro.build.tags": "release-keys",
+            "ro.build.characteristics": "nosdcard",
+            "ro.build.fingerprint": f"google/vphone/vphone:14/UQ1A.240205.004/11269751:user/release-keys",
+            "ro.serialno": serial,
+            "ro.boot.serialno": serial,
+            "ro.sf.lcd_density": "420",
+            "ro.debuggable": "0",
+            "ro.secure": "1",
+            "sys.boot_completed": "1",
+            "persist.sys.timezone": "GMT",
+            "persist.sys.locale": "en-US",
+            "gsm.operator.alpha": "T-Mobile",
+        }
+
+    def screenshot_png(self) -> bytes:
+        from .screenshot import render  # noqa: PLC0415
+
+        with self.lock:
+            return render(self, "PNG")
+
+    def screenshot_jpeg(self, quality: int = 80, scale: float = 1.0) -> bytes:
+        from .screenshot import render  # noqa: PLC0415
+
+        with self.lock:
+            return render(self, "JPEG", quality=quality, scale=scale)
+
+    # --- navigation -------------------------------------------------------------------------
+
+    def invalidate(self) -> None:
+        self._windows = None
+
+    @property
+    def top(self) -> Screen:
+        if self.fg == LAUNCHER_PKG:
+            return self.launcher
+        return self.tasks[self.fg].stack[-1]
+
+    def launch(self, pkg: str, fresh: bool = False) -> bool:
+        """Launcher icon / monkey / am start: resume the app's task, or start its root activity."""
+        app = self.apps.get(pkg)
+        if pkg == LAUNCHER_PKG:
+            self.home()
+            return True
+        if app is None:
+            return False
+        if fresh or pkg not in self.tasks:
+            self.tasks.pop(pkg, None)
+            self.tasks[pkg] = Task(self.next_task_id, pkg, [app.root()])
+            self.next_task_id += 1
+        else:  # bring to front: most recent last
+            self.tasks[pkg] = self.tasks.pop(pkg)
+        self.fg = pkg
+        self.focused_text = None
+        self.invalidate()
+        return True
+
+    def open(self, screen: Screen) -> None:
+        """startActivity inside the foreground app."""
+        if self.fg == LAUNCHER_PKG:
+            return
+        self.tasks[self.fg].stack.append(screen)
+        self.focused_text = None
+        self.invalidate()
+
+    def finish(self) -> None:
+        """The top activity finishes itself (e.g. Save): like back without dialogs."""
+        if self.fg == LAUNCHER_PKG:
+            return
+        stack = self.tasks[self.fg].stack
+        if len(stack) > 1:
+            stack.pop()
+        else:
+            self.fg = LAUNCHER_PKG
+        self.focused_text = None
+        self.invalidate()
+
+    def home(self) -> None:
+        self.fg = LAUNCHER_PKG
+        self.focused_text = None
+        self.invalidate()
+
+    def back(self) -> None:
+        self.invalidate()
+        if self.system_dialog is not None:
+            self.system_dialog = None
+            return
+        top = self.top
+        if top.dialog is not None:
+            d = top.dialog
+            if d.cancelable:
+                top.dialog = None
+                if d.on_cancel:
+                    d.on_cancel()
+            return
+        if self.fg == LAUNCHER_PKG:
+            return
+        if top.on_back(self):
+            return
+        stack = self.tasks[self.fg].stack
+        if len(stack) > 1:
+            stack.pop()
+            self.focused_text = None
+        else:
+            # Android 12+: back on a task's root activity moves the task behind the launcher.
+            self.home()
+
+    def type_text(self, text: str) -> None:
+        """Keyboard input into whatever has focus (`input text`, pasted clipboard)."""
+        typer = getattr(self.top, "type_text", None)
+        if typer is not None:
+            typer(text)
+        self.invalidate()
+
+    def force_stop(self, pkg: str) -> None:
+        self.tasks.pop(pkg, None)
+        if self.fg == pkg:
+            self.fg = LAUNCHER_PKG
+        self.invalidate()
+
+    def show_dialog(self, dialog: Dialog) -> None:
+        self.top.dialog = dialog
+        self.invalidate()
+
+    def close_dialog(self) -> None:
+        self.top.dialog = None
+        self.invalidate()
+
+    def running_packages(self) -> list[str]:
+        return list(self.tasks)
+
+    def record_id(self, obj: object, tag: str = "") -> str:
+        """Stable pseudo hash for ActivityRecord{...}/Window{...} lines."""
+        key = (tag, obj if isinstance(obj, str) else id(obj))
+        if key not in self._record_ids:
+            self._record_ids[key] = f"{(0x9e3779b1 * (len(self._record_ids) + 1 + self.seed)) & 0xfffffff:x}"
+        return self._record_ids[key]
+
+    def component(self) -> tuple[str, str]:
+        t = self.top
+        return t.pkg, t.activity
+
+    def date_text(self) -> str:
+        t = time.gmtime()
+        return time.strftime("%a, %b ", t) + str(t.tm_mday)
+
+    # --- windows ------------------------------------------------------------------------------
+
+    def windows(self) -> list[Window]:
+        """App window, its dialog, a system dialog, then the status bar (as u2 dumps them)."""
+        if self._windows is not None:
+            return self._windows
+        top = self.top
+        app = top.build(self)
+        set_package(app, top.pkg)
+        wins = [Window(app)]
+        if top.dialog is not None:
+            d = top.dialog
+            root = d.build(self)
+            set_package(root, d.pkg)
+            wins.append(Window(root, modal=True, on_outside=self.back if d.cancelable else None))
+        if self.system_dialog is not None:
+            root = self.system_dialog.build(self)
+            set_package(root, self.system_dialog.pkg)
+            wins.append(Window(root, modal=True, on_outside=None))
+        wins.append(Window(self.status_bar()))
+        self._windows = wins
+        return wins
+
+    def dump(self, max_depth: int = 50) -> str:
+        with self.lock:
+            return to_xml([w.root for w in self.windows()], max_depth)
+
+    def status_bar(self) -> Node:
+        from .apps.base import FL, IMAGE_VIEW, LL, TV
+
+        st = self.state
+        t = time.gmtime()
+        clock = f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}"
+        icons: list[Node] = []
+        x = 986
+        descs = []
+        if st.zen_mode:
+            descs.append("Do Not Disturb")
+        if st.airplane:
+            descs.append("Airplane mode.")
+        if st.bluetooth:
+            descs.append("Bluetooth on.")
+        if st.wifi:
+            descs.append("Wifi signal full.")
+        if st.battery_saver:
+            descs.append("Battery Saver is on.")
+        for d in reversed(descs):
+            icons.insert(0, Node(IMAGE_VIEW, (x - 57, 37, x, 95), desc=d))
+            x -= 57
+        sid = "com.android.systemui:id/"
+        bar = Node(FL, (0, 0, SCREEN_W, STATUS_H), rid=sid + "status_bar", children=[
+            Node(LL, (47, 0, 1027, STATUS_H), rid=sid + "status_bar_contents", children=[
+                Node(TV, (47, 1, 154, STATUS_H), text=clock, rid=sid + "clock",
+                     desc=f"{clock} {'AM' if t.tm_hour < 12 else 'PM'}"),
+                Node(LL, (x, 1, 1006, STATUS_H), rid=sid + "system_icons", children=[
+                    Node(LL, (x, 1, 986, STATUS_H), rid=sid + "statusIcons", children=icons),
+                    Node(LL, (986, 1, 1006, STATUS_H), rid=sid + "battery",
+                         desc=f"Battery {st.battery_level} percent.")])])])
+        root = Node(FL, (0, 0, SCREEN_W, STATUS_H), children=[
+            Node(FL, (0, 0, SCREEN_W, STATUS_H), rid=sid + "status_bar_container", children=[bar])])
+        set_package(root, "com.android.systemui")
+        return root
+
+    # --- input --------------------------------------------------------------------------------
+
+    def _target_window(self, x: int, y: int) -> Window | None:
+        """The window a touch at (x, y) goes to; None when a modal dialog swallows it."""
+        wins = self.windows()
+        for w in reversed(wins[1:-1]):  # dialogs, topmost first
+            if contains(w.root.bounds, x, y):
+                return w
+            if w.modal:
+                if w.on_outside is not None:
+                    w.on_outside()
+                return None
+        if y < STATUS_H:
+            return None
+        return wins[0]
+
+    def tap(self, x: int, y: int, long: bool = False) -> None:
+        with self.lock:
+            win = self._target_window(x, y)
+            if win is None:
+                self.invalidate()
+                return
+            path = deepest_at(win.root, x, y)
+            for n in reversed(path):
+                if not n.enabled:
+                    continue
+                if long and n.on_long_click is not None:
+                    n.on_long_click()
+                    break
+                if n.on_tap_at is not None:
+                    n.on_tap_at(x, y)
+                    break
+                if n.on_click is not None:
+                    n.on_click()
+                    break
+            self.invalidate()
+
+    def swipe(self, fx: int, fy: int, tx: int, ty: int) -> None:
+        with self.lock:
+            self.invalidate()
+            if fy >= SCREEN_H - 63 and fy - ty > 300:
+                self.home()  # gesture navigation: swipe up from the bottom edge
+                return
+            if fx <= 20 or fx >= SCREEN_W - 20:
+                if abs(tx - fx) > 200:
+                    self.back()  # gesture navigation: swipe in from a side edge
+                return
+            wins = self.windows()
+            win = self._target_window(fx, fy)
+            if win is None:
+                return
+            path = deepest_at(win.root, fx, fy)
+            for n in reversed(path):
+                if n.on_tap_at is not None:
+                    n.on_tap_at(tx, ty)
+                    break
+                if n.on_scroll is not None and abs(fy - ty) > abs(fx - tx):
+                    n.on_scroll(fy - ty)
+                    break
+            del wins
+            self.invalidate()
