@@ -1,1 +1,43 @@
-"""Fixtures: policy (filled in by its owner)."""
+"""Fixtures: scripted policies behind a real HTTP server.
+
+- `policy_server`: `factory(script)` -> a started `PolicyServer` (in this process, real HTTP on
+  a free port); `script` is a list of items, a mapping with `actions`, a PolicyScript, or a path
+  to a YAML file. Every server is stopped after the test. `server.requests` holds each chat
+  request body it received, `server.endpoint()` the Endpoint to give run_episode.
+- `virtual_profile`: the `virtual` phone profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture
+def policy_server() -> Iterator[Callable[..., Any]]:
+    from agent_host.agent.policy import PolicyScript, PolicyServer
+
+    servers: list[PolicyServer] = []
+
+    def make(script: Any, **kwargs: Any) -> PolicyServer:
+        if isinstance(script, (str, Path)):
+            script = PolicyScript.load(script)
+        elif not isinstance(script, PolicyScript):
+            script = PolicyScript.from_data(script, source="<test>")
+        server = PolicyServer(script, **kwargs).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture
+def virtual_profile() -> Any:
+    from agent_host.config.phones import load_phone_profile
+
+    return load_phone_profile("virtual")

@@ -1,12 +1,59 @@
-"""`agent-host policy` (placeholder: its owner replaces this module)."""
+"""`agent-host policy serve`: a scripted policy behind an OpenAI-compatible HTTP server."""
+
+from __future__ import annotations
 
 import argparse
+import sys
+
+EPILOG = """\
+The script is a YAML list of tool calls; element arguments may be selectors resolved against
+the observation in each request (see agent_host/agent/policy.py for the options):
+
+  - open_app: {name: settings}
+  - tap: {text: "Network & internet"}
+  - tap: {resource_id: "android:id/switch_widget"}
+  - task_complete: {reason: "Wi-Fi is on"}
+
+examples:
+  agent-host policy serve --script wifi.yaml --port 0
+  agent-host episode --task wifi-on --phone 127.0.0.1:5555 --base-url http://127.0.0.1:PORT/v1 --model policy
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("policy", help="(not yet available)")
-    p.set_defaults(func=_run)
+    p = sub.add_parser("policy", help="scripted policies behind an OpenAI-compatible server",
+                       description="Scripted policies (for tests, task authoring and check-solutions).")
+    psub = p.add_subparsers(dest="policy_cmd", metavar="<command>")
+    s = psub.add_parser("serve", help="serve a policy script over HTTP (OpenAI chat completions)",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--script", required=True, help="policy script YAML (or a task file's solution: use tasks check-solutions)")
+    s.add_argument("--port", type=int, default=8009, help="port (0: pick a free one; default 8009)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--api-key", default=None, help="require this bearer token")
+    s.add_argument("--model", default="policy", help="the served model name (default policy)")
+    s.add_argument("--delay-ms", type=int, default=0, help="answer each request this much later")
+    s.add_argument("--log", default=None, help="append each request and response to this JSONL file")
+    s.set_defaults(func=_serve)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
-def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("agent-host policy: not implemented yet")
+def _serve(args: argparse.Namespace) -> int:
+    from agent_host.agent.policy import PolicyScript, PolicyServer
+
+    script = PolicyScript.load(args.script)
+    server = PolicyServer(script, host=args.host, port=args.port, api_key=args.api_key,
+                          model=args.model, delay_ms=max(0, args.delay_ms), log_path=args.log)
+    try:
+        server.start()
+    except OSError as exc:
+        print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"policy server: {server.base_url} port={server.port} model={server.model} "
+          f"script={args.script} ({len(script.items)} actions, after: {script.after})", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

@@ -1,0 +1,161 @@
+"""The scripted policy: script parsing, playing against requests, the HTTP server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import httpx
+import openai
+import pytest
+
+from agent_host.agent.policy import PolicyScript, parse_item, play, position
+from agent_host.errors import ConfigError
+
+OBS = """app: com.android.settings  screen: 1080x2400
+[0] TextView "Network & internet" | "Mobile, Wi-Fi, hotspot" tap
+[1] Switch "Wi-Fi" | "AndroidWifi" id=switch_widget checked=off tap
+[2] EditText hint="First name" id=first_name focused tap type
+[3] ImageView desc="Add alarm" tap
+"""
+
+
+def _user(text: str) -> dict:
+    return {"role": "user", "content": text}
+
+
+def _assistant(reply: dict) -> dict:
+    return {k: v for k, v in reply.items() if k in ("role", "content", "tool_calls")}
+
+
+def _args(reply: dict) -> tuple[str, dict]:
+    call = reply["tool_calls"][0]["function"]
+    return call["name"], json.loads(call["arguments"])
+
+
+def test_parse_items():
+    assert parse_item("press_back").kind == "press_back"
+    it = parse_item({"tap": {"text": "Wi-Fi"}})
+    assert it.selector == {"text": "Wi-Fi"} and it.args == {}
+    it = parse_item({"type_text": {"text_contains": "First", "text": "Ann"}})
+    assert it.selector == {"text_contains": "First"} and it.args == {"text": "Ann", "submit": False}
+    assert parse_item({"swipe": {"direction": "up"}}).selector is None
+    assert parse_item({"raw": {"name": "tap", "arguments": "{bad"}}).raw_arguments == "{bad"
+    for bad in ({"tap": {}}, {"tap": {"text": "a", "desc": "b"}}, {"fly": {}}, "jump",
+                {"swipe": {"direction": "sideways"}}, {"wait": {"seconds": -1}}, {"tap": 3},
+                {"type_text": {"text": "only text"}}):
+        with pytest.raises(ValueError):
+            parse_item(bad)
+
+
+def test_script_file_errors_name_line(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("- open_app: {name: settings}\n- tap: {}\n")
+    with pytest.raises(ConfigError, match=r"s.yaml:2: \[1\]: tap: give exactly one"):
+        PolicyScript.load(p)
+    p.write_text("actions: []\nafter: dance\n")
+    with pytest.raises(ConfigError, match=r"s.yaml:2: after"):
+        PolicyScript.load(p)
+
+
+def test_play_resolves_selectors_in_turn_order():
+    script = PolicyScript.from_data([
+        {"tap": {"text": "Network & internet"}},
+        {"tap": {"resource_id": "android:id/switch_widget"}},
+        {"type_text": {"text_contains": "First name", "text": "Ann", "submit": True}},
+        {"tap": {"desc": "Add alarm"}},
+        {"task_complete": {"reason": "done"}},
+    ], source="t")
+    msgs = [{"role": "system", "content": "sys"}, _user(OBS)]
+    expected = [("tap", {"index": 0}), ("tap", {"index": 1}),
+                ("type_text", {"index": 2, "text": "Ann", "submit": True}), ("tap", {"index": 3}),
+                ("task_complete", {"reason": "done"})]
+    for want in expected:
+        reply = play(script, msgs)
+        assert _args(reply) == want
+        msgs += [_assistant(reply), {"role": "tool", "tool_call_id": reply["tool_calls"][0]["id"],
+                                     "content": "ok"}, _user(OBS)]
+    # past the end: after=wait by default
+    assert _args(play(script, msgs))[0] == "wait"
+
+
+def test_after_option_and_say():
+    script = PolicyScript.from_data({"actions": [{"say": "hello"}], "after": "task_complete"})
+    r = play(script, [_user(OBS)])
+    assert r["content"] == "hello" and "tool_calls" not in r
+    r2 = play(script, [_user(OBS), _assistant(r), _user("no tool call; try again")])
+    assert _args(r2)[0] == "task_complete"
+
+
+def test_unresolved_selector_retries_then_gives_up():
+    script = PolicyScript.from_data({"actions": [{"tap": {"text": "Nowhere"}}, {"press_back": {}}],
+                                     "retries": 2, "retry_wait": 0.25})
+    msgs = [_user(OBS)]
+    for _ in range(2):
+        r = play(script, msgs)
+        assert _args(r) == ("wait", {"seconds": 0.25})
+        msgs += [_assistant(r), {"role": "tool", "tool_call_id": r["tool_calls"][0]["id"], "content": "ok"}, _user(OBS)]
+    assert position(msgs) == (0, 2)
+    r = play(script, msgs)
+    assert "tool_calls" not in r and "Nowhere" in r["content"]
+    msgs += [_assistant(r), _user(OBS)]
+    assert _args(play(script, msgs))[0] == "press_back"
+
+
+def test_selector_resolves_on_a_later_screen():
+    script = PolicyScript.from_data([{"tap": {"text": "Later"}}])
+    msgs = [_user(OBS)]
+    r = play(script, msgs)
+    assert _args(r)[0] == "wait"
+    later = OBS + '[4] Button "Later" tap\n'
+    msgs += [_assistant(r), {"role": "tool", "tool_call_id": r["tool_calls"][0]["id"], "content": "ok"}, _user(later)]
+    assert _args(play(script, msgs)) == ("tap", {"index": 4})
+
+
+def test_http_server_with_openai_client(policy_server):
+    server = policy_server([{"tap": {"text": "Wi-Fi"}}], api_key="sekret", model="scripted")
+    client = openai.OpenAI(base_url=server.base_url, api_key="sekret")
+    assert [m.id for m in client.models.list().data] == ["scripted"]
+    resp = client.chat.completions.create(
+        model="scripted", messages=[{"role": "user", "content": OBS}],
+        tools=[{"type": "function", "function": {"name": "tap", "parameters": {"type": "object"}}}],
+        tool_choice="required", parallel_tool_calls=False, seed=3)
+    choice = resp.choices[0]
+    assert choice.finish_reason == "tool_calls"
+    call = choice.message.tool_calls[0]
+    assert call.type == "function" and call.function.name == "tap"
+    assert json.loads(call.function.arguments) == {"index": 1}
+    assert resp.usage.prompt_tokens > 0
+    assert server.requests[0]["seed"] == 3
+    bad = openai.OpenAI(base_url=server.base_url, api_key="wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError):
+        bad.chat.completions.create(model="scripted", messages=[{"role": "user", "content": "x"}])
+
+
+def test_cached_tokens_grow_with_an_append_only_conversation(policy_server):
+    server = policy_server([{"wait": {"seconds": 0}}] * 3)
+    client = openai.OpenAI(base_url=server.base_url, api_key="x")
+    msgs = [{"role": "system", "content": "s" * 400}, _user(OBS)]
+    r1 = client.chat.completions.create(model="policy", messages=msgs)
+    msgs += [r1.choices[0].message.model_dump(exclude_none=True), _user(OBS)]
+    r2 = client.chat.completions.create(model="policy", messages=msgs)
+    assert r2.usage.prompt_tokens_details.cached_tokens > 100
+
+
+def test_cli_serve_port_zero(tmp_path):
+    script = tmp_path / "s.yaml"
+    script.write_text("- press_home\n")
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "policy", "serve", "--script", str(script),
+                             "--port", "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("policy server: http://127.0.0.1:")
+        base = line.split()[2]
+        r = httpx.post(f"{base}/chat/completions", json={"model": "policy", "messages": [{"role": "user", "content": "hi"}]})
+        assert r.status_code == 200
+        assert r.json()["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "press_home"
+        assert httpx.get(f"{base}/models").json()["data"][0]["id"] == "policy"
+    finally:
+        proc.terminate()
+        proc.wait(10)
