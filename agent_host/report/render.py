@@ -129,7 +129,9 @@ def outcome_bars(results: dict[str, Any]) -> Markup:
 def speed_plot(results: dict[str, Any]) -> Markup | None:
     from matplotlib.figure import Figure
     pts = []
-    use_decode = all(b["speed"]["decode_tok_s"] for b in results["builds"])
+    # decode tok/s on the x axis only if every build has it from the same kind of source
+    kinds = {(b["speed"]["decode_source"] or "").split(":")[0] for b in results["builds"]}
+    use_decode = all(b["speed"]["decode_tok_s"] for b in results["builds"]) and len(kinds) == 1
     for b in results["builds"]:
         s = b["rates"]["success"]
         x = b["speed"]["decode_tok_s"] if use_decode else b["speed"]["step_s"]

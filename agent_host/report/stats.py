@@ -397,19 +397,23 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         if not r.server_metrics:
             continue
         have = True
-        for name in ("vllm:generation_tokens_total", "vllm:request_decode_time_seconds_sum",
-                     "vllm:inter_token_latency_seconds_sum", "vllm:inter_token_latency_seconds_count",
+        for name in ("vllm:inter_token_latency_seconds_sum", "vllm:inter_token_latency_seconds_count",
+                     "vllm:request_time_per_output_token_seconds_sum",
+                     "vllm:request_time_per_output_token_seconds_count",
                      "vllm:time_to_first_token_seconds_sum", "vllm:time_to_first_token_seconds_count"):
             v = _metric(r.server_metrics, name)
             if v is not None:
                 agg[name] += v
+    # As agent_host.serving.metrics.summarize: inter-token latency is observed once per
+    # decoded token, so count / sum is decode tokens per second; else 1 / mean TPOT.
     decode, decode_src = None, None
-    if agg.get("vllm:request_decode_time_seconds_sum", 0) > 0 and agg.get("vllm:generation_tokens_total", 0) > 0:
-        decode = agg["vllm:generation_tokens_total"] / agg["vllm:request_decode_time_seconds_sum"]
-        decode_src = "server metrics: generation tokens / decode time"
-    elif agg.get("vllm:inter_token_latency_seconds_sum", 0) > 0:
+    if agg.get("vllm:inter_token_latency_seconds_sum", 0) > 0:
         decode = agg["vllm:inter_token_latency_seconds_count"] / agg["vllm:inter_token_latency_seconds_sum"]
         decode_src = "server metrics: 1 / mean inter-token latency"
+    elif agg.get("vllm:request_time_per_output_token_seconds_sum", 0) > 0:
+        decode = (agg["vllm:request_time_per_output_token_seconds_count"]
+                  / agg["vllm:request_time_per_output_token_seconds_sum"])
+        decode_src = "server metrics: 1 / mean time per output token"
     elif model_s > 0 and comp > 0:
         decode = comp / model_s
         decode_src = "approx: completion tokens / model time (includes prefill)"
