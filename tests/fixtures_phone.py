@@ -55,23 +55,27 @@ def adb_server_port() -> Iterator[int]:
 
 
 @pytest.fixture(scope="session")
-def _shared_phone(adb_server_port: int) -> Iterator[VirtualPhone]:
-    phone = VirtualPhone(adb_port=adb_server_port, world_factory=WORLD_FACTORY)
-    phone.start()
+def _shared_phone(adb_server_port: int) -> Iterator[list[VirtualPhone]]:
+    # A holder, so a test that stops the phone only costs the next test a new one.
+    holder: list[VirtualPhone] = []
     try:
-        yield phone
+        yield holder
     finally:
-        phone.stop()
+        for phone in holder:
+            phone.stop()
 
 
 @pytest.fixture
-def virtual_phone(_shared_phone: VirtualPhone) -> Iterator[VirtualPhone]:
-    phone = _shared_phone
+def virtual_phone(_shared_phone: list[VirtualPhone], adb_server_port: int) -> Iterator[VirtualPhone]:
+    if not _shared_phone or not _shared_phone[-1].running:
+        _shared_phone.append(VirtualPhone(adb_port=adb_server_port, world_factory=WORLD_FACTORY).start())
+    phone = _shared_phone[-1]
     phone.reset()
     if phone.adb_state() != "device":  # a previous test dropped the transport
         phone.attach()
     yield phone
-    phone.set_faults(None, clear=True)
+    if phone.running:
+        phone.set_faults(None, clear=True)
 
 
 @pytest.fixture

@@ -137,9 +137,9 @@ def test_world_calls_do_not_block_other_streams(u2_device, virtual_phone):
     import threading
     import time
 
-    waiting = threading.Thread(target=lambda: u2_device(text="Never there").wait(timeout=3))
+    waiting = threading.Thread(target=lambda: u2_device(text="Never there").wait(timeout=1.5))
     waiting.start()
-    time.sleep(0.3)
+    time.sleep(0.2)
     t0 = time.monotonic()
     assert _device(virtual_phone).shell("echo meanwhile") == "meanwhile"
     u2_device.info
@@ -147,7 +147,7 @@ def test_world_calls_do_not_block_other_streams(u2_device, virtual_phone):
     still_waiting = waiting.is_alive()
     waiting.join()
     assert still_waiting, "waitForExists returned early: the test proves nothing"
-    assert elapsed < 2.0
+    assert elapsed < 1.0
 
 
 def test_two_phones_at_once(virtual_phone_factory):

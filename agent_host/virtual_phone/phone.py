@@ -81,6 +81,7 @@ class VirtualPhone:
                                  run_blocking=self._run_blocking, fault_command=self._fault_command)
         self.adbd = Adbd(self.services.route, self._banner, self._on_request)
         self.connected = False
+        self._stopped = False
 
     # --- world ---------------------------------------------------------------------------
 
@@ -123,9 +124,15 @@ class VirtualPhone:
             raise PhoneError("phone not started")
         return f"{HOST}:{self.port}"
 
+    @property
+    def running(self) -> bool:
+        return self._loop is not None
+
     def start(self, attach: bool = True, timeout: float = 20.0) -> VirtualPhone:
         if self._loop is not None:
             return self
+        if self._stopped:
+            raise PhoneError("a stopped VirtualPhone cannot start again; make a new one")
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="vphone-loop",
                                         daemon=True)
@@ -187,6 +194,7 @@ class VirtualPhone:
     def stop(self) -> None:
         if self._loop is None:
             return
+        self._stopped = True
         self.detach()
         try:
             self._call_async(self._shutdown(), 5.0)

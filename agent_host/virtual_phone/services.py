@@ -27,6 +27,25 @@ class ShellResultLike(Protocol):
     exit_code: int
 
 
+@dataclass(frozen=True)
+class Ran:
+    """A finished command line. `merged` is what a v1 shell (one pipe for both) shows."""
+
+    stdout: bytes
+    stderr: bytes
+    code: int
+    merged: bytes
+
+
+def _ran(result: ShellResultLike) -> Ran:
+    merged = getattr(result, "output", None)
+    if merged is None:
+        # Without the world's interleaving, stderr goes first: adbutils' shell2() appends
+        # `; echo X4EXIT:$?` and reads the exit code from the very end of the output.
+        merged = result.stderr + result.stdout
+    return Ran(result.stdout, result.stderr, result.exit_code, merged)
+
+
 class WorldLike(Protocol):
     fs: VirtualFS
     def shell(self, command: str) -> ShellResultLike: ...
@@ -53,8 +72,9 @@ class ShellSink:
         if data:
             await self._send(ID_STDERR, data)
 
-    async def result(self, stdout: bytes, stderr: bytes, code: int) -> None:
+    async def result(self, ran: Ran) -> None:
         """Everything a finished command produced, in as few WRTE packets as possible."""
+        stdout, stderr, code = ran.stdout, ran.stderr, ran.code
         if self.v2:
             buf = b""
             if stdout:
@@ -64,7 +84,7 @@ class ShellSink:
             buf += _V2.pack(ID_EXIT, 1) + bytes([code & 0xFF])
             await self.stream.write(buf)
         else:
-            await self.out(stdout + stderr)
+            await self.out(ran.merged)
 
 
 @dataclass
@@ -104,11 +124,11 @@ class Services:
             async def app_process(stream: Stream) -> None:
                 sink = ShellSink(stream, v2)
                 if failure is not None:
-                    await sink.result(b"", failure.encode(), 1)
+                    await sink.result(Ran(b"", failure.encode(), 1, failure.encode()))
                     return
                 code = await self.u2.run(stream, sink)
                 if v2 and not stream.peer_closed.is_set():
-                    await sink.result(b"", b"", code)
+                    await sink.result(Ran(b"", b"", code, b""))
             return app_process
 
         async def shell(stream: Stream) -> None:
@@ -116,27 +136,26 @@ class Services:
             if not command.strip():
                 await self._interactive(stream, sink, pty="raw" not in options)
                 return
-            stdout, stderr, code = await self.run_line(command)
-            await sink.result(stdout, stderr, code)
+            await sink.result(await self.run_line(command))
         return shell
 
-    async def run_line(self, command: str) -> tuple[bytes, bytes, int]:
+    async def run_line(self, command: str) -> Ran:
         stripped = command.lstrip()
         if stripped.startswith(FAULT_COMMAND) and stripped[len(FAULT_COMMAND):][:1] in ("", " ", ";", "&", "|"):
             return await self._fault_line(stripped)
-        result = await self.run_blocking(self.world().shell, command)
-        return result.stdout, result.stderr, result.exit_code
+        return _ran(await self.run_blocking(self.world().shell, command))
 
-    async def _fault_line(self, line: str) -> tuple[bytes, bytes, int]:
+    async def _fault_line(self, line: str) -> Ran:
         """`vphone-fault ...` is the transport's own command; what follows a `;` goes to the world."""
         m = _CHAIN.search(line)
         head, rest, op = (line[:m.start()], line[m.end():], m.group(1)) if m else (line, "", "")
         out, err, code = self.fault_command(head.split()[1:])
         if rest and not ((op == "&&" and code != 0) or (op == "||" and code == 0)):
             # The world's shell runs the remainder on its own, so carry our exit status into it.
-            result = await self.run_blocking(self.world().shell, rest.replace("$?", str(code)))
-            return out.encode() + result.stdout, err.encode() + result.stderr, result.exit_code
-        return out.encode(), err.encode(), code
+            more = _ran(await self.run_blocking(self.world().shell, rest.replace("$?", str(code))))
+            return Ran(out.encode() + more.stdout, err.encode() + more.stderr, more.code,
+                       err.encode() + out.encode() + more.merged)
+        return Ran(out.encode(), err.encode(), code, err.encode() + out.encode())
 
     async def _interactive(self, stream: Stream, sink: ShellSink, pty: bool) -> None:
         """`adb shell` without a command: sh reading lines from stdin (no job control).
@@ -172,17 +191,18 @@ class Services:
                     eof = True
                     break
                 if words:
-                    out, err, code = await self.run_line(" ".join(words))
+                    ran = await self.run_line(" ".join(words))
+                    code = ran.code
                     if sink.v2 and not pty:
-                        await sink.out(out)
-                        await sink.err(err)
+                        await sink.out(ran.stdout)
+                        await sink.err(ran.stderr)
                     else:
-                        await sink.out((out + err).replace(b"\n", nl))
+                        await sink.out(ran.merged.replace(b"\n", nl))
                 await sink.out(prompt)
             if eof:
                 break
         if sink.v2 and not stream.peer_closed.is_set():
-            await sink.result(b"", b"", code)
+            await sink.result(Ran(b"", b"", code, b""))
 
 
 def _take_v2_stdin(buf: bytearray) -> tuple[bytes, bool]:
