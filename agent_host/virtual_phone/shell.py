@@ -110,7 +110,7 @@ class Shell:
             toks = _tokens(command)
         except ValueError:
             return ShellResult(b"", b"/system/bin/sh: syntax error: unmatched quote\n", 2)
-        out, err = bytearray(), bytearray()
+        out, err, merged = bytearray(), bytearray(), bytearray()
         i, skip = 0, False
         while i < len(toks):
             j = i
@@ -120,13 +120,14 @@ class Shell:
                 o = self._pipeline(toks[i:j])
                 out += o.stdout
                 err += o.stderr
+                merged += o.stderr + o.stdout
                 self.last = o.code
                 if isinstance(o, _Exit):
                     break
             op = toks[j] if j < len(toks) else ";"
             skip = (op == "&&" and self.last != 0) or (op == "||" and self.last == 0)
             i = j + 1
-        return ShellResult(bytes(out), bytes(err), self.last)
+        return ShellResult(bytes(out), bytes(err), self.last, bytes(merged))
 
     def _pipeline(self, toks: list[str]) -> Out:
         stages: list[list[str]] = [[]]

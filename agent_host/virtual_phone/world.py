@@ -26,6 +26,8 @@ class ShellResult:
     stdout: bytes
     stderr: bytes = b""
     exit_code: int = 0
+    # stdout and stderr interleaved in the order the commands wrote them (shell v1 merges them).
+    output: bytes | None = None
 
 
 class RpcError(Exception):
