@@ -874,13 +874,14 @@ def _instances(report: LoadReport, variants: tuple[str, ...]) -> list[TaskInstan
 
 
 def task_json_schema() -> dict[str, Any]:
-    """The JSON Schema of a task file (one task); editors validate with it."""
-    schema = Task.model_json_schema(by_alias=True)
-    schema["title"] = "agent-host task"
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    # a step may be the bare string `home`
-    for key in ("setup", "goal_setup", "teardown"):
-        items = schema["properties"][key]["items"]
-        if "oneOf" in items and _STEP_SCHEMA_EXTRA:
-            items["oneOf"].append({"type": "string", **_STEP_SCHEMA_EXTRA})
-    return schema
+    """The JSON Schema of a task file (one task, or a list of tasks); editors validate with it."""
+    schema = TypeAdapter(Union[Task, list[Task]]).json_schema(by_alias=True)
+    task = schema["$defs"]["Task"]
+    # a step may be the bare string `home`, an action `press_back` / `press_home`
+    for key, extra in (("setup", _STEP_SCHEMA_EXTRA), ("goal_setup", _STEP_SCHEMA_EXTRA),
+                       ("teardown", _STEP_SCHEMA_EXTRA), ("solution", _ACTION_SCHEMA_EXTRA)):
+        items = task["properties"][key]["items"]
+        if "oneOf" in items and extra:
+            items["oneOf"].append({"type": "string", **extra})
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "agent-host task file",
+            "description": "One task (a mapping) or a list of tasks; see docs/tasks.md.", **schema}
