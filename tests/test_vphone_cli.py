@@ -43,8 +43,16 @@ def test_phone_start_serves_until_sigterm_then_detaches(adb_server_port, virtual
         assert table[0].split() == ["SERIAL", "STATE", "MODEL", "ANDROID"]
         assert any(line.split() == [serial, "device", "VirtualPhone", "14"] for line in table)
 
+        # The acceptance script, selector style, against the CLI's phone.
         import uiautomator2
-        assert uiautomator2.connect(serial).info["sdkInt"] == 34
+        d = uiautomator2.connect(serial)
+        d.shell("svc wifi disable")
+        d.press("home")
+        for text in ("Settings", "Network & internet", "Internet"):
+            d(text=text).click()
+        d(resourceId="android:id/switch_widget").click()
+        device = adbutils.AdbClient(host="127.0.0.1", port=adb_server_port).device(serial)
+        assert device.shell("settings get global wifi_on") == "1"
 
         proc.send_signal(signal.SIGTERM)
         rest, err = proc.communicate(timeout=20)
