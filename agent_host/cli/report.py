@@ -40,13 +40,14 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=2, ensure_ascii=False, default=str))
         return 0
     from rich.console import Console
+    from rich.markup import escape
 
     from agent_host.report.summary import summary_tables
     console = Console()
     for table in summary_tables(results):
         console.print(table)
     for w in results["warnings"]:
-        console.print(f"[yellow]warning:[/] {w}", markup=True, highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
     for key in ("html", "md", "json", "csv"):
-        console.print(f"{key:>4}: {paths[key]}", highlight=False)
+        console.print(f"{key:>4}: {escape(str(paths[key]))}", highlight=False, soft_wrap=True)
     return 0
