@@ -8,7 +8,7 @@ from agent_host.phone.device import Phone, PhoneError, build_batch, parse_batch
 
 
 def _fake_output(nonce: str, outputs: list[tuple[str, int]]) -> str:
-    return "".join(f"\n@@AH{nonce}B{i}@@\n{out}\n@@AH{nonce}E{i}:{rc}@@\n" for i, (out, rc) in enumerate(outputs))
+    return "".join(f"@@AH{nonce}B{i}@@\n{out}@@AH{nonce}E{i}:{rc}@@\n" for i, (out, rc) in enumerate(outputs))
 
 
 def test_parse_batch_keeps_output_exactly():
@@ -33,8 +33,8 @@ def test_parse_batch_missing_command_raises():
 
 
 def test_build_batch_is_one_script_with_nonce():
-    script, nonce = build_batch(["echo a", "exit 3"])
-    assert nonce in script and script.count("@@AH") == 4
+    script, nonce = build_batch(["echo a", "false;"])
+    assert nonce in script and script.count("@@AH") == 4 and ";;" not in script
 
 
 # -- on the virtual phone ----------------------------------------------------------
@@ -45,20 +45,17 @@ def phone(virtual_phone):
     return Phone.connect(virtual_phone.serial)
 
 
-def _shell_requests(vp) -> int:
-    out = Phone.connect(vp.serial).adb.shell("vphone-fault show")
-    return out
-
-
 def test_shell_batch_real(phone):
-    res = phone.shell_batch(["echo hello", "printf 'no-newline'", "exit 3", "true", "echo err >&2",
-                             "settings get global wifi_on"])
+    res = phone.shell_batch(["echo hello", "echo -n no-newline", "false", "true",
+                             "settings get global wifi_on", "ls /nonexistent-dir",
+                             "echo '; rm -rf / $(reboot)'"])
     assert res[0].output == "hello\n" and res[0].exit_code == 0
-    assert res[1].output == "no-newline"
-    assert res[2].exit_code == 3 and res[2].output == ""
+    assert res[1].output == "no-newline" and res[1].exit_code == 0
+    assert res[2].exit_code == 1 and res[2].output == ""
     assert res[3].exit_code == 0 and res[3].output == ""
-    assert res[4].output == "err\n"
-    assert res[5].text in ("0", "1")
+    assert res[4].text in ("0", "1")
+    assert res[5].exit_code != 0
+    assert res[6].output == "; rm -rf / $(reboot)\n"
 
 
 def test_shell_batch_is_one_adb_shell_call(phone, monkeypatch):
@@ -87,9 +84,8 @@ def test_dump_settle_and_fingerprint(phone):
 
 def test_phone_error_when_dropped(virtual_phone):
     phone = Phone.connect(virtual_phone.serial)
-    virtual_phone.stop() if False else None
-    phone.shell("vphone-fault set drop_after=0,drop_for=5")
+    virtual_phone.set_faults("drop_after=0,drop_for=1")
     with pytest.raises(PhoneError):
-        for _ in range(3):
-            phone.shell("echo hi")
-            phone.dump()
+        phone.shell("echo hi")
+    with pytest.raises(PhoneError):
+        phone.dump()

@@ -185,15 +185,17 @@ class Phone:
     def shell_batch(self, cmds: Sequence[str], *, timeout: float = _DEFAULT_SHELL_TIMEOUT) -> list[ShellResult]:
         """Run every command in ONE `adb shell` call; one ShellResult per command, in order.
 
-        Each command runs in its own subshell (an `exit` ends only that command), with stderr
-        merged into its output. Output is framed by delimiters carrying a per-call nonce, so a
-        command printing something delimiter-like, or nothing, or no trailing newline, cannot
-        confuse the framing.
+        stderr is merged into each command's output (as `adb shell` v1 does). Output is framed
+        by delimiters carrying a per-call nonce, so a command printing something delimiter-like,
+        or nothing, or no trailing newline, cannot confuse the framing (see build_batch).
         """
         cmds = list(cmds)
         if not cmds:
             return []
-        script, nonce = build_batch(cmds)
+        try:
+            script, nonce = build_batch(cmds)
+        except ValueError as exc:
+            raise PhoneError(f"{self.serial}: shell batch: {exc}") from None
         raw = self._call("shell", lambda: self.adb.shell(script, timeout=timeout, encoding=None, rstrip=False))
         try:
             return parse_batch(cmds, raw, nonce)
@@ -253,36 +255,36 @@ def _check_package(package: str) -> None:
 def build_batch(cmds: Sequence[str], nonce: str | None = None) -> tuple[str, str]:
     """The one shell script that runs `cmds`, and the nonce its delimiters carry.
 
-    For command i it prints `\\n@@AH<nonce>B<i>@@\\n`, the command's output, then
-    `\\n@@AH<nonce>E<i>:<exit code>@@\\n`. The parser drops exactly the newline it added.
+    For command i it runs `echo @@AH<nonce>B<i>@@; CMD; echo @@AH<nonce>E<i>:$?@@`. The output
+    of CMD is everything between the begin line and the end marker, which need not start a
+    line (a command whose output has no trailing newline). Only `;`, `echo` and `$?` are used,
+    so the script runs on any Android sh (mksh, toybox) and on the virtual phone's sh. A
+    command must not `exit` (it would end the batch; the missing markers raise PhoneError).
     """
     nonce = nonce or secrets.token_hex(6)
     parts = []
     for i, cmd in enumerate(cmds):
-        if "\n" in cmd.strip("\n"):
-            # multi-line commands are fine inside a subshell; keep them as written
-            body = cmd.strip("\n")
-        else:
-            body = cmd.strip()
-        parts.append(
-            f"printf '\\n@@AH{nonce}B{i}@@\\n'; ( {body}\n) 2>&1 </dev/null; "
-            f"printf '\\n@@AH{nonce}E{i}:%d@@\\n' $?"
-        )
+        body = cmd.strip().rstrip(";").strip()
+        if not body or "\n" in body:
+            raise ValueError(f"batch command {i}: one non-empty line, got {cmd!r}")
+        parts.append(f"echo @@AH{nonce}B{i}@@; {body}; echo @@AH{nonce}E{i}:$?@@")
     return "; ".join(parts), nonce
 
 
 def parse_batch(cmds: Sequence[str], raw: bytes | str, nonce: str) -> list[ShellResult]:
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    text = text.replace("\r\n", "\n")  # some adb shells (pty) turn \n into \r\n
+    text = text.replace("\r\n", "\n")  # a pty shell turns \n into \r\n
     results = []
+    pos = 0
     for i, cmd in enumerate(cmds):
-        begin = f"\n@@AH{nonce}B{i}@@\n"
-        b = text.find(begin)
+        begin = f"@@AH{nonce}B{i}@@\n"
+        b = text.find(begin, pos)
         if b < 0:
             raise ValueError(f"command {i} ({cmd!r}) did not run (output: {text[-200:]!r})")
         start = b + len(begin)
-        m = re.compile(rf"\n@@AH{nonce}E{i}:(\d+)@@\n").search(text, start)
+        m = re.compile(rf"@@AH{nonce}E{i}:(\d+)@@\n?").search(text, start)
         if not m:
             raise ValueError(f"command {i} ({cmd!r}) did not finish (output: {text[-200:]!r})")
         results.append(ShellResult(command=cmd, output=text[start:m.start()], exit_code=int(m.group(1))))
+        pos = m.end()
     return results
