@@ -200,9 +200,11 @@ class SeekPref(Item):
 
     def render(self, y: int) -> Node:
         l, r = 189, 1038
+        pad = 42  # the thumb's inset: the track ends short of the view's edges, as on Android
+
         def tap(x: int, _y: int) -> None:
             if self.on_set is not None:
-                self.on_set((x - l) / (r - l))
+                self.on_set(min(1.0, max(0.0, (x - l - pad) / (r - l - 2 * pad))))
         bar = Node(SEEKBAR, (l, y + 164, r, y + 290), text=f"{self.fraction * 100:.1f}", rid="android:id/seekbar",
                    desc=self.title, focusable=True, on_tap_at=tap)
         title_box = [tv(self.title, 189, y + 42, 71, rid="android:id/title")]
