@@ -225,15 +225,23 @@ class Shell:
         return _o("".join(f + "\n" for f in found), 0 if len(found) == len(a) else 1)
 
     def grep(self, a: list[str], i: bytes) -> Out:
-        flags, pats, files = set(), [], []
+        flags: set[str] = set()
+        pats: list[str] = []
+        files: list[str] = []
+        after = before = 0
         k = 0
         while k < len(a):
             t = a[k]
-            if t == "-e":
-                pats.append(a[k + 1])
+            if t in ("-e", "-A", "-B", "-C") and k + 1 < len(a):
+                if t == "-e":
+                    pats.append(a[k + 1])
+                else:
+                    n = int(a[k + 1])
+                    after = n if t in ("-A", "-C") else after
+                    before = n if t in ("-B", "-C") else before
                 k += 2
                 continue
-            if t.startswith("-") and len(t) > 1 and not pats:
+            if t.startswith("-") and len(t) > 1 and t[1:].isalpha():
                 flags.update(t[1:])
             elif not pats:
                 pats.append(t)
@@ -241,21 +249,37 @@ class Shell:
                 files.append(t)
             k += 1
         if not pats:
-            return _e("usage: grep [-civoqE] PATTERN [FILE...]\n", 2)
+            return _e("usage: grep [-civoqE] [-A NUM] [-B NUM] PATTERN [FILE...]\n", 2)
         data = i
         for f in files:
             if not self.w.fs.exists(f):
                 return _e(f"grep: {f}: No such file or directory\n", 2)
             data += self.w.fs.read(f)
-        rx = [re.compile(p if ("E" in flags) else _bre(p), re.I if "i" in flags else 0) for p in pats]
+        try:
+            rx = [re.compile(p if ("E" in flags) else _bre(p), re.I if "i" in flags else 0) for p in pats]
+        except re.error:
+            return _e("grep: bad regex\n", 2)
         lines = data.decode(errors="replace").splitlines()
-        hits = [ln for ln in lines if any(r.search(ln) for r in rx) != ("v" in flags)]
-        code = 0 if hits else 1
+        hit_idx = [n for n, ln in enumerate(lines) if any(r.search(ln) for r in rx) != ("v" in flags)]
+        code = 0 if hit_idx else 1
         if "q" in flags:
             return _o("", code)
         if "c" in flags:
-            return _o(f"{len(hits)}\n", code)
-        return _o("".join(h + "\n" for h in hits), code)
+            return _o(f"{len(hit_idx)}\n", code)
+        if not (after or before):
+            return _o("".join(lines[n] + "\n" for n in hit_idx), code)
+        # Context lines; groups that do not touch are separated by "--", as toybox grep does.
+        keep: list[int] = []
+        for n in hit_idx:
+            for m in range(max(0, n - before), min(len(lines), n + after + 1)):
+                if not keep or m > keep[-1]:
+                    keep.append(m)
+        out: list[str] = []
+        for j, m in enumerate(keep):
+            if j and m != keep[j - 1] + 1:
+                out.append("--")
+            out.append(lines[m])
+        return _o("".join(x + "\n" for x in out), code)
 
     def head(self, a: list[str], i: bytes) -> Out:
         n = int(a[a.index("-n") + 1]) if "-n" in a else 10
