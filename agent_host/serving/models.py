@@ -63,7 +63,23 @@ def _build_smollm2(out: Path) -> dict:
         raise UserError(f"converting {gguf.name} needs transformers, torch, gguf and accelerate "
                         f"(the vllm extra; run `make setup`): {exc}") from None
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # transformers >= 5 keeps the GGUF quantizer attached (and refuses to save through it):
+    # copy the dequantized weights into a plain model of the same config.
+    state = {k: v.detach().to(torch.float32).contiguous() for k, v in loaded.state_dict().items()}
+    if any(not t.is_floating_point() for t in state.values()):
+        raise UserError(f"{gguf.name}: transformers left packed (not dequantized) tensors")
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    del loaded
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or [k for k in missing if "lm_head" not in k]:
+        raise UserError(f"{gguf.name}: weights do not match the model: missing {missing[:5]}, "
+                        f"unexpected {unexpected[:5]}")
+    if missing:  # a tied lm_head
+        model.tie_weights()
     tok.chat_template = TEMPLATE.read_text()
     model.save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
@@ -129,15 +145,37 @@ def _tiny_corpus() -> list[str]:
     return lines
 
 
+def _byte_chars() -> dict[int, str]:
+    """The byte -> printable character table of byte-level BPE (as in GPT-2's tokenizer)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
 def _train_tokenizer(out: Path):
+    """Byte-level BPE without tokens for control bytes other than newline.
+
+    xgrammar's rule for a string with maxLength admits every character but quote, backslash,
+    CR and LF, so a random model under JSON guided decoding could emit a raw control byte,
+    which is invalid JSON (vLLM then drops the tool call). Leaving those bytes out of the
+    vocabulary keeps every guided output parseable.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
+    chars = _byte_chars()
+    alphabet = [chars[b] for b in range(256) if b == 0x0A or 0x20 <= b != 0x7F]
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=TINY_VOCAB, special_tokens=SPECIAL, show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+                                  initial_alphabet=alphabet)
     tk.train_from_iterator(_tiny_corpus(), trainer=trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token=None, eos_token="<|im_end|>",
                                    unk_token=None, pad_token="<|endoftext|>")
@@ -180,7 +218,7 @@ def _build_tiny(out: Path) -> dict:
 # name -> (version, builder). Bump the version when a builder's output changes.
 KNOWN: dict[str, tuple[str, Callable[[Path], dict]]] = {
     "smollm2-135m": ("v1", _build_smollm2),
-    "tiny-random": ("v1", _build_tiny),
+    "tiny-random": ("v2", _build_tiny),
 }
 
 
