@@ -26,6 +26,29 @@ def _font(size: int) -> ImageFont.ImageFont:
     return ImageFont.load_default()
 
 
+def _wrapped(d: ImageDraw.ImageDraw, text: str, box: tuple[int, int, int, int], color: tuple[int, int, int]) -> None:
+    """Long messages (dialogs, footers) wrap inside their view, as a TextView does."""
+    l, t, r, b = box
+    font = _font(38)
+    lines: list[str] = []
+    cur = ""
+    for word in text.split():
+        trial = f"{cur} {word}".strip()
+        if cur and font.getlength(trial) > (r - l):
+            lines.append(cur)
+            cur = word
+        else:
+            cur = trial
+    if cur:
+        lines.append(cur)
+    y = t + 6
+    for line in lines:
+        if y + 46 > b + 20:
+            break
+        d.text((l, y), line, fill=color, font=font)
+        y += 50
+
+
 def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted: tuple[int, int, int]) -> None:
     l, t, r, b = n.bounds
     cls = n.cls.rsplit(".", 1)[-1]
@@ -72,7 +95,11 @@ def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted:
         centred = cls == "Button" or (cls == "TextView" and n.clickable and (r - l) < 200)
         anchor_x = (l + r) // 2 if centred else l
         anchor = "mm" if anchor_x != l else "lm"
-        d.text((anchor_x, (t + b) // 2), n.text, fill=color, font=_font(size), anchor=anchor)
+        font = _font(size)
+        if anchor == "lm" and font.getlength(n.text) > (r - l) and (b - t) > 90:
+            _wrapped(d, n.text, (l, t, r, b), color)
+        else:
+            d.text((anchor_x, (t + b) // 2), n.text, fill=color, font=font, anchor=anchor)
     elif cls == "TextView" and n.desc and not n.text:
         pass
     for c in n.children:
@@ -96,7 +123,7 @@ def render(w: World, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) ->
         if win.root.pkg == "com.google.android.apps.nexuslauncher":
             d.rectangle((0, 0, SCREEN_W, SCREEN_H), fill=(60, 90, 140))
             for n in win.root.walk():
-                if n.clickable and n.cls.endswith("TextView"):
+                if n.clickable and n.cls.endswith("TextView") and n.desc == n.text:
                     l, t, r, b = n.bounds
                     cx = (l + r) // 2
                     d.ellipse((cx - 80, t + 20, cx + 80, t + 180), fill=(230, 236, 250))
