@@ -732,15 +732,35 @@ class _TaskList(BaseModel):
     tasks: list[Task]
 
 
-def _file_messages(path: Path) -> tuple[list[Task], list[str], str]:
-    """Tasks of one file, the error lines (file:line: field: message), and the file's sha256."""
+_Parsed = tuple[list[Task], list[str], str, dict[str, int]]
+_PARSED: dict[tuple[str, int, int], _Parsed] = {}
+
+
+def _file_messages(path: Path) -> _Parsed:
+    """Tasks of one file, the error lines (file:line: field: message), and the file's sha256.
+    Parsed once per (path, mtime, size): YAML parsing dominates loading."""
+    try:
+        st = path.stat()
+    except OSError:
+        return _parse_file(path)
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _PARSED:
+        if len(_PARSED) > 512:
+            _PARSED.clear()
+        _PARSED[key] = _parse_file(path)
+    tasks, messages, digest, id_lines = _PARSED[key]
+    return list(tasks), list(messages), digest, id_lines
+
+
+def _parse_file(path: Path) -> _Parsed:
+    """See _file_messages; the last item maps each task id to the line it is on."""
     try:
         data, node = load_yaml(path)
     except ConfigError as exc:
-        return [], str(exc).splitlines(), ""
+        return [], str(exc).splitlines(), "", {}
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if data is None:
-        return [], [f"{path}: the file is empty"], digest
+        return [], [f"{path}: the file is empty"], digest, {}
     if isinstance(data, dict):
         items, nodes, prefixes = [data], [node], [()]
     elif isinstance(data, list):
@@ -749,9 +769,10 @@ def _file_messages(path: Path) -> tuple[list[Task], list[str], str]:
         prefixes = [(i,) for i in range(len(data))]
     else:
         line = f":{node.start_mark.line + 1}" if node is not None else ""
-        return [], [f"{path}{line}: (top level): a task file holds a task (a mapping) or a list of tasks"], digest
+        return [], [f"{path}{line}: (top level): a task file holds a task (a mapping) or a list of tasks"], digest, {}
     tasks: list[Task] = []
     messages: list[str] = []
+    id_lines: dict[str, int] = {}
     for item, item_node, prefix in zip(items, nodes, prefixes):
         try:
             task = Task.model_validate(item)
@@ -763,7 +784,8 @@ def _file_messages(path: Path) -> tuple[list[Task], list[str], str]:
             messages.append(f"{path}:{line}: {format_loc(prefix + loc)}: {msg}" if line
                             else f"{path}: {format_loc(prefix + loc)}: {msg}")
         tasks.append(task)
-    return tasks, sorted(messages, key=_line_key), digest
+        id_lines[task.id] = line_of(item_node, ("id",)) or 1
+    return tasks, sorted(messages, key=_line_key), digest, id_lines
 
 
 def _line_key(message: str) -> int:
@@ -774,7 +796,7 @@ def _line_key(message: str) -> int:
 def load_task_file(path: Path | str) -> list[Task]:
     """The tasks in one file; ConfigError lists every problem, one `file:line: field: message` a line."""
     path = Path(path)
-    tasks, messages, _ = _file_messages(path)
+    tasks, messages, _, _ = _file_messages(path)
     if messages:
         raise ConfigError("\n".join(messages))
     return tasks
@@ -812,7 +834,7 @@ def collect(paths: Iterable[Path | str]) -> LoadReport:
     first_seen: dict[str, Path] = {}
     for path in task_files(paths):
         report.files += 1
-        tasks, messages, digest = _file_messages(path)
+        tasks, messages, digest, id_lines = _file_messages(path)
         report.errors += messages
         for task in tasks:
             names = [task.id]
@@ -820,7 +842,8 @@ def collect(paths: Iterable[Path | str]) -> LoadReport:
                 names += [_substitute(task.instance_id, p) for p in task.params]
             clash = next((n for n in names if n in first_seen), None)
             if clash is not None:
-                report.errors.append(f"{path}: id: duplicate task id {clash!r} (also in {first_seen[clash]})")
+                report.errors.append(f"{path}:{id_lines.get(task.id, 1)}: id: duplicate task id {clash!r} "
+                                     f"(also in {first_seen[clash]})")
                 continue
             for n in names:
                 first_seen[n] = path

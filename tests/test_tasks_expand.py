@@ -1,0 +1,185 @@
+"""Task instances: params, verify variants, infeasible tasks, lookup by id and key."""
+
+import hashlib
+import textwrap
+from pathlib import Path
+
+import pytest
+from pydantic import TypeAdapter
+
+from agent_host.config.phones import DEFAULT_APPS
+from agent_host.config.tasks import (HomeStep, SettingStep, ShellStep, Step, WaitStep, collect, expand, load_task_file,
+                                     load_tasks, run_steps)
+from agent_host.errors import ConfigError, UserError
+
+HEADER = "# yaml-language-server: $schema=./task.schema.json\n"
+
+PARAMS_TASK = HEADER + textwrap.dedent("""\
+    id: timer
+    goal: Set the screen timeout to {label}.
+    app: settings
+    max_steps: 8
+    params:
+      - {label: 2 minutes, ms: 120000}
+      - {label: 5 minutes, ms: 300000}
+    setup:
+      - setting: {namespace: system, key: screen_off_timeout, value: "30000"}
+      - home
+    goal_setup:
+      - setting: {namespace: system, key: screen_off_timeout, value: "{ms}"}
+    check:
+      setting: {namespace: system, key: screen_off_timeout, matches: '{ms}|\\d{9}'}
+    teardown:
+      - wait: 0.5
+    solution:
+      - tap: {text: "{label}"}
+      - task_complete: {reason: "{label} it is"}
+    """)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_params_give_one_instance_each_with_substitution(tmp_path):
+    path = write(tmp_path, "timer.yaml", PARAMS_TASK)
+    [task] = load_task_file(path)
+    inst = expand(task, source=path, sha256="abc")
+    assert [(i.id, i.key, i.variant) for i in inst] == [
+        ("timer[0]", "timer[0]", "base"), ("timer[0]", "timer[0]@verify", "verify"),
+        ("timer[1]", "timer[1]", "base"), ("timer[1]", "timer[1]@verify", "verify")]
+    base0, verify0, base1, _ = inst
+    assert base0.goal == "Set the screen timeout to 2 minutes."
+    assert base1.goal == "Set the screen timeout to 5 minutes."
+    assert base0.params == {"label": "2 minutes", "ms": 120000}
+    # {ms} is replaced; the regex quantifier \d{9} is left alone
+    assert base1.check.setting.matches == r"300000|\d{9}"
+    assert base0.solution == [{"tap": {"text": "2 minutes"}}, {"task_complete": {"reason": "2 minutes it is"}}]
+    # verify = setup + goal_setup, with the parameter substituted
+    assert [type(s) for s in base0.setup] == [SettingStep, HomeStep]
+    assert [type(s) for s in verify0.setup] == [SettingStep, HomeStep, SettingStep]
+    assert verify0.setup[-1].setting.value == "120000"
+    assert verify0.teardown == base0.teardown and isinstance(base0.teardown[0], WaitStep)
+    assert all(i.task_id == "timer" and i.sha256 == "abc" and i.source == path for i in inst)
+
+
+def test_instance_id_template_and_variant_filter(tmp_path):
+    text = PARAMS_TASK.replace("id: timer\n", "id: timer\ninstance_id: timeout-{ms}\n")
+    path = write(tmp_path, "timer.yaml", text)
+    [task] = load_task_file(path)
+    assert [i.key for i in expand(task, ("verify",))] == ["timeout-120000@verify", "timeout-300000@verify"]
+    assert [i.key for i in expand(task, ("base",))] == ["timeout-120000", "timeout-300000"]
+    with pytest.raises(UserError, match="unknown variant"):
+        expand(task, ("bogus",))
+
+
+def test_infeasible_and_opted_out_tasks_have_no_verify_variant():
+    by_key = {t.key: t for t in load_tasks([], variants=("base", "verify"))}
+    assert "screen-timeout-3min" in by_key and "screen-timeout-3min@verify" not in by_key
+    fm = by_key["fm-radio-on"]
+    assert fm.infeasible and fm.check is None and fm.shell_commands() == []
+    assert fm.goal_holds({}) is False
+    assert fm.solution[-1] == {"task_infeasible": {"reason": "This phone has no FM radio setting"}}
+    assert "contact-add" in by_key and "contact-add@verify" not in by_key
+    assert "wifi-on@verify" in by_key
+
+
+def test_shipped_instances_source_and_hash():
+    tasks = load_tasks(["wifi-on"], variants=("base", "verify"))
+    assert [t.key for t in tasks] == ["wifi-on", "wifi-on@verify"]
+    src = tasks[0].source
+    assert src.name == "wifi-on.yaml"
+    assert tasks[0].sha256 == hashlib.sha256(src.read_bytes()).hexdigest()
+    assert tasks[0].app == "settings" and tasks[0].variant == "base"
+    assert [type(s) for s in tasks[1].setup[-2:]] == [ShellStep, WaitStep]   # goal_setup appended
+
+
+def test_lookup_by_id_key_and_instance_id():
+    assert [t.key for t in load_tasks(["dnd-on@verify"])] == ["dnd-on@verify"]
+    assert [t.key for t in load_tasks(["alarm-set"])] == ["alarm-set[0]", "alarm-set[1]"]
+    assert [t.key for t in load_tasks(["alarm-set[1]"], variants=("verify",))] == ["alarm-set[1]@verify"]
+    assert [t.key for t in load_tasks(["screen-timeout-2min", "wifi-on", "wifi-on"])] == ["screen-timeout-2min",
+                                                                                          "wifi-on"]
+    with pytest.raises(UserError, match="'no-such-task'"):
+        load_tasks(["wifi-on", "no-such-task"])
+
+
+def test_files_and_directories_as_specs(tmp_path):
+    write(tmp_path, "timer.yaml", PARAMS_TASK)
+    write(tmp_path, "notes.txt", "not a task")
+    assert len(load_tasks([str(tmp_path)])) == 2
+    assert len(load_tasks([str(tmp_path / "timer.yaml")], variants=("base", "verify"))) == 4
+    with pytest.raises(UserError, match="no such file"):
+        load_tasks([str(tmp_path / "missing.yaml")])
+
+
+def test_a_file_may_hold_a_list_of_tasks(tmp_path):
+    one = PARAMS_TASK.removeprefix(HEADER)
+    two = one.replace("id: timer", "id: timer-b")
+    text = HEADER + "- " + one.replace("\n", "\n  ").rstrip() + "\n- " + two.replace("\n", "\n  ").rstrip() + "\n"
+    tasks = load_task_file(write(tmp_path, "many.yaml", text))
+    assert [t.id for t in tasks] == ["timer", "timer-b"]
+
+
+def test_duplicate_ids_across_files_name_both_files(tmp_path):
+    a = write(tmp_path, "a.yaml", PARAMS_TASK)
+    b = write(tmp_path, "b.yaml", PARAMS_TASK)
+    report = collect([tmp_path])
+    assert len(report.errors) == 1
+    assert str(b) in report.errors[0] and str(a) in report.errors[0] and "'timer'" in report.errors[0]
+    with pytest.raises(ConfigError, match="duplicate task id"):
+        load_tasks([str(tmp_path)])
+
+
+def test_load_errors_list_every_problem_with_line_and_field(tmp_path):
+    text = PARAMS_TASK.replace("max_steps: 8", "max_steps: 1").replace("{label}.", "{labl}.")
+    text = text.replace("- home", "- homer")
+    path = write(tmp_path, "t.yaml", text)
+    with pytest.raises(ConfigError) as exc:
+        load_task_file(path)
+    assert str(exc.value).splitlines() == [f"{path}:11: setup[1]: unknown step 'homer' (expected one of: shell, "
+                                           "setting, launch, home, force_stop, wait)"]
+    path.write_text(text.replace("- homer", "- home"))
+    with pytest.raises(ConfigError) as exc:
+        load_task_file(path)
+    assert str(exc.value).splitlines() == [
+        f"{path}:3: goal: {{labl}} is not a parameter (label, ms)",
+        f"{path}:5: max_steps: 1 is fewer than the solution's 2 steps",
+    ]
+
+
+def test_run_steps_uses_the_phone_and_resolves_aliases():
+    calls = []
+
+    class FakePhone:
+        def shell(self, cmd):
+            calls.append(("shell", cmd))
+
+        def launch(self, pkg):
+            calls.append(("launch", pkg))
+
+        def force_stop(self, pkg):
+            calls.append(("force_stop", pkg))
+
+        def home(self):
+            calls.append(("home",))
+
+    [task] = load_tasks(["battery-saver-on"])
+    slept = []
+    steps = TypeAdapter(list[Step]).validate_python(
+        [{"launch": "clock"}, {"setting": {"namespace": "global", "key": "k", "value": "a b"}}, {"wait": 2},
+         {"force_stop": "com.example.app"}, "home"])
+    apps = dict(DEFAULT_APPS, clock="com.sec.android.app.clockpackage")
+    run_steps(task.setup + steps, FakePhone(), apps, sleep=slept.append)
+    assert calls == [
+        ("shell", "dumpsys battery unplug"), ("shell", "cmd power set-mode 0"),
+        ("shell", "settings put secure low_power_warning_acknowledged 0"),
+        ("force_stop", "com.android.settings"), ("home",),
+        ("launch", "com.sec.android.app.clockpackage"), ("shell", "settings put global k 'a b'"),
+        ("force_stop", "com.example.app"), ("home",),
+    ]
+    assert slept == [2.0]
+    with pytest.raises(UserError, match="unknown app alias 'settings'"):
+        run_steps(task.setup, FakePhone(), {"clock": "x.y"})
