@@ -114,7 +114,8 @@ class VirtualPhone:
         world = self._new_world(fs, self.seed if seed is None else seed)
         world.u2_running = self.u2.running
         self._world = world
-        self.set_faults(None, clear=True)
+        self._call(self._cancel_timers)
+        self.faults = FaultState()  # knobs off, counters and the fired log start over
 
     # --- lifecycle -----------------------------------------------------------------------
 
