@@ -92,3 +92,16 @@ def test_screenshot_and_dump_through_the_stack(u2_device: Any) -> None:
     xml = d.dump_hierarchy()
     assert xml.startswith("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>")
     assert 'package="com.android.systemui"' in xml
+
+
+def test_scrollable_selector_scrolls_to_a_row_below_the_fold(u2_device: Any) -> None:
+    d = u2_device
+    d.app_start("com.android.settings", stop=True)
+    assert not d(text="About phone").exists
+    assert d(scrollable=True).scroll.to(text="About phone")
+    d(text="About phone").click()
+    assert d(text="Android version").exists
+    d.press("back")
+    d.swipe_ext("down")  # back to the top: the first rows come back into view
+    d.swipe_ext("down")
+    assert d(text="Network & internet").exists

@@ -82,6 +82,41 @@ def _wait(w: World, sel: Any, timeout_ms: float, want: bool) -> bool:
         time.sleep(POLL_S)  # lock released: shell and other calls go on meanwhile
 
 
+SCROLLS = ("scrollForward", "scrollBackward", "flingForward", "flingBackward", "scrollToBeginning",
+           "scrollToEnd", "flingToBeginning", "flingToEnd", "scrollTo")
+
+
+def _scroll_once(w: World, sel: Any, forward: bool) -> bool:
+    """One page of UiScrollable scrolling; False when the container could not move."""
+    n = _find(w, sel)
+    if n is None:
+        raise _not_found(sel)
+    if n.on_scroll is None:
+        return False
+    before = w.dump()
+    page = int((n.bounds[3] - n.bounds[1]) * 0.8)
+    n.on_scroll(page if forward else -page)
+    w.invalidate()
+    return w.dump() != before
+
+
+def _scroll(w: World, method: str, p: list[Any]) -> Any:
+    sel = p[0]
+    if method == "scrollTo":
+        for _ in range(50):
+            if _find(w, p[1]) is not None:
+                return True
+            if not _scroll_once(w, sel, True):
+                return _find(w, p[1]) is not None
+        return False
+    forward = "Forward" in method or "End" in method
+    if "Beginning" in method or "End" in method:
+        while _scroll_once(w, sel, forward):
+            pass
+        return True
+    return _scroll_once(w, sel, forward)
+
+
 def _params(params: Any) -> list[Any]:
     if params is None:
         return []
@@ -171,6 +206,8 @@ def _dispatch_locked(w: World, method: str, p: list[Any]) -> Any:
         return None
     if method == "clearInputText":
         return None
+    if method in SCROLLS:
+        return _scroll(w, method, p)
     if method in ("wakeUp", "sleep", "freezeRotation", "setOrientation", "openNotification",
                   "openQuickSettings", "clearLastToast", "clearLastTraversedText", "makeToast"):
         return True
