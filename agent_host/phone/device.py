@@ -110,13 +110,16 @@ class Phone:
         """The window hierarchy XML, as uiautomator2 dumps it."""
         return self._call("dump", lambda: self.u2.dump_hierarchy())
 
-    def screenshot_png(self) -> bytes:
-        def shot() -> bytes:
+    def screenshot(self) -> Any:
+        """The screen as a PIL image (uiautomator2's capture; decoding only, no encoding)."""
+        def shot() -> Any:
             img = self.u2.screenshot()
-            buf = io.BytesIO()
-            img.convert("RGB").save(buf, format="PNG", compress_level=1)
-            return buf.getvalue()
+            img.load()
+            return img
         return self._call("screenshot", shot)
+
+    def screenshot_png(self) -> bytes:
+        return png_bytes(self.screenshot())
 
     def tap(self, x: int, y: int) -> None:
         self._call("tap", lambda: self.u2.click(int(x), int(y)))
@@ -239,6 +242,13 @@ class Phone:
 
     def __repr__(self) -> str:
         return f"Phone({self.serial!r})"
+
+
+def png_bytes(img: Any) -> bytes:
+    """A PIL image as PNG (fast compression: screenshots are written every step)."""
+    buf = io.BytesIO()
+    img.convert("RGB").save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
 
 
 _PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)+$")

@@ -1,0 +1,236 @@
+"""One episode: setup, the goal after setup (step 0), the step loop, teardown, the record.
+
+Files in `out_dir` (docs/architecture.md, "Records"):
+- `steps.jsonl`: one StepRecord per line, step 0 (after setup) first, each line flushed and
+  fsynced as the step ends, so a crash loses at most the step in flight;
+- `step-000.png` after setup, `step-NNN.png` the screen before step N's action;
+- `episode.json`: the EpisodeRecord, written atomically (temporary file + rename) at the end;
+- `error.txt`: the traceback, when the harness itself failed.
+
+Failures of the phone or the server end the episode with outcome `error` and the reason in
+`error`; they never count against the model. A base variant whose goal already holds after
+setup (or a verify variant whose goal does not) is an `error` too: setup did not produce the
+start state the task needs, so the episode would measure nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from agent_host.agent.loop import ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml
+from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usage
+from agent_host.judge.checks import Judge
+from agent_host.judge.outcome import label
+from agent_host.phone.device import PhoneError
+
+SETTLE_S = 3.0
+
+
+def episode_id(build: str, task: str, variant: str, repeat: int) -> str:
+    raw = f"{build or 'model'}__{task}__{variant}__r{repeat}"
+    return re.sub(r"[^A-Za-z0-9._@-]", "_", raw)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with tmp.open("w", encoding="utf-8") as f:
+        json.dump(data, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class _Shots:
+    """Screenshots: captured in the step (before the action), PNG-encoded and written on a
+    worker thread so the encoding overlaps the model call. `close()` waits for all writes."""
+
+    def __init__(self, out_dir: Path, enabled: bool = True):
+        from concurrent.futures import ThreadPoolExecutor
+        self.out_dir = out_dir
+        self.enabled = enabled
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="screenshots")
+        self.futures: list[Any] = []
+
+    def save(self, name: str, img: Any) -> str | None:
+        if not self.enabled or img is None:
+            return None
+        from agent_host.phone.device import png_bytes
+
+        def write() -> None:
+            (self.out_dir / name).write_bytes(png_bytes(img))
+        self.futures.append(self.pool.submit(write))
+        return name
+
+    def close(self) -> None:
+        for f in self.futures:
+            try:
+                f.result()
+            except OSError:
+                pass
+        self.pool.shutdown(wait=True)
+
+
+class _StepLog:
+    def __init__(self, path: Path, on_step: Callable[[StepRecord], Any] | None):
+        self.f = path.open("w", encoding="utf-8")
+        self.on_step = on_step
+
+    def write(self, rec: StepRecord) -> None:
+        self.f.write(rec.model_dump_json() + "\n")
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        if self.on_step is not None:
+            try:
+                self.on_step(rec)
+            except Exception:  # a display callback must not end an episode
+                pass
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile: Any, seed: int = 0,
+                sampling: Any = None, build_id: str = "", repeat: int = 0,
+                on_step: Callable[[StepRecord], Any] | None = None, settle_s: float = SETTLE_S,
+                request_timeout: float = 600.0, client: Any = None,
+                screenshots: bool = True) -> EpisodeRecord:
+    """Run one episode of `task` on `phone` against `endpoint`; always returns a record.
+
+    `sampling`: the build's Sampling (temperature, top_p, max_tokens); `seed` goes into every
+    chat request; `on_step(StepRecord)` is called after each step is written (step 0 too);
+    `client`: an openai.OpenAI to use instead of one made from `endpoint` (tests)."""
+    from agent_host.config.tasks import run_steps
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started_at = _now()
+    t_start = time.monotonic()
+    build = build_id or getattr(endpoint, "build_id", "") or endpoint.model
+    apps = dict(profile.apps) if profile is not None else None
+
+    metrics_before = _metrics(endpoint)
+    log = _StepLog(out_dir / "steps.jsonl", on_step)
+    shots = _Shots(out_dir, screenshots)
+    error: str | None = None
+    state = LoopState(goals=[])
+    setup_times = PhaseTimes()
+    loop: StepLoop | None = None
+    try:
+        judge = Judge(task, profile)
+        t0 = time.monotonic()
+        run_steps(task.setup, phone, apps)
+        xml = phone.settle(settle_s)
+        first = observe_xml(xml)
+        setup_times.settle = time.monotonic() - t0
+        t1 = time.monotonic()
+        verdict = judge.evaluate(phone, first.screen)
+        setup_times.judge = time.monotonic() - t1
+        t2 = time.monotonic()
+        shot0 = phone.screenshot() if screenshots else None
+        name0 = shots.save("step-000.png", shot0)
+        setup_times.observe = time.monotonic() - t2
+        state.goals = [verdict.goal]
+        log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
+                             screenshot=name0, times=setup_times, goal=verdict.goal,
+                             check_detail=verdict.detail))
+        if not task.infeasible and verdict.goal != (task.variant == "verify"):
+            want = "not hold" if task.variant == "base" else "hold"
+            raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
+                               f"({task.variant} variant: it must {want}); check: {json.dumps(verdict.detail)[:300]}")
+
+        def screenshot(n: int) -> str | None:
+            if not screenshots:
+                return None
+            img = shot0 if n == 1 else phone.screenshot()  # step 1 sees the screen after setup
+            return shots.save(f"step-{n:03d}.png", img)
+
+        model = ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout, client=client)
+        loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
+                        max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
+                        screenshot=screenshot, write_step=log.write, settle_s=settle_s)
+        state = loop.run()
+    except _SetupFailed as exc:
+        error = str(exc)
+    except PhoneError as exc:
+        error = f"phone: {exc}"
+        state = loop.state if loop is not None else state
+    except ServerError as exc:
+        error = f"server: {exc}"
+        state = loop.state if loop is not None else state
+    except Exception as exc:  # a harness bug: keep the traceback next to the record
+        error = f"harness: {type(exc).__name__}: {exc}"
+        (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        state = loop.state if loop is not None else state
+    finally:
+        log.close()
+        shots.close()
+
+    teardown_error = None
+    try:
+        run_steps(task.teardown, phone, apps)
+    except Exception as exc:  # the outcome stands; the next episode finds out about the phone
+        teardown_error = f"teardown: {type(exc).__name__}: {exc}"
+        with (out_dir / "error.txt").open("a", encoding="utf-8") as f:
+            f.write(teardown_error + "\n")
+
+    goals = state.goals
+    j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
+              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded")
+    metrics_after = _metrics(endpoint) if metrics_before is not None else None
+    server_metrics = None
+    if metrics_before is not None and metrics_after is not None:
+        try:
+            from agent_host.serving import metrics
+            server_metrics = metrics.delta(metrics_before, metrics_after)
+        except Exception:
+            server_metrics = None
+    reason = state.reason
+    if reason is None and state.stop:
+        reason = state.stop
+    rec = EpisodeRecord(
+        episode_id=episode_id(build, task.id, task.variant, repeat),
+        build=build, model=endpoint.model, task=task.id, task_file=str(task.source),
+        variant=task.variant, infeasible=bool(task.infeasible), repeat=repeat, seed=seed,
+        phone=getattr(phone, "serial", str(phone)), outcome=j.outcome,  # type: ignore[arg-type]
+        error=error, goal_initial=j.goal_initial, goal_first_step=j.goal_first_step,
+        goal_lost_step=j.goal_lost_step, goal_final=j.goal_final, complete_step=j.complete_step,
+        infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
+        wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
+        wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
+        usage=state.usage, server_metrics=server_metrics, reason=reason)
+    write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
+    return rec
+
+
+class _SetupFailed(Exception):
+    pass
+
+
+def _sum_times(a: PhaseTimes, b: PhaseTimes) -> PhaseTimes:
+    return PhaseTimes(**{k: round(getattr(a, k) + getattr(b, k), 4) for k in PhaseTimes.model_fields})
+
+
+def _metrics(endpoint: Any) -> dict[str, float] | None:
+    if not getattr(endpoint, "metrics_url", None):
+        return None
+    try:
+        from agent_host.serving import metrics
+        return metrics.snapshot(endpoint)
+    except Exception:
+        return None
+
+
+__all__ = ["run_episode", "episode_id", "ContextExceeded", "Usage"]
