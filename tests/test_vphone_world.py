@@ -20,7 +20,7 @@ def world() -> World:
 def sel(**kw: object) -> dict:
     bits = {"text": 0x01, "textContains": 0x02, "className": 0x10, "description": 0x40,
             "resourceId": 0x200000, "checked": 0x0800, "instance": 0x01000000, "textMatches": 0x04,
-            "clickable": 0x1000, "index": 0x800000}
+            "clickable": 0x1000, "index": 0x800000, "focused": 0x020000}
     mask = 0
     for k in kw:
         mask |= bits[k]
@@ -153,3 +153,36 @@ def test_screenshot_decodes_at_full_size(world: World) -> None:
 
     jpg = Image.open(io.BytesIO(base64.b64decode(world.rpc("takeScreenshot", [1, 80]))))
     assert jpg.size == (1080, 2400) and jpg.format == "JPEG"
+
+
+def test_dump_format_depth_compression_and_speed(world: World) -> None:
+    import time
+    import xml.etree.ElementTree as ET
+
+    world.shell("am start -n com.android.settings/.Settings")
+    full = world.dump()
+    assert full.startswith("<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>\r\n<hierarchy rotation=\"0\">\r\n")
+    root = ET.fromstring(full.encode())
+    tops = [n.get("package") for n in root]
+    assert tops == ["com.android.settings", "com.android.systemui"]
+    node = root.find(".//node[@text='Display']")
+    assert node is not None and node.get("bounds") and node.get("resource-id") == "android:id/title"
+    shallow = ET.fromstring(world.rpc("dumpWindowHierarchy", [False, 2]).encode())
+    assert max(len(list(n.iter("node"))) for n in shallow) < 5
+    small = world.rpc("dumpWindowHierarchy", [True, 50])
+    assert 'text="Display"' in small and len(small) < len(full)
+    times = []
+    for _ in range(5):
+        world.invalidate()
+        t = time.perf_counter()
+        world.dump()
+        times.append(time.perf_counter() - t)
+    assert sorted(times)[2] < 0.05
+
+
+def test_tap_focuses_the_field_that_focused_selector_finds(world: World) -> None:
+    world.shell("am start -a android.intent.action.INSERT -t vnd.android.cursor.dir/contact")
+    tap_text(world, "Last name")
+    assert world.rpc("objInfo", [sel(focused=True)])["text"] == "Last name"
+    world.rpc("setText", [sel(focused=True), "Lee"])
+    assert world.rpc("exist", [sel(text="Lee", className="android.widget.EditText")])

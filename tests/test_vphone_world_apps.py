@@ -148,7 +148,7 @@ def test_clock_time_picker_pm_and_cancel(world: World) -> None:
     tap_text(world, "Cancel")
     assert world.state.alarms == []
     world.rpc("click", [(info["left"] + info["right"]) // 2, (info["top"] + info["bottom"]) // 2])
-    assert world.rpc("exist", [sel(text="12")]) and not world.rpc("exist", [sel(text="55")])
+    assert world.rpc("exist", [sel(description="12")]) and not world.rpc("exist", [sel(description="55")])
     for t in ("6", "45", "PM", "OK"):
         tap_text(world, t)
     assert world.rpc("exist", [sel(text="6:45 PM")])

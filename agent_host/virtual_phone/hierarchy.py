@@ -128,9 +128,24 @@ def _write(out: list[str], n: Node, index: int, depth: int, max_depth: int, orde
     out.append(f"{ind}</node>")
 
 
-def to_xml(windows: list[Node], max_depth: int = 50) -> str:
+def _important(n: Node) -> bool:
+    return bool(n.text or n.desc or n.rid or n.clickable or n.long_clickable or n.scrollable or n.checkable
+                or n.focusable or not n.children)
+
+
+def compress(n: Node) -> list[Node]:
+    """setCompressedLayoutHeirarchy(true): layout-only views give way to their children."""
+    kids = [k for c in n.children for k in compress(c)]
+    if _important(n):
+        return [replace(n, children=kids)]
+    return kids
+
+
+def to_xml(windows: list[Node], max_depth: int = 50, compressed: bool = False) -> str:
     """uiautomator2 server format: KXmlSerializer with indentation, CRLF line ends."""
     out = ["<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>", '<hierarchy rotation="0">']
+    if compressed:
+        windows = [r for w in windows for r in compress(w)]
     for root in windows:
         _write(out, root, 0, 1, max_depth + 1, 0)
     out.append("</hierarchy>")

@@ -138,7 +138,7 @@ def dispatch(w: World, method: str, params: Any) -> Any:
 def _dispatch_locked(w: World, method: str, p: list[Any]) -> Any:
     if method == "dumpWindowHierarchy":
         depth = int(p[1]) if len(p) > 1 and p[1] is not None else 50
-        return w.dump(depth)
+        return w.dump(depth, compressed=bool(p[0]) if p else False)
     if method == "click":
         if p and isinstance(p[0], dict):
             n = _find(w, p[0])

@@ -312,9 +312,9 @@ class World:
         self._windows = wins
         return wins
 
-    def dump(self, max_depth: int = 50) -> str:
+    def dump(self, max_depth: int = 50, compressed: bool = False) -> str:
         with self.lock:
-            return to_xml([w.root for w in self.windows()], max_depth)
+            return to_xml([w.root for w in self.windows()], max_depth, compressed)
 
     def status_bar(self) -> Node:
         from .apps.base import FL, IMAGE_VIEW, LL, TV
