@@ -74,27 +74,30 @@ def wait_ready(ep: Endpoint, how: Readiness, *, deadline: float,
     early exit is noticed within `poll` seconds.
     """
     t0 = time.monotonic()
+    last = ""
 
     def check_alive(stage: str) -> None:
         if not still_running():
             raise NotReady(f"the server exited during startup ({stage})", stage)
         if time.monotonic() > deadline:
-            raise NotReady(f"not ready after {time.monotonic() - t0:.0f} s (waiting for {stage})", stage)
+            raise NotReady(f"not ready after {time.monotonic() - t0:.0f} s (waiting for {stage}"
+                           + (f"; last answer: {last}" if last else "") + ")", stage)
 
     if how.health:
         url = root_url(ep.base_url) + "/health"
         while True:
             check_alive("health")
             try:
-                if httpx.get(url, timeout=5).status_code == 200:
+                code = httpx.get(url, timeout=5).status_code
+                if code == 200:
                     break
-            except httpx.HTTPError:
-                pass
+                last = f"/health: HTTP {code}"
+            except httpx.HTTPError as exc:
+                last = f"/health: {type(exc).__name__}"
             time.sleep(poll)
         how.timings["health"] = time.monotonic() - t0
 
     if how.models:
-        last = ""
         while True:
             check_alive("models")
             try:
@@ -112,7 +115,7 @@ def wait_ready(ep: Endpoint, how: Readiness, *, deadline: float,
                 if exc.response.status_code in (401, 403):
                     raise NotReady(f"{last} (API key rejected)", "models") from None
             except (httpx.HTTPError, ValueError) as exc:
-                last = f"/v1/models: {exc}"
+                last = f"/v1/models: {type(exc).__name__}: {exc}"
             time.sleep(poll)
         how.timings["models"] = time.monotonic() - t0
 

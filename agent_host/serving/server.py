@@ -152,7 +152,11 @@ class ManagedServer:
                 self.port = free_port()
             self.spec = plan(self.build, port=self.port, api_key=self.api_key, seed=self.seed)
             if self.spec.argv is None:
-                self._wait(self.spec, time.monotonic())
+                try:
+                    self._wait(self.spec, time.monotonic())
+                except NotReady as exc:
+                    raise UserError(f"build {self.build.id}: {self.spec.endpoint.base_url} "
+                                    f"not ready: {exc}") from None
                 return
             try:
                 self._spawn_and_wait(self.spec)

@@ -1,0 +1,278 @@
+"""The fidelity probe: do a build's greedy completions match the reference build's?
+
+N agent-style prompts (a phone screen + a goal, asking for the next action) go to the
+reference and to every build, greedy (temperature 0, same seed). Per build: how many
+completions match the reference exactly, and the median token position of the first
+divergence among those that differ.
+
+Builds are served one at a time through the lifecycle API (`serving.server.start`); `openai`
+builds are only checked for readiness. Tokens come from the build's own `/tokenize` endpoint
+(vLLM's `{"prompt"}` or llama.cpp's `{"content"}` form), which tokenizes both the build's and
+the reference's completion, so positions are in one tokenizer. Without `/tokenize` the
+comparison falls back to whitespace-separated words and says so (`unit`).
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import httpx
+from pydantic import Field
+
+from agent_host.config.builds import Build, Strict
+from agent_host.config.loading import load_model
+from agent_host.errors import UserError
+from agent_host.serving.endpoint import Endpoint
+
+DEFAULT_PROMPTS = Path(__file__).parent / "data" / "fidelity_prompts.yaml"
+UNIT_TOKENS = "tokens"
+UNIT_WORDS = "whitespace words"
+
+
+# ------------------------------------------------------------------------------ prompts
+
+class Prompt(Strict):
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    goal: str
+    screen: str
+    history: list[str] = Field(default_factory=list)
+
+
+class PromptSet(Strict):
+    system: str
+    prompts: list[Prompt] = Field(min_length=1)
+
+
+def load_prompts(path: Path | str | None = None) -> PromptSet:
+    ps = load_model(Path(path) if path else DEFAULT_PROMPTS, PromptSet)
+    seen: set[str] = set()
+    for p in ps.prompts:
+        if p.id in seen:
+            raise UserError(f"{path or DEFAULT_PROMPTS}: prompts: id {p.id!r} appears twice")
+        seen.add(p.id)
+    return ps
+
+
+def messages(ps: PromptSet, p: Prompt) -> list[dict]:
+    done = "\n".join(f"- {h}" for h in p.history) if p.history else "(none yet)"
+    user = (f"Goal: {p.goal}\n\nActions so far:\n{done}\n\nCurrent screen:\n{p.screen}\n\n"
+            "What is the next action?")
+    return [{"role": "system", "content": ps.system}, {"role": "user", "content": user}]
+
+
+# --------------------------------------------------------------------- pure comparison
+
+def whitespace_tokens(text: str) -> list[str]:
+    """Words with their leading whitespace (so a whitespace-only change still diverges)."""
+    return re.findall(r"\s*\S+|\s+$", text)
+
+
+def first_divergence(a: list, b: list) -> int | None:
+    """Index of the first differing token; None when the sequences are equal. A sequence that
+    is a strict prefix of the other diverges at its end."""
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+@dataclass
+class PromptResult:
+    prompt: str
+    exact: bool
+    divergence: int | None           # token index of the first difference (None when exact)
+    length: int                       # completion length in `unit`
+    reference_length: int
+    finish_reason: str | None = None
+    text: str = ""
+
+
+@dataclass
+class BuildResult:
+    build: str
+    weight_path: str
+    unit: str                         # "tokens" or "whitespace words"
+    results: list[PromptResult] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def exact(self) -> int:
+        return sum(r.exact for r in self.results)
+
+    @property
+    def total(self) -> int:
+        return len(self.results)
+
+    @property
+    def median_divergence(self) -> float | None:
+        pos = [r.divergence for r in self.results if r.divergence is not None]
+        return statistics.median(pos) if pos else None
+
+    def to_json(self) -> dict:
+        return {"build": self.build, "weight_path": self.weight_path, "unit": self.unit,
+                "exact": self.exact, "total": self.total, "median_divergence": self.median_divergence,
+                "seconds": round(self.seconds, 1), "error": self.error,
+                "prompts": [asdict(r) for r in self.results]}
+
+
+def compare(build: str, weight_path: str, prompt_ids: list[str], ref_texts: list[str],
+            texts: list[str], *, ref_tokens: list[list] | None = None,
+            tokens: list[list] | None = None, finish: list[str | None] | None = None) -> BuildResult:
+    """Compare one build's completions with the reference's. Exactness is text equality;
+    positions use `tokens`/`ref_tokens` when both are given, else whitespace words."""
+    if not (len(prompt_ids) == len(ref_texts) == len(texts)):
+        raise ValueError("prompt, reference and build completions differ in number")
+    use_tokens = tokens is not None and ref_tokens is not None
+    unit = UNIT_TOKENS if use_tokens else UNIT_WORDS
+    out = BuildResult(build, weight_path, unit)
+    for i, pid in enumerate(prompt_ids):
+        a = ref_tokens[i] if use_tokens else whitespace_tokens(ref_texts[i])
+        b = tokens[i] if use_tokens else whitespace_tokens(texts[i])
+        exact = texts[i] == ref_texts[i]
+        div = None if exact else first_divergence(a, b)
+        if not exact and div is None:  # equal tokens, different text (e.g. a lossy tokenizer)
+            div = len(a)
+        out.results.append(PromptResult(pid, exact, div, len(b), len(a),
+                                        finish[i] if finish else None, texts[i]))
+    return out
+
+
+# ------------------------------------------------------------------------ server calls
+
+def _headers(ep: Endpoint) -> dict[str, str]:
+    return {"Authorization": f"Bearer {ep.api_key}"} if ep.api_key else {}
+
+
+def _root(ep: Endpoint) -> str:
+    u = ep.base_url.rstrip("/")
+    return u[:-3] if u.endswith("/v1") else u
+
+
+def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
+             timeout: float = 600.0) -> tuple[str, str | None]:
+    """One greedy chat completion: (text, finish_reason)."""
+    r = httpx.post(f"{ep.base_url.rstrip('/')}/chat/completions", headers=_headers(ep), timeout=timeout,
+                   json={"model": ep.model, "messages": msgs, "max_tokens": max_tokens,
+                         "temperature": 0.0, "top_p": 1.0, "seed": seed, "n": 1})
+    if r.status_code != 200:
+        raise UserError(f"build {ep.build_id}: chat completion failed: HTTP {r.status_code}: {r.text[:300]}")
+    choice = r.json()["choices"][0]
+    return choice["message"].get("content") or "", choice.get("finish_reason")
+
+
+def tokenizer(ep: Endpoint, *, timeout: float = 60.0) -> Callable[[str], list[int]] | None:
+    """A function text -> token ids using the server's /tokenize, or None if it has none."""
+    url = _root(ep) + "/tokenize"
+    forms = [
+        lambda t: {"model": ep.model, "prompt": t, "add_special_tokens": False},  # vLLM
+        lambda t: {"content": t, "add_special": False},                            # llama.cpp
+    ]
+    for form in forms:
+        try:
+            r = httpx.post(url, json=form("Hello world"), headers=_headers(ep), timeout=timeout)
+        except httpx.HTTPError:
+            return None
+        if r.status_code == 200 and isinstance(r.json().get("tokens"), list):
+            def tok(text: str, form=form) -> list[int]:
+                if not text:
+                    return []
+                resp = httpx.post(url, json=form(text), headers=_headers(ep), timeout=timeout)
+                resp.raise_for_status()
+                return [t if isinstance(t, int) else t.get("id") for t in resp.json()["tokens"]]
+            return tok
+        if r.status_code == 404:
+            return None
+    return None
+
+
+# ------------------------------------------------------------------------------ running
+
+@dataclass
+class Completions:
+    build: str
+    weight_path: str
+    texts: list[str]
+    finish: list[str | None]
+    seconds: float
+
+
+@dataclass
+class FidelityReport:
+    reference: str
+    prompts: list[str]
+    max_tokens: int
+    seed: int
+    builds: list[BuildResult]
+    reference_completions: list[str]
+
+    def to_json(self) -> dict:
+        return {"reference": self.reference, "prompts": self.prompts, "max_tokens": self.max_tokens,
+                "seed": self.seed, "builds": [b.to_json() for b in self.builds],
+                "reference_completions": dict(zip(self.prompts, self.reference_completions))}
+
+
+Hook = Callable[[str], None]
+
+
+def _served(build: Build, *, log_dir: Path, seed: int, startup_timeout: float | None):
+    from agent_host.serving.server import start
+
+    if not build.runnable:
+        raise UserError(f"build {build.id} is listed but not runnable: {build.notes.strip()}")
+    return start(build, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout)
+
+
+def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | None = None,
+                 max_tokens: int = 128, seed: int = 0, log_dir: Path,
+                 startup_timeout: float | None = None, hook: Hook = lambda s: None,
+                 keep_going: bool = True) -> FidelityReport:
+    """Serve the reference, then each build in turn, and compare their greedy completions.
+
+    A build that fails to start or answer gets an `error` (with `keep_going`) instead of
+    ending the whole probe; the reference failing ends it.
+    """
+    ps = prompts or load_prompts()
+    ids = [p.id for p in ps.prompts]
+    msgs = [messages(ps, p) for p in ps.prompts]
+
+    def collect(ep: Endpoint, label: str) -> tuple[list[str], list[str | None]]:
+        texts, finish = [], []
+        for i, m in enumerate(msgs):
+            hook(f"{label}: prompt {i + 1}/{len(msgs)}")
+            t, f = complete(ep, m, max_tokens=max_tokens, seed=seed)
+            texts.append(t)
+            finish.append(f)
+        return texts, finish
+
+    hook(f"starting reference {reference.id}")
+    with _served(reference, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout) as srv:
+        ref_texts, _ = collect(srv.endpoint, f"reference {reference.id}")
+    results = []
+    for b in builds:
+        t0 = time.monotonic()
+        try:
+            hook(f"starting {b.id}")
+            with _served(b, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout) as srv:
+                ep = srv.endpoint
+                texts, finish = collect(ep, b.id)
+                tok = tokenizer(ep)
+                tokens = ref_tokens = None
+                if tok is not None:
+                    hook(f"{b.id}: tokenizing")
+                    tokens = [tok(t) for t in texts]
+                    ref_tokens = [tok(t) for t in ref_texts]
+            res = compare(b.id, b.weight_path, ids, ref_texts, texts, ref_tokens=ref_tokens,
+                          tokens=tokens, finish=finish)
+        except (UserError, httpx.HTTPError) as exc:
+            if not keep_going:
+                raise
+            res = BuildResult(b.id, b.weight_path, UNIT_WORDS, error=str(exc).splitlines()[0])
+        res.seconds = time.monotonic() - t0
+        results.append(res)
+    return FidelityReport(reference.id, ids, max_tokens, seed, results, ref_texts)
