@@ -171,7 +171,7 @@ class _N:
 
     __slots__ = (
         "a", "kids", "cls", "short", "b", "vis", "text", "desc", "clickable", "long_clickable",
-        "scrollable", "checkable", "editable", "slider", "n_texts", "n_taps", "n_checkables",
+        "scrollable", "checkable", "editable", "slider", "n_texts", "n_taps",
         "list_item",
     )
 
@@ -240,40 +240,68 @@ def _to_root(xml: str | bytes) -> ET.Element:
         raise ValueError(f"not a UI hierarchy dump: {exc}") from None
 
 
-def _build(e: ET.Element, screen: Bounds, list_parent: bool) -> _N:
+_SHORT_CACHE: dict[str, str] = {}
+
+
+def _build(e: ET.Element, sw: int, sh: int, list_parent: bool) -> _N:
     a = e.attrib
+    get = a.get
     n = _N()
     n.a = a
-    cls = a.get("class", "")
+    cls = get("class", "")
     n.cls = cls
-    n.short = _short_class(cls)
-    b = _bounds(a.get("bounds"))
+    short = _SHORT_CACHE.get(cls)
+    if short is None:
+        short = _SHORT_CACHE[cls] = _short_class(cls)
+    n.short = short
     vis = None
-    if b is not None and a.get("visible-to-user") != "false":
-        l, t, r, bt = max(b[0], screen[0]), max(b[1], screen[1]), min(b[2], screen[2]), min(b[3], screen[3])
-        if r > l and bt > t:
-            vis = (l, t, r, bt)
+    bs = get("bounds")
+    if bs and get("visible-to-user") != "false":
+        try:
+            l, t, r, b = map(int, bs[1:-1].replace("][", ",").split(","))
+        except ValueError:
+            m = _BOUNDS_RE.match(bs.strip())
+            l, t, r, b = (int(m[1]), int(m[2]), int(m[3]), int(m[4])) if m else (0, 0, 0, 0)
+        if l < 0:
+            l = 0
+        if t < 0:
+            t = 0
+        if r > sw:
+            r = sw
+        if b > sh:
+            b = sh
+        if r > l and b > t:
+            vis = (l, t, r, b)
     n.b = vis
     n.vis = vis is not None
-    n.text = clean_text(a.get("text"))
-    n.desc = clean_text(a.get("content-desc"))
-    n.clickable = a.get("clickable") == _TRUE
-    n.long_clickable = a.get("long-clickable") == _TRUE
-    n.scrollable = a.get("scrollable") == _TRUE
-    n.checkable = a.get("checkable") == _TRUE
+    x = get("text")
+    n.text = clean_text(x) if x else ""
+    x = get("content-desc")
+    n.desc = clean_text(x) if x else ""
+    n.clickable = get("clickable") == _TRUE
+    n.long_clickable = get("long-clickable") == _TRUE
+    n.scrollable = get("scrollable") == _TRUE
+    n.checkable = get("checkable") == _TRUE
     n.editable = cls.endswith("EditText") or "AutoComplete" in cls
-    n.slider = any(s in n.short for s in _SLIDERS)
+    n.slider = short.endswith(("SeekBar", "RatingBar")) or "Slider" in short
     n.list_item = list_parent
-    is_list = n.short.endswith("ListView")
-    kids = [_build(c, screen, is_list) for c in e if c.tag == "node"]
-    n.kids = kids
-    # Counts over descendants (not the node itself), visible ones only.
-    nt = ntap = nchk = 0
-    for k in kids:
-        nt += k.n_texts + (1 if k.vis and (k.text or k.desc) else 0)
-        ntap += k.n_taps + (1 if k.vis and (k.clickable or k.long_clickable) else 0)
-        nchk += k.n_checkables + (1 if k.vis and k.checkable else 0)
-    n.n_texts, n.n_taps, n.n_checkables = nt, ntap, nchk
+    if len(e):
+        is_list = short.endswith("ListView")
+        kids = [_build(c, sw, sh, is_list) for c in e if c.tag == "node"]
+        nt = ntap = 0
+        for k in kids:
+            nt += k.n_texts
+            ntap += k.n_taps
+            if k.vis:
+                if k.text or k.desc:
+                    nt += 1
+                if k.clickable or k.long_clickable:
+                    ntap += 1
+        n.kids = kids
+        n.n_texts, n.n_taps = nt, ntap
+    else:
+        n.kids = ()
+        n.n_texts = n.n_taps = 0
     return n
 
 
@@ -528,8 +556,7 @@ def parse(xml: str | bytes, *, screen: tuple[int, int] | None = None) -> Screen:
         width, height, estimated = screen[0], screen[1], False
     else:
         width, height, estimated = _estimate_size(win_bounds)
-    rect = (0, 0, width, height)
-    wins = [_build(w, rect, False) for w in win_nodes]
+    wins = [_build(w, width, height, False) for w in win_nodes]
     windows = [Window(w.get("package") or "", b) for w, b in zip(win_nodes, win_bounds)]
 
     builder = _Builder(width * height)
