@@ -132,3 +132,24 @@ def test_runtime_control_through_the_shell(virtual_phone, u2_device):
 
     d.shell("vphone-fault dialog")
     assert "Battery low" in u2_device.dump_hierarchy()
+
+
+def test_timed_kill_and_dialog(virtual_phone, u2_device):
+    launches = virtual_phone.u2.launches
+    virtual_phone.set_faults("kill_u2_at=0.2s,dialog_at=0.2s")
+    time.sleep(0.6)
+    assert sorted(virtual_phone.faults.fired) == ["dialog", "kill_u2"]
+    assert not virtual_phone.u2.running
+    assert "Battery low" in u2_device.dump_hierarchy()  # after the client restarted the server
+    assert virtual_phone.u2.launches == launches + 1
+
+
+def test_drop_from_the_shell_answers_first(virtual_phone_factory):
+    phone = virtual_phone_factory()
+    d = _device(phone)
+    d.shell("vphone-fault set drop_for=2s")  # without it the adb server reconnects at once
+    assert d.shell("vphone-fault drop") == "dropping transport"
+    time.sleep(0.5)
+    with pytest.raises(adbutils.AdbError):
+        d.shell("echo gone")
+    _wait_state(phone, "device")
