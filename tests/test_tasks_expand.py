@@ -98,10 +98,11 @@ def test_shipped_instances_source_and_hash():
 
 def test_lookup_by_id_key_and_instance_id():
     assert [t.key for t in load_tasks(["dnd-on@verify"])] == ["dnd-on@verify"]
-    assert [t.key for t in load_tasks(["alarm-set"])] == ["alarm-set[0]", "alarm-set[1]"]
+    assert [t.key for t in load_tasks(["alarm-set"], variants=("base",))] == ["alarm-set[0]", "alarm-set[1]"]
+    assert [t.key for t in load_tasks(["alarm-set[1]"])] == ["alarm-set[1]", "alarm-set[1]@verify"]
     assert [t.key for t in load_tasks(["alarm-set[1]"], variants=("verify",))] == ["alarm-set[1]@verify"]
-    assert [t.key for t in load_tasks(["screen-timeout-2min", "wifi-on", "wifi-on"])] == ["screen-timeout-2min",
-                                                                                          "wifi-on"]
+    assert [t.key for t in load_tasks(["screen-timeout-2min", "wifi-on", "wifi-on"], ("base",))] == [
+        "screen-timeout-2min", "wifi-on"]
     with pytest.raises(UserError, match="'no-such-task'"):
         load_tasks(["wifi-on", "no-such-task"])
 
@@ -109,8 +110,10 @@ def test_lookup_by_id_key_and_instance_id():
 def test_files_and_directories_as_specs(tmp_path):
     write(tmp_path, "timer.yaml", PARAMS_TASK)
     write(tmp_path, "notes.txt", "not a task")
-    assert len(load_tasks([str(tmp_path)])) == 2
-    assert len(load_tasks([str(tmp_path / "timer.yaml")], variants=("base", "verify"))) == 4
+    assert len(load_tasks([str(tmp_path)], variants=("base",))) == 2
+    assert len(load_tasks([str(tmp_path / "timer.yaml")])) == 4
+    # the same file named twice, once through its directory: loaded once, no duplicate-id error
+    assert len(load_tasks([str(tmp_path), str(tmp_path / ".." / tmp_path.name / "timer.yaml")])) == 4
     with pytest.raises(UserError, match="no such file"):
         load_tasks([str(tmp_path / "missing.yaml")])
 
@@ -166,7 +169,7 @@ def test_run_steps_uses_the_phone_and_resolves_aliases():
         def home(self):
             calls.append(("home",))
 
-    [task] = load_tasks(["battery-saver-on"])
+    [task] = load_tasks(["battery-saver-on"], variants=("base",))
     slept = []
     steps = TypeAdapter(list[Step]).validate_python(
         [{"launch": "clock"}, {"setting": {"namespace": "global", "key": "k", "value": "a b"}}, {"wait": 2},

@@ -61,7 +61,8 @@ def _one_key_union(kinds: dict[str, type], what: str, bare: tuple[str, ...] = ()
             raise PydanticCustomError(f"{what}_kind", f"unknown {what} '{{k}}' (expected one of: {{e}})",
                                       {"k": v, "e": expected})
         if not isinstance(v, dict):
-            return v   # the union reports the type error
+            raise PydanticCustomError(f"{what}_shape", f"a {what} is a one-key mapping such as {{ex}}, not {{t}}",
+                                      {"ex": f"{{{next(iter(kinds))}: ...}}", "t": type(v).__name__})
         if len(v) != 1:
             got = ", ".join(map(str, v)) or "nothing"
             raise PydanticCustomError(f"{what}_shape", f"a {what} has exactly one key, one of: {{e}} (got: {{g}})",
@@ -809,15 +810,17 @@ def default_tasks_dir() -> Path:
 
 def task_files(paths: Iterable[Path | str]) -> list[Path]:
     """Files named, and the *.yaml / *.yml files in directories named (sorted)."""
-    out: list[Path] = []
+    out: dict[Path, Path] = {}   # resolved -> as named, so tasks/ and ./tasks/x.yaml do not clash
     for p in map(Path, paths):
         if p.is_dir():
-            out += sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
+            files = sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
         elif p.exists():
-            out.append(p)
+            files = [p]
         else:
             raise UserError(f"{p}: no such file or directory")
-    return list(dict.fromkeys(out))
+        for f in files:
+            out.setdefault(f.resolve(), f)
+    return list(out.values())
 
 
 class LoadReport(BaseModel):
@@ -851,11 +854,11 @@ def collect(paths: Iterable[Path | str]) -> LoadReport:
     return report
 
 
-def load_tasks(specs: Iterable[str | Path] = (), variants: Iterable[str] = ("base",)) -> list[TaskInstance]:
+def load_tasks(specs: Iterable[str | Path] = (), variants: Iterable[str] = VARIANTS) -> list[TaskInstance]:
     """Task instances for specs: files, directories, or ids / instance ids / keys (`ID@verify`)
     looked up in the default tasks/ directory. No specs: every task in tasks/."""
     specs = [str(s) for s in specs]
-    variants = tuple(variants) or ("base",)
+    variants = tuple(variants) or VARIANTS
     paths = [s for s in specs if Path(s).exists() or s.endswith((".yaml", ".yml")) or "/" in s]
     names = [s for s in specs if s not in paths]
     if not specs:
