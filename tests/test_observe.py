@@ -486,3 +486,25 @@ def test_cli_errors_and_help(tmp_path, capsys):
         main(["observe", "--help"])
     assert exc.value.code == 0
     assert "why a label is not shown" in capsys.readouterr().out
+
+
+def test_explain_says_where_a_label_went_or_why_not(capsys):
+    from agent_host.cli import main
+    from agent_host.phone.observe import explain
+
+    data = dump("07")
+    out = explain(data, "Currently connected")
+    assert len(out) == 1 and "not shown: zero area ([0,0][0,0])" in out[0]
+    (sw,) = explain(data, "android:id/switch_widget")
+    assert "merged into element [2]" in sw and 'Switch "Use wireless debugging"' in sw
+    (title,) = explain(data, "Paired devices")
+    assert title.endswith('is element [8]: [8] TextView "Paired devices"')
+    hidden = H.format(rot=0, body=node("android.widget.FrameLayout", "[0,0][1000,2000]",
+                                       node(text="Ghost", visible_to_user="false")
+                                       + node(text="Far", bounds="[0,3000][10,3100]")))
+    assert [x.split(": not shown: ")[1] for x in explain(hidden, "o") + explain(hidden, "Far")] == [
+        'visible-to-user="false"', "off the 1000x2000 screen ([0,3000][10,3100])"]
+    path = str(next(f for f in FILES if f.name.startswith("07-")))
+    assert main(["observe", path, "--why", "wireless debugging"]) == 0
+    assert "element [2]" in capsys.readouterr().out
+    assert main(["observe", path, "--why", "no such label"]) == 1

@@ -31,11 +31,13 @@ why a label is not shown:
   - a content-desc equal to the element's text is not repeated; a text of only
     invisible characters (icon-font glyphs, zero-width spaces) or "null" counts as empty;
   - texts longer than 200 characters are cut with "…" (--json shows them whole).
+  --why TEXT names, for each node holding TEXT, the element that shows it or the reason.
   --elements prints every kept element with its bounds, full resource id and flags.
 
 examples:
   agent-host observe dump.xml
   agent-host observe dump.xml --elements
+  agent-host observe dump.xml --why "Wi-Fi"
   agent-host observe dump.xml --json | jq '.elements[] | select(.checkable)'
   adb exec-out uiautomator dump /dev/tty | agent-host observe -
 """
@@ -55,6 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--elements",
         action="store_true",
         help="after the observation, a table of every element with bounds, full resource id and flags",
+    )
+    p.add_argument(
+        "--why",
+        metavar="TEXT",
+        help="explain every node whose text, content-desc or resource-id contains TEXT: which "
+        "element shows it, or why it is not shown",
     )
     p.add_argument(
         "--screen",
@@ -94,6 +102,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(_json(screen.to_dict()) + "\n")
         return 0
+    if args.why:
+        from agent_host.phone.observe import explain
+
+        lines = explain(data, args.why, screen=_screen_arg(args.screen))
+        print("\n".join(lines) if lines else f"no node's text, content-desc or resource-id contains {args.why!r}")
+        return 0 if lines else 1
     print(render(screen))
     if args.elements:
         _print_elements(screen)

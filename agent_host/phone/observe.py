@@ -335,6 +335,7 @@ class _Builder:
         self.screen_area = max(1, screen_area)
         self.window = 0
         self.package = ""
+        self.where: dict[int, int] | None = None  # id(_N) -> element index, for explain()
 
     def new(self, n: _N) -> Element:
         a = n.a
@@ -365,6 +366,8 @@ class _Builder:
             window=self.window,
             list_item=n.list_item,
         )
+        if self.where is not None:
+            self.where[id(n)] = e.index
         if rid_full:
             e.resource_ids.append(rid_full)
         if n.text:
@@ -396,14 +399,14 @@ class _Builder:
             same = n.b == owner.bounds and not n.checkable
             if (tap and same) or (n.checkable and not tap and _can_take_check(owner, n)):
                 _merge(owner, n)
+                if self.where is not None:
+                    self.where[id(n)] = owner.index
                 for k in n.kids:
                     self.walk(k, owner)
                 return
         if tap or n.scrollable or n.editable or n.checkable or n.slider:
             e = self.new(n)
             child_owner = e if self.is_row(n) else None
-            if child_owner is None and n.checkable and not n.kids:
-                child_owner = None
             for k in n.kids:
                 self.walk(k, child_owner)
             return
@@ -419,6 +422,8 @@ class _Builder:
         if n.text or n.desc:
             if owner is not None:
                 _merge(owner, n)
+                if self.where is not None:
+                    self.where[id(n)] = owner.index
             else:
                 self.new(n)
         for k in n.kids:
@@ -539,6 +544,11 @@ def _name_checkables(elements: list[Element], roots: list[_N]) -> None:
 def parse(xml: str | bytes, *, screen: tuple[int, int] | None = None) -> Screen:
     """Parse a uiautomator hierarchy dump. `screen=(width, height)` overrides the size the
     dump implies (a dump of a lone dialog does not say how big the display is)."""
+    return _parse(xml, screen, None)[0]
+
+
+def _parse(xml: str | bytes, screen: tuple[int, int] | None, where: dict[int, int] | None
+           ) -> tuple[Screen, list[_N]]:
     root = _to_root(xml)
     rotation = 0
     if root.tag == "hierarchy":
@@ -560,6 +570,7 @@ def parse(xml: str | bytes, *, screen: tuple[int, int] | None = None) -> Screen:
     windows = [Window(w.get("package") or "", b) for w, b in zip(win_nodes, win_bounds)]
 
     builder = _Builder(width * height)
+    builder.where = where
     for i, (w, win) in enumerate(zip(wins, windows)):
         builder.window = i
         builder.package = win.package
@@ -579,7 +590,54 @@ def parse(xml: str | bytes, *, screen: tuple[int, int] | None = None) -> Screen:
         windows=windows,
         main_window=main,
         size_estimated=estimated,
-    )
+    ), wins
+
+
+def explain(xml: str | bytes, needle: str, *, screen: tuple[int, int] | None = None) -> list[str]:
+    """For every node whose text, content-desc or resource-id contains `needle` (ignoring case):
+    which element shows it, or why none does. For task authors (`agent-host observe --why`)."""
+    where: dict[int, int] = {}
+    scr, wins = _parse(xml, screen, where)
+    f = needle.casefold()
+    out: list[str] = []
+
+    def visit(n: _N) -> None:
+        a = n.a
+        raw_text, raw_desc, rid = a.get("text") or "", a.get("content-desc") or "", a.get("resource-id") or ""
+        if f in raw_text.casefold() or f in raw_desc.casefold() or f in rid.casefold():
+            label = " ".join(x for x in (
+                f"{n.short}", json.dumps(raw_text, ensure_ascii=False) if raw_text else "",
+                f"desc={json.dumps(raw_desc, ensure_ascii=False)}" if raw_desc else "",
+                f"id={rid}" if rid else "", a.get("bounds") or "(no bounds)") if x)
+            idx = where.get(id(n))
+            if idx is not None:
+                e = scr.elements[idx]
+                how = "is" if e.bounds == n.b and (n.text in e.texts[:1] or not n.text) else "merged into"
+                out.append(f"{label}: {how} element [{idx}]: {render_element(e)}")
+            else:
+                out.append(f"{label}: not shown: {_why_dropped(n, scr)}")
+        for k in n.kids:
+            visit(k)
+
+    for w in wins:
+        visit(w)
+    return out
+
+
+def _why_dropped(n: _N, scr: Screen) -> str:
+    a = n.a
+    if a.get("visible-to-user") == "false":
+        return 'visible-to-user="false"'
+    b = _bounds(a.get("bounds"))
+    if b is None:
+        return "no bounds attribute"
+    if b[2] <= b[0] or b[3] <= b[1]:
+        return f"zero area ({a.get('bounds')})"
+    if not n.vis:
+        return f"off the {scr.width}x{scr.height} screen ({a.get('bounds')})"
+    if (a.get("text") or a.get("content-desc")) and not (n.text or n.desc):
+        return "its text/desc has no visible characters (or is \"null\")"
+    return "a wrapper with no text or desc of its own, no action, not checkable"
 
 
 def _main_window(windows: list[Window]) -> int:
