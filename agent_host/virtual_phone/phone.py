@@ -46,6 +46,11 @@ def _default_world(fs: VirtualFS, *, model: str, seed: int) -> Any:
     return World(fs, model=model, seed=seed)
 
 
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 outside the range adb servers probe for emulators."""
+    return _free_port()
+
+
 def _free_port() -> int:
     for _ in range(50):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

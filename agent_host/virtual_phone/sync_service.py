@@ -69,10 +69,10 @@ async def _recv(stream: Stream, fs: VirtualFS, path: str) -> None:
     try:
         data = fs.read(path)
     except FileNotFoundError:
-        await stream.write(_fail(f"open failed: No such file or directory"))
+        await stream.write(_fail("open failed: No such file or directory"))
         return
     except IsADirectoryError:
-        await stream.write(_fail(f"read failed: Is a directory"))
+        await stream.write(_fail("read failed: Is a directory"))
         return
     out = bytearray()
     for i in range(0, len(data), MAX_CHUNK):
