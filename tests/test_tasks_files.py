@@ -135,3 +135,26 @@ def test_phone_profile_errors_name_the_field(tmp_path):
                         "'dumpsys activity activities | grep mResumedActivity'\n")
     old = load_phone_profile(variants)
     assert old.command("dumpsys activity activities | grep topResumedActivity").endswith("mResumedActivity")
+
+
+def test_setup_and_goal_setup_reach_their_states_on_the_virtual_phone(instances):
+    """Base instances start with the goal false; verify instances with it true (the virtual
+    phone answers the same shell commands a real phone does)."""
+    from agent_host.virtual_phone.fs import VirtualFS
+    from agent_host.virtual_phone.world import World
+
+    checked = 0
+    for t in instances:
+        if t.check is None:
+            continue
+        world = World(VirtualFS())
+        for step in t.setup:
+            for cmd in step.commands():
+                world.shell(cmd)
+        outputs = {}
+        for cmd in t.shell_commands():
+            res = world.shell(cmd)
+            outputs[cmd] = (res.stdout.decode(), res.exit_code)
+        assert t.goal_holds(outputs) is (t.variant == "verify"), (t.key, outputs)
+        checked += 1
+    assert checked >= 30
