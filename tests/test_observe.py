@@ -508,3 +508,34 @@ def test_explain_says_where_a_label_went_or_why_not(capsys):
     assert main(["observe", path, "--why", "wireless debugging"]) == 0
     assert "element [2]" in capsys.readouterr().out
     assert main(["observe", path, "--why", "no such label"]) == 1
+
+
+def test_state_word_switch_borrows_row_title_but_a_real_label_is_kept():
+    row = node("android.view.ViewGroup", "[0,0][1000,200]",
+               node(text="Dark theme", bounds="[0,0][500,100]")
+               + node("android.widget.Switch", "[800,50][900,150]", text="Off", checkable="true"))
+    am = node("android.widget.LinearLayout", "[0,300][1000,400]",
+              node(text=":", bounds="[0,300][100,400]")
+              + node("android.widget.Button", "[200,300][300,400]", text="AM", checkable="true", clickable="true"))
+    s = screen_of(row, am)
+    assert [(e.cls, e.texts, e.label_from_row) for e in s.elements if e.checkable] == [
+        ("Switch", ["Dark theme", "Off"], True), ("Button", ["AM"], False)]
+
+
+def test_virtual_phone_internet_page_wifi_switch():
+    """The contract with the virtual phone (docs/architecture.md labels): the Wi-Fi row is one
+    element a selector can find by text or by android:id/switch_widget."""
+    world_mod = pytest.importorskip("agent_host.virtual_phone.world")
+    from agent_host.virtual_phone.fs import VirtualFS
+
+    w = world_mod.World(VirtualFS())
+    w.launch("com.android.settings")
+    for label in ("Network & internet", "Internet"):
+        e = find(parse(w.dump()).elements, text=label)
+        assert e is not None and "tap" in e.affordances, label
+        w.tap(*e.center)
+    s = parse(w.dump())
+    assert s.package == "com.android.settings" and (s.width, s.height) == (1080, 2400)
+    by_text = find(parse_rendered(render(s)), text="Wi-Fi")
+    by_id = find(parse_rendered(render(s)), resource_id="android:id/switch_widget")
+    assert by_text == by_id and by_text["cls"] == "Switch" and by_text["checked"] in (True, False)

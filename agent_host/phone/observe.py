@@ -70,6 +70,13 @@ _SLIDERS = ("SeekBar", "RatingBar", "Slider")
 _TRUE = "true"
 _DESC_SPLIT = re.compile(r"[,，;；\n]")
 _HEADER_WORDS = ("category", "header", "divider")
+# A switch whose only text is its state is named by its row's title (the state stays as a
+# second text): vivo's Switch "关闭", Samsung's "On"/"Off".
+STATE_WORDS = frozenset(
+    "on off an aus ein sí si no yes oui non ligado desligado ativado desativado activado desactivado "
+    "attivo disattivo activé désactivé включено выключено вкл выкл bật tắt açık kapalı 开启 关闭 开 关 "
+    "開啟 關閉 開 關 已开启 已关闭 オン オフ 켜짐 꺼짐".split()
+)
 _BOUNDS_RE = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 # Common display aspect ratios (long side / short side), to tell a bottom-anchored window's
 # screen height from a centered one's when the dump has no full-screen window.
@@ -498,7 +505,7 @@ def _name_checkables(elements: list[Element], roots: list[_N]) -> None:
     """Give a checkable element with no name (or a bare state word) its row's title."""
     want = {
         e.bounds: e for e in elements
-        if e.checkable and (not e.texts and not e.descs or (e.texts and len(e.texts[0]) <= 4 and not e.descs))
+        if e.checkable and not e.descs and (not e.texts or e.texts[0].casefold() in STATE_WORDS)
     }
     if not want:
         return
@@ -507,7 +514,7 @@ def _name_checkables(elements: list[Element], roots: list[_N]) -> None:
     def first_text(n: _N, skip: _N) -> str:
         if n is skip:
             return ""
-        if n.vis and n.text and not n.checkable:
+        if n.vis and n.text and not n.checkable and any(c.isalnum() for c in n.text):
             return n.text
         for k in n.kids:
             s = first_text(k, skip)
