@@ -62,7 +62,7 @@ def _run(args: argparse.Namespace) -> int:
         for col in ("id", "weight path", "server", "bits/w", "kernel", "verified", "runnable",
                     "decode tok/s", "role"):
             t.add_column(col, justify="right" if col in ("bits/w", "decode tok/s") else "left",
-                         no_wrap=col in ("id", "weight path", "verified", "runnable"))
+                         no_wrap=col in ("id", "weight path", "verified", "runnable", "role"))
         rec: dict[str, list[str]] = {}
         for prio, r in prof.recommend.items():
             rec.setdefault(r.build, []).append(f"{prio} pick")

@@ -1,12 +1,107 @@
-"""`agent-host fidelity` (placeholder: its owner replaces this module)."""
+"""`agent-host fidelity`: do the builds' greedy completions match the reference build's?"""
+
+from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+from agent_host.errors import UserError
+
+EPILOG = """\
+Sends N agent-style prompts (a phone screen and a goal, asking for the next action; 12 ship
+with agent-host, or --prompts FILE) greedily to the reference and to every build, serving one
+build at a time. Per build it reports how many completions match the reference exactly and
+the median token position of the first divergence among those that differ. Tokens come from
+the build server's /tokenize; without one (some `openai` endpoints) it compares whitespace
+words and says so in the `unit` column.
+
+Build ids are resolved as for `agent-host run`: ID, PROFILE/ID, or ID in --host-profile; an id
+several profiles define means this machine's profile (`agent-host probe`). Put the reference
+in --builds too to check that serving it is deterministic.
+
+examples:
+  agent-host fidelity --builds w4a8-amx,w4a16-tinygemm,w4a16-wna16 --reference bf16
+  agent-host fidelity --builds tiny-random --reference tiny-random --max-tokens 32
+  agent-host fidelity --builds my-endpoint --reference bf16 --prompts my-prompts.yaml --json
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("fidelity", help="(not yet available)")
+    p = sub.add_parser("fidelity", help="compare builds' greedy completions with a reference build",
+                       description=__doc__, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--builds", required=True, help="comma-separated build ids to compare")
+    p.add_argument("--reference", default="bf16", help="the reference build (default bf16)")
+    p.add_argument("--host-profile", metavar="P", help="host profile id or YAML file for the ids")
+    p.add_argument("--prompts", type=Path, help="prompts YAML (default: the 12 shipped prompts)")
+    p.add_argument("--max-tokens", type=int, default=128, help="tokens per completion (default 128)")
+    p.add_argument("--seed", type=int, default=0, help="server and request seed (default 0)")
+    p.add_argument("--startup-timeout", type=float, help="seconds per server start "
+                   "(default: each build's startup_timeout_s)")
+    p.add_argument("--out", type=Path, help="directory for fidelity.json and server logs "
+                   "(default reports/fidelity/<UTC time>)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("agent-host fidelity: not implemented yet")
+    from agent_host.config.hosts import find_build
+    from agent_host.serving.fidelity import load_prompts, run_fidelity
+
+    ids = [b.strip() for b in args.builds.split(",") if b.strip()]
+    if not ids:
+        raise UserError("--builds: name at least one build")
+    if args.max_tokens < 1:
+        raise UserError("--max-tokens must be at least 1")
+    prompts = load_prompts(args.prompts)
+    reference = find_build(args.reference, args.host_profile)
+    builds = [find_build(b, args.host_profile) for b in ids]
+    for b in [reference, *builds]:
+        if not b.runnable:
+            raise UserError(f"build {b.id} is listed but not runnable: {' '.join(b.notes.split())}")
+    out = args.out or Path("reports/fidelity") / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out.mkdir(parents=True, exist_ok=True)
+
+    from rich.console import Console
+
+    err = Console(stderr=True, highlight=False)
+    with err.status("fidelity") as status:
+        report = run_fidelity(builds, reference, prompts=prompts, max_tokens=args.max_tokens,
+                              seed=args.seed, log_dir=out / "servers", startup_timeout=args.startup_timeout,
+                              hook=lambda s: status.update(s))
+    data = report.to_json()
+    (out / "fidelity.json").write_text(json.dumps(data, indent=2, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print_report(report, out)
+    return 1 if any(b.error for b in report.builds) else 0
+
+
+def print_report(report, out: Path | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    t = Table(title=f"fidelity vs {report.reference}: {len(report.prompts)} greedy prompts, "
+                    f"up to {report.max_tokens} tokens", title_justify="left")
+    for col in ("build", "weight path", "exact match", "median first divergence", "unit", "time"):
+        t.add_column(col, justify="right" if col in ("exact match", "median first divergence", "time") else "left")
+    for b in report.builds:
+        if b.error:
+            t.add_row(b.build, b.weight_path, "-", "-", "-", f"{b.seconds:.0f} s", style="red")
+            continue
+        med = b.median_divergence
+        t.add_row(b.build, b.weight_path, f"{b.exact}/{b.total}",
+                  "-" if med is None else f"{med:g}", b.unit, f"{b.seconds:.0f} s")
+    con.print(t)
+    for b in report.builds:
+        if b.error:
+            con.print(f"[red]{b.build}: {b.error}[/red]")
+        elif b.unit != "tokens":
+            con.print(f"{b.build}: the server has no /tokenize; positions are whitespace-separated words")
+    if out is not None:
+        con.print(f"details: {out / 'fidelity.json'}")
