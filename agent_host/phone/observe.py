@@ -1,7 +1,8 @@
 """Observation: a uiautomator hierarchy dump -> UI elements -> the compact text the model reads.
 
 `parse(xml) -> Screen`, `render(screen) -> str`, `parse_rendered(text) -> list[dict]`,
-`find(elements, text=..., text_contains=..., resource_id=..., desc=...)`.
+`find(elements, text=..., text_contains=..., resource_id=..., desc=...)`, and
+`explain(xml, needle)` (which element shows a label, or why none does; `agent-host observe --why`).
 
 Rendered format (one element per line; strings are JSON string literals, so quotes, newlines
 and non-ASCII text are unambiguous):
@@ -26,9 +27,10 @@ Element line: `[index] Class` then, each only when present: texts (`"title" | "s
 a row's text children are merged into it), `desc=` (content-desc, left out when equal to a
 text), `hint=`, `id=` (short resource id, left out when generic or obfuscated), `at=x,y`
 (center, only for elements with no text, desc or id), states (`checked=on|off` on checkable
-elements, `selected`, `disabled` on actionable elements that are disabled, `focused` and
-`password` on text fields), then affordances: `tap`, `long-press`, `type` (text field),
-`scroll`, `slide` (SeekBar: swipe along it to change the value).
+elements, `selected` on actionable non-checkable ones such as tabs, `disabled` on actionable
+elements and list rows that are disabled, `focused` and `password` on text fields), then
+affordances: `tap`, `long-press`, `type` (text field), `scroll`, `slide` (SeekBar: swipe
+along it to change the value). `id=` is shown on actionable or unlabeled elements only.
 
 Rules (see the module's functions for details):
 - kept: visible (visible-to-user not false), non-zero area after clipping to the screen;
@@ -38,8 +40,14 @@ Rules (see the module's functions for details):
   container (more than 12 texts, two or more nested tap targets, or over half the screen).
 - a checkable descendant that is not itself clickable (AOSP SwitchPreference) is merged into
   its row: the row becomes `Switch "Wi-Fi" checked=on tap`. A checkable that is its own tap
-  target stays its own element; when it has no name of its own (or only a short state word
-  such as "On"), it is named by its row's title: `Switch "Back Up My Data" | "Off" ...`.
+  target stays its own element; when it has no name of its own (or only a state word such as
+  "On" or "关闭", see STATE_WORDS), it is named by its row's title:
+  `Switch "Back Up My Data" checked=off tap`, `Switch "OEM 解锁" | "关闭" checked=off tap`.
+- a text of only invisible characters (icon-font glyphs, zero-width spaces) or the literal
+  "null" counts as empty; a desc that the texts already say is not repeated; a merged text
+  already contained in the element's texts is not repeated.
+- the screen size is the full-screen window's; a dump holding only a dialog or sheet gives a
+  best guess (`Screen.size_estimated`), which `parse(xml, screen=(w, h))` overrides.
 - a clickable node with the same bounds as the tap target it sits in is folded into it.
 - indices are the document order of kept elements, so the same dump always gives the same
   indices.
