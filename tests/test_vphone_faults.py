@@ -56,7 +56,9 @@ def test_drop_after_n_requests_is_an_adbutils_error_then_the_link_comes_back(vir
 
 
 def test_drop_at_time_with_refusal_window(virtual_phone_factory):
-    phone = virtual_phone_factory(faults="drop_at=0.3s,drop_for=1.5s")
+    phone = virtual_phone_factory()
+    # Set once attached: on a loaded machine `adb connect` alone can take longer than 0.3 s.
+    phone.set_faults("drop_at=0.3s,drop_for=1.5s")
     d = _device(phone)
     assert d.shell("echo before") == "before"
     time.sleep(0.5)
