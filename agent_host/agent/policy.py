@@ -36,6 +36,7 @@ import itertools
 import json
 import re
 import secrets
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -316,6 +317,7 @@ class PolicyServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)
+        self._conns: set[Any] = set()
 
     @property
     def base_url(self) -> str:
@@ -347,10 +349,18 @@ class PolicyServer:
             self.stop()
 
     def stop(self) -> None:
+        """Stop listening and cut open keep-alive connections (as a dying server would)."""
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+            with self._lock:
+                conns, self._conns = list(self._conns), set()
+            for conn in conns:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def __enter__(self) -> PolicyServer:
         return self.start() if self._httpd is None else self
@@ -404,6 +414,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (quiet by default)
         pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.policy._lock:
+            self.policy._conns.add(self.connection)
+
+    def finish(self) -> None:
+        with self.policy._lock:
+            self.policy._conns.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
 
     def _send(self, code: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
