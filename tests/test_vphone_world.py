@@ -186,3 +186,17 @@ def test_tap_focuses_the_field_that_focused_selector_finds(world: World) -> None
     assert world.rpc("objInfo", [sel(focused=True)])["text"] == "Last name"
     world.rpc("setText", [sel(focused=True), "Lee"])
     assert world.rpc("exist", [sel(text="Lee", className="android.widget.EditText")])
+
+
+def test_enter_moves_focus_and_bad_rpc_arguments_are_rpc_errors(world: World) -> None:
+    world.shell("am start -a android.intent.action.INSERT -t vnd.android.cursor.dir/contact")
+    tap_text(world, "First name")
+    world.shell("input text Ann; input keyevent KEYCODE_ENTER; input text Lee")
+    assert world.rpc("objInfo", [sel(focused=True)])["text"] == "Lee"
+    world.rpc("pressKeyCode", [67])
+    assert world.rpc("exist", [sel(text="Le")])
+    with pytest.raises(RpcError) as e:
+        world.rpc("click", [1])
+    assert e.value.code == -32602
+    with pytest.raises(RpcError):
+        world.rpc("noSuchMethod", [])

@@ -64,10 +64,10 @@ def press_keycode(w: World, code: int) -> None:
         w.back()
     elif code == 187:
         w.home()  # no recents screen: treat like leaving the app, as the overview would
-    elif code == 67:
-        ed = getattr(w.top, "delete_char", None)
-        if ed is not None:
-            ed()
+    elif code in (67, 66):
+        handler = getattr(w.top, "delete_char" if code == 67 else "on_enter", None)
+        if handler is not None:
+            handler()
     w.invalidate()
 
 
@@ -132,7 +132,11 @@ def dispatch(w: World, method: str, params: Any) -> Any:
     if method == "waitUntilGone":
         return _wait(w, p[0], p[1] if len(p) > 1 else 0, False)
     with w.lock:
-        return _dispatch_locked(w, method, p)
+        try:
+            return _dispatch_locked(w, method, p)
+        except (IndexError, TypeError, ValueError, KeyError) as e:
+            # What the Java server answers for malformed arguments, instead of a Python traceback.
+            raise _err(-32602, f"java.lang.IllegalArgumentException: {method}: {e!r}") from e
 
 
 def _dispatch_locked(w: World, method: str, p: list[Any]) -> Any:

@@ -695,9 +695,7 @@ class Shell:
             for key in (x for x in a[1:] if not x.startswith("--")):
                 name = key.upper().removeprefix("KEYCODE_")
                 code = int(key) if key.isdigit() else KEYCODES.get(name, -1)
-                if code == 66:
-                    pass
-                elif code == 62:
+                if code == 62:
                     w.type_text(" ")
                 elif code >= 0:
                     press_keycode(w, code)

@@ -114,6 +114,11 @@ class ContactEditor(Screen):
         if self.focus is not None:
             self.values[self.focus] += text
 
+    def on_enter(self) -> None:
+        """The IME's Next action: focus moves to the following field."""
+        if self.focus is not None and self.focus != FIELDS[-1]:
+            self.focus = FIELDS[FIELDS.index(self.focus) + 1]
+
     def delete_char(self) -> None:
         if self.focus is not None:
             self.values[self.focus] = self.values[self.focus][:-1]
