@@ -69,6 +69,10 @@ def main() -> int:
                          *_median_ms(lambda: _http_request(dev, 9008, "GET", "/ping"), args.n), None))
             rows.append(("JSON-RPC round trip (deviceInfo)",
                          *_median_ms(lambda: d.jsonrpc.deviceInfo(), args.n), TARGET_RPC_MS))
+            phone.u2.continue_nudge = False
+            rows.append(("  same, without the 100 Continue nudge",
+                         *_median_ms(lambda: d.jsonrpc.deviceInfo(), max(5, args.n // 4)), None))
+            phone.u2.continue_nudge = True
             rows.append(("dump_hierarchy, home screen", *_median_ms(d.dump_hierarchy, args.n), TARGET_DUMP_MS))
             d.shell("am start -n com.android.settings/.Settings")
             size = len(d.dump_hierarchy())

@@ -79,6 +79,8 @@ class U2Server:
     after_rpc: Callable[[], None] = lambda: None
     port: int | None = None
     launches: int = 0
+    # Off only to measure what it saves (bench/vphone_rpc.py).
+    continue_nudge: bool = True
     _stop: asyncio.Event | None = None
     _http: set[Stream] = field(default_factory=set)
     _jar_md5: dict[int, str] = field(default_factory=dict)
@@ -175,7 +177,7 @@ class U2Server:
                 if sep:
                     headers[k.strip().lower()] = v.strip()
             length = int(headers.get("content-length", "0") or 0)
-            if length and stream.buffered < length:
+            if self.continue_nudge and length and stream.buffered < length:
                 # http.client sends headers and body in two writes; Nagle holds the body back
                 # until the adb server's delayed ACK (40 ms). Interim data going back carries
                 # that ACK at once, and http.client skips a 100 response as RFC 9110 requires.
