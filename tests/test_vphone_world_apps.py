@@ -196,3 +196,14 @@ def test_selectors(world: World) -> None:
     child["childOrSibling"] = ["child"]
     child["childOrSiblingSelector"] = [sel(text="Display")]
     assert world.rpc("objInfo", [child])["text"] == "Display"
+
+
+def test_alarm_row_expands_to_delete(world: World) -> None:
+    world.state.add_alarm(7, 30)
+    world.state.add_alarm(9, 0)
+    world.shell("monkey -p com.google.android.deskclock -c android.intent.category.LAUNCHER 1")
+    assert not world.rpc("exist", [sel(text="Delete")])
+    tap_text(world, "7:30 AM")
+    tap_text(world, "Delete")
+    assert not world.rpc("exist", [sel(text="7:30 AM")]) and world.rpc("exist", [sel(text="9:00 AM")])
+    assert " 09:00:00.000 = +" in sh(world, "dumpsys alarm")

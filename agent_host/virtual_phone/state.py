@@ -245,6 +245,10 @@ class DeviceState:
         self.update_next_alarm()
         return a
 
+    def delete_alarm(self, alarm_id: int) -> None:
+        self.alarms = [a for a in self.alarms if a.id != alarm_id]
+        self.update_next_alarm()
+
     def clear_alarms(self) -> None:
         self.alarms.clear()
         self.update_next_alarm()

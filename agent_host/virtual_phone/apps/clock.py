@@ -6,7 +6,8 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from ..hierarchy import SCREEN_W, Node
+from ..hierarchy import SCREEN_W, Node, clip
+from ..state import Alarm
 from .base import (
     BUTTON, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Dialog, Screen, Scroll,
     window_frame,
@@ -19,6 +20,7 @@ PKG = "com.google.android.deskclock"
 C = PKG + ":id/"
 TABS = ("Alarm", "Clock", "Timer", "Stopwatch")
 ROW_H = 330
+EXTRA_H = 300  # an expanded alarm shows its label and a Delete button
 
 
 class Clock(Screen):
@@ -29,6 +31,7 @@ class Clock(Screen):
         super().__init__()
         self.tab = "Alarm"
         self.scroll = Scroll()
+        self.expanded: int | None = None  # the alarm whose details (label, Delete) are open
 
     @property
     def title(self) -> str:
@@ -59,39 +62,59 @@ class Clock(Screen):
     def _alarms(self, w: World) -> Node:
         top, bottom = 300, 2127
         alarms = list(w.state.alarms)
-        self.scroll.content_h = len(alarms) * ROW_H + 300  # room for the FAB under the last row
+        if self.expanded not in {a.id for a in alarms}:
+            self.expanded = None
+        heights = [ROW_H + (EXTRA_H if a.id == self.expanded else 0) for a in alarms]
+        self.scroll.content_h = sum(heights) + 300  # room for the FAB under the last row
         self.scroll.viewport_h = bottom - top
         self.scroll.by(0)
         rows: list[Node] = []
         y = top - self.scroll.offset
-        for a in alarms:
-            if y + ROW_H > top and y < bottom:
-                t = y + 21
-
-                def toggle(a=a) -> None:
-                    a.enabled = not a.enabled
-                    w.state.update_next_alarm()
-
-                when = ("Tomorrow" if a.enabled else "Not scheduled")
-                rows.append(Node(FL, (42, t, 1038, t + ROW_H - 42), rid=C + "alarm_item", clickable=True,
-                                 focusable=True, on_click=lambda: None, children=[
-                                     Node(TV, (84, t + 42, 520, t + 200), text=a.label, rid=C + "digital_clock",
-                                          clickable=True, on_click=lambda: None),
-                                     Node(TV, (84, t + 200, 600, t + 260), text=when, rid=C + "upcoming_instance_label"),
-                                     Node(SWITCH, (870, t + 90, 996, t + 170), rid=C + "onoff", checkable=True,
-                                          checked=a.enabled, clickable=True, focusable=True, on_click=toggle)]))
-            y += ROW_H
+        for a, h in zip(alarms, heights):
+            if y + h > top and y < bottom:
+                rows.append(self._row(w, a, y + 21, h - 42))
+            y += h
         can = self.scroll.content_h > self.scroll.viewport_h
-        from ..hierarchy import clip
-
         lst = clip(Node(RECYCLER, (0, top, SCREEN_W, bottom), rid=C + "alarm_recycler_view", focusable=True,
-                        scrollable=can, on_scroll=self.scroll.by if can else None, children=rows), (0, top, SCREEN_W, bottom))
+                        scrollable=can, on_scroll=self.scroll.by if can else None, children=rows),
+                   (0, top, SCREEN_W, bottom))
         kids: list[Node] = [lst] if lst else []
         if not alarms:
             kids.append(Node(TV, (290, 1100, 790, 1170), text="No alarms", rid=C + "alarms_empty_view"))
         kids.append(Node(IMAGE_BUTTON, (414, 1908, 666, 2085), rid=C + "fab", desc="Add alarm", clickable=True,
                          focusable=True, on_click=lambda: self._add(w)))
         return Node(FL, (0, top, SCREEN_W, bottom), rid=C + "fragment_container", children=kids)
+
+    def _row(self, w: World, a: Alarm, t: int, h: int) -> Node:
+        def toggle() -> None:
+            a.enabled = not a.enabled
+            w.state.update_next_alarm()
+
+        def expand() -> None:
+            self.expanded = None if self.expanded == a.id else a.id
+
+        def delete() -> None:
+            w.state.delete_alarm(a.id)
+            self.expanded = None
+
+        open_ = self.expanded == a.id
+        kids = [Node(TV, (84, t + 42, 520, t + 200), text=a.label, rid=C + "digital_clock", clickable=True,
+                     on_click=expand),
+                Node(TV, (84, t + 200, 600, t + 260), text="Tomorrow" if a.enabled else "Not scheduled",
+                     rid=C + "upcoming_instance_label"),
+                Node(SWITCH, (870, t + 90, 996, t + 170), rid=C + "onoff", checkable=True, checked=a.enabled,
+                     clickable=True, focusable=True, on_click=toggle),
+                Node(IMAGE_BUTTON, (870, t + 190, 996, t + 280), rid=C + "arrow",
+                     desc="Collapse alarm" if open_ else "Expand alarm", clickable=True, focusable=True,
+                     on_click=expand)]
+        if open_:
+            y = t + ROW_H - 42
+            kids += [Node(TV, (84, y, 600, y + 100), text="Add label", rid=C + "edit_label", clickable=True,
+                          focusable=True, on_click=lambda: None),
+                     Node(BUTTON, (84, y + 130, 400, y + 230), text="Delete", rid=C + "delete", clickable=True,
+                          focusable=True, on_click=delete)]
+        return Node(FL, (42, t, 1038, t + h), rid=C + "alarm_item", clickable=True, focusable=True,
+                    on_click=expand, children=kids)
 
     def _clock(self, w: World) -> Node:
         t = time.gmtime()
