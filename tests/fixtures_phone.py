@@ -44,6 +44,12 @@ SESSION_ADB_PORT = _pick_port()
 os.environ["ANDROID_ADB_SERVER_PORT"] = str(SESSION_ADB_PORT)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Also when no fixture started it: adbutils starts a server by itself on first use, and a
+    # daemon left holding the session's output pipe makes CI wait until its time limit.
+    adb_server.kill_server(SESSION_ADB_PORT)
+
+
 @pytest.fixture(scope="session")
 def adb_server_port() -> Iterator[int]:
     os.environ["ANDROID_ADB_SERVER_PORT"] = str(SESSION_ADB_PORT)
