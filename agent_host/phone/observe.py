@@ -481,6 +481,9 @@ def _merge(owner: Element, n: _N) -> None:
 def _finish(e: Element) -> None:
     texts = e.texts
     e.text = texts[0] if texts else ""
+    if not texts or not (e.descs or e.hint):
+        e.desc = e.descs[0] if e.descs else ""
+        return
     keys = [_alnum(t) for t in texts]
     if len(keys) > 1:
         keys.append("".join(keys))
@@ -490,8 +493,11 @@ def _finish(e: Element) -> None:
         e.hint = ""
 
 
+_NON_ALNUM = re.compile(r"[\W_]+")
+
+
 def _alnum(s: str) -> str:
-    return "".join(c for c in s.casefold() if c.isalnum())
+    return _NON_ALNUM.sub("", s.casefold())
 
 
 def _desc_covered(desc: str, keys: list[str]) -> bool:
