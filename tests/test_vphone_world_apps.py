@@ -207,3 +207,22 @@ def test_alarm_row_expands_to_delete(world: World) -> None:
     tap_text(world, "Delete")
     assert not world.rpc("exist", [sel(text="7:30 AM")]) and world.rpc("exist", [sel(text="9:00 AM")])
     assert " 09:00:00.000 = +" in sh(world, "dumpsys alarm")
+
+
+def test_quick_settings_shade_tiles_share_the_state(world: World) -> None:
+    world.shell("am start -n com.android.settings/.Settings")
+    world.rpc("swipe", [540, 40, 540, 1400, 20])  # pull down from the status bar
+    xml = world.dump()
+    assert 'text="Bluetooth, Off"' in xml and "com.android.settings" not in xml
+    tap_text(world, "Bluetooth, Off")
+    assert sh(world, "settings get global bluetooth_on") == "1\n"
+    tap_text(world, "Internet, Off")
+    tap_text(world, "Wi-Fi")
+    assert sh(world, "settings get global wifi_on") == "1\n"
+    tap_text(world, "Done")
+    assert world.rpc("exist", [sel(text="Internet, AndroidWifi")])
+    world.shell("cmd uimode night yes")
+    assert world.rpc("objInfo", [sel(text="Dark theme, On")])["checked"] is True
+    world.rpc("pressKey", ["back"])
+    assert world.rpc("exist", [sel(text="Network & internet")])
+    assert "enabled: true" in sh(world, "dumpsys bluetooth_manager")

@@ -56,6 +56,7 @@ class Node:
 class Window:
     root: Node
     modal: bool = False  # a dialog: touches outside it do not reach the windows below
+    kind: str = "app"  # "app" (takes touches), "dialog", or "status" (the status bar: none)
     on_outside: Callable[[], None] | None = None  # cancelable dialogs close on an outside tap
 
 

@@ -212,8 +212,11 @@ def _dispatch_locked(w: World, method: str, p: list[Any]) -> Any:
         return None
     if method in SCROLLS:
         return _scroll(w, method, p)
-    if method in ("wakeUp", "sleep", "freezeRotation", "setOrientation", "openNotification",
-                  "openQuickSettings", "clearLastToast", "clearLastTraversedText", "makeToast"):
+    if method in ("openNotification", "openQuickSettings"):
+        w.open_shade()
+        return True
+    if method in ("wakeUp", "sleep", "freezeRotation", "setOrientation", "clearLastToast",
+                  "clearLastTraversedText", "makeToast"):
         return True
     if method in ("getLastToast", "getLastTraversedText"):
         return None

@@ -52,7 +52,9 @@ def _wrapped(d: ImageDraw.ImageDraw, text: str, box: tuple[int, int, int, int], 
 def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted: tuple[int, int, int]) -> None:
     l, t, r, b = n.bounds
     cls = n.cls.rsplit(".", 1)[-1]
-    if cls == "Switch":
+    if cls == "Switch" and b - t > 150:  # a Quick Settings tile
+        d.rounded_rectangle((l + 8, t + 8, r - 8, b - 8), radius=60, fill=ACCENT if n.checked else (70, 72, 78))
+    elif cls == "Switch":
         cy = (t + b) // 2
         box = (r - 110, cy - 30, r - 10, cy + 30)
         d.rounded_rectangle(box, radius=30, fill=ACCENT if n.checked else (200, 200, 200))
@@ -85,7 +87,8 @@ def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted:
         d.rounded_rectangle((l, t, r, b), radius=(b - t) // 2, fill=(228, 232, 244))
     elif n.rid.endswith("collapsing_toolbar") and n.desc:
         d.text((63, 420), n.desc, fill=fg, font=_font(84))
-    if n.text and cls not in ("SeekBar",):
+    is_tile = cls == "Switch" and b - t > 150
+    if n.text and cls != "SeekBar" and not is_tile:
         size = max(18, min(48, int((b - t) * 0.6)))
         color = fg if n.enabled else muted
         if cls == "EditText" and n.text == n.hint:
@@ -120,6 +123,10 @@ def render(w: World, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) ->
             img.paste(overlay, (0, 0), overlay)
             d = ImageDraw.Draw(img)
             d.rounded_rectangle(win.root.bounds, radius=56, fill=(45, 46, 50) if dark else (240, 242, 250))
+        if win.kind == "app" and win.root.pkg == "com.android.systemui":  # the Quick Settings shade
+            d.rectangle((0, 0, SCREEN_W, SCREEN_H), fill=(27, 28, 31))
+            _draw_node(d, win.root, (232, 234, 237), muted)
+            continue
         if win.root.pkg == "com.google.android.apps.nexuslauncher":
             d.rectangle((0, 0, SCREEN_W, SCREEN_H), fill=(60, 90, 140))
             for n in win.root.walk():

@@ -99,6 +99,8 @@ class World:
         self.tasks: dict[str, Task] = {}
         self.fg: str = LAUNCHER_PKG
         self.system_dialog: Dialog | None = None
+        self.shade_open = False  # Quick Settings pulled down over everything
+        self.internet_dialog = False  # the Internet tile's panel, over the shade
         self.next_task_id = 42
         self.boot_time = time.time() - 3600
         self.focused_text: object | None = None  # the EditText owner that has input focus
@@ -189,6 +191,7 @@ class World:
             return True
         if app is None:
             return False
+        self.shade_open = self.internet_dialog = False
         if fresh or pkg not in self.tasks:
             self.tasks.pop(pkg, None)
             self.tasks[pkg] = Task(self.next_task_id, pkg, [app.root()])
@@ -221,12 +224,19 @@ class World:
         self.invalidate()
 
     def home(self) -> None:
+        self.shade_open = self.internet_dialog = False
         self.fg = LAUNCHER_PKG
         self.focused_text = None
         self.invalidate()
 
     def back(self) -> None:
         self.invalidate()
+        if self.internet_dialog:
+            self.internet_dialog = False
+            return
+        if self.shade_open:
+            self.shade_open = False
+            return
         if self.system_dialog is not None:
             self.system_dialog = None
             return
@@ -263,6 +273,23 @@ class World:
             self.fg = LAUNCHER_PKG
         self.invalidate()
 
+    def open_shade(self) -> None:
+        self.shade_open = True
+        self.invalidate()
+
+    def close_shade(self) -> None:
+        self.shade_open = False
+        self.internet_dialog = False
+        self.invalidate()
+
+    def show_internet_dialog(self) -> None:
+        self.internet_dialog = True
+        self.invalidate()
+
+    def close_internet_dialog(self) -> None:
+        self.internet_dialog = False
+        self.invalidate()
+
     def show_dialog(self, dialog: Dialog) -> None:
         self.top.dialog = dialog
         self.invalidate()
@@ -295,6 +322,18 @@ class World:
         """App window, its dialog, a system dialog, then the status bar (as u2 dumps them)."""
         if self._windows is not None:
             return self._windows
+        if self.shade_open:
+            from .apps.systemui import internet_dialog, shade
+
+            root = shade(self)
+            set_package(root, "com.android.systemui")
+            wins = [Window(root)]
+            if self.internet_dialog:
+                dlg = internet_dialog(self)
+                set_package(dlg, "com.android.systemui")
+                wins.append(Window(dlg, modal=True, on_outside=self.close_internet_dialog, kind="dialog"))
+            self._windows = wins
+            return wins
         top = self.top
         app = top.build(self)
         set_package(app, top.pkg)
@@ -303,12 +342,12 @@ class World:
             d = top.dialog
             root = d.build(self)
             set_package(root, d.pkg)
-            wins.append(Window(root, modal=True, on_outside=self.back if d.cancelable else None))
+            wins.append(Window(root, modal=True, on_outside=self.back if d.cancelable else None, kind="dialog"))
         if self.system_dialog is not None:
             root = self.system_dialog.build(self)
             set_package(root, self.system_dialog.pkg)
-            wins.append(Window(root, modal=True, on_outside=None))
-        wins.append(Window(self.status_bar()))
+            wins.append(Window(root, modal=True, on_outside=None, kind="dialog"))
+        wins.append(Window(self.status_bar(), kind="status"))
         self._windows = wins
         return wins
 
@@ -357,14 +396,14 @@ class World:
     def _target_window(self, x: int, y: int) -> Window | None:
         """The window a touch at (x, y) goes to; None when a modal dialog swallows it."""
         wins = self.windows()
-        for w in reversed(wins[1:-1]):  # dialogs, topmost first
+        for w in reversed([w for w in wins if w.kind == "dialog"]):  # topmost first
             if contains(w.root.bounds, x, y):
                 return w
             if w.modal:
                 if w.on_outside is not None:
                     w.on_outside()
                 return None
-        if y < STATUS_H:
+        if y < STATUS_H and not self.shade_open:
             return None
         return wins[0]
 
@@ -398,6 +437,12 @@ class World:
             if fx <= 20 or fx >= SCREEN_W - 20:
                 if abs(tx - fx) > 200:
                     self.back()  # gesture navigation: swipe in from a side edge
+                return
+            if fy < STATUS_H + 60 and ty - fy > 300 and not self.shade_open:
+                self.open_shade()  # pulled down from the status bar
+                return
+            if self.shade_open and fy - ty > 300 and not self.internet_dialog:
+                self.close_shade()
                 return
             wins = self.windows()
             win = self._target_window(fx, fy)
