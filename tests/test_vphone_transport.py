@@ -90,6 +90,14 @@ def test_sync_push_stat_list_pull(virtual_phone, tmp_path: Path):
         d.sync.read_bytes("/sdcard/missing")
 
 
+def test_adb_cli_lists_the_phone_with_its_banner(virtual_phone):
+    out = subprocess.run(adb_server.adb_command(virtual_phone.adb_port, "devices", "-l"),
+                         capture_output=True, text=True, timeout=30).stdout
+    line = next(x for x in out.splitlines() if x.startswith(virtual_phone.serial))
+    assert line.split()[1] == "device"
+    assert "product:vphone" in line and "model:VirtualPhone" in line and "device:vphone" in line
+
+
 def test_adb_cli_shell_push_pull(virtual_phone, tmp_path: Path):
     r = _adb(virtual_phone, "shell", "echo", "from-cli")
     assert (r.returncode, r.stdout) == (0, b"from-cli\n")
