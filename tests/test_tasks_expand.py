@@ -186,3 +186,20 @@ def test_run_steps_uses_the_phone_and_resolves_aliases():
     assert slept == [2.0]
     with pytest.raises(UserError, match="unknown app alias 'settings'"):
         run_steps(task.setup, FakePhone(), {"clock": "x.y"})
+
+
+def test_solution_items_are_checked(tmp_path):
+    text = PARAMS_TASK.replace('  - tap: {text: "{label}"}\n',
+                               '  - swipe: {direction: up, text: a, desc: b}\n  - tap: {text: a, desc: b}\n'
+                               '  - type_text: {text: "x"}\n  - say: hello\n')
+    path = write(tmp_path, "t.yaml", text)
+    with pytest.raises(ConfigError) as exc:
+        load_task_file(path)
+    lines = [line.split(": ", 1)[1] for line in str(exc.value).splitlines()]
+    assert lines == [
+        "solution[0].swipe: give at most one of index, text, text_contains, resource_id, desc",
+        "solution[1].tap: give exactly one of index, text, text_contains, resource_id, desc",
+        "solution[2].type_text: give exactly one of index, text_contains, resource_id, desc",
+        "solution[3]: unknown action 'say' (expected one of: tap, long_press, type_text, swipe, press_back, "
+        "press_home, open_app, wait, task_complete, task_infeasible)",
+    ]

@@ -472,6 +472,12 @@ class TypeTextArgs(Strict):
 class SwipeArgs(_Selector):
     direction: Literal["up", "down", "left", "right"]
 
+    @model_validator(mode="after")
+    def _at_most_one(self):
+        if len(self.model_dump(exclude_none=True)) > 2:
+            raise _fail("give at most one of index, text, text_contains, resource_id, desc")
+        return self
+
 
 class OpenAppArgs(Strict):
     name: str = Field(min_length=1)
