@@ -153,7 +153,8 @@ def test_policy_and_llama_plans(tmp_path):
     script.write_text("- press_home: {}\n")
     spec = launch.plan(Build(id="pol", weight_path="script", server="policy", script=str(script)),
                        port=4321, api_key="k", seed=0)
-    assert spec.argv[1:] == ["-m", "agent_host", "policy", "serve", "--script", str(script), "--port", "4321"]
+    assert spec.argv[1:] == ["-m", "agent_host", "policy", "serve", "--script", str(script), "--port", "4321",
+                             "--host", "127.0.0.1", "--api-key", "k", "--model", "pol"]
     assert not spec.readiness.health and not spec.readiness.warmup and spec.readiness.adopt_model
     llama = Build(id="q", weight_path="q4_k_m", server="llama.cpp", model=str(script))
     if not launch.shutil.which("llama-server") and launch.importlib.util.find_spec("llama_cpp") is None:
@@ -275,6 +276,35 @@ def test_early_exit_raises_with_the_log_tail(tmp_path):
     assert not list(procs.pidfile_dir().glob("*.json"))
     log = (tmp_path / "logs" / "broken.server.log").read_text()
     assert "starting build broken" in log and "server exited with code" in log
+
+
+def test_policy_server_lifecycle_and_restart(tmp_path):
+    """A real (cheap) managed server: start, answer, restart on the same port and key, stop."""
+    from openai import OpenAI
+
+    from agent_host.serving.server import start
+
+    script = tmp_path / "p.yaml"
+    script.write_text("- press_home: {}\n- task_complete: {reason: done}\n")
+    build = Build(id="pol", weight_path="script", server="policy", script=str(script))
+    with start(build, log_dir=tmp_path / "logs", startup_timeout=60) as server:
+        ep = server.endpoint
+        assert server.alive() and ep.model == "pol" and os.getpgid(server.pid) == server.pid
+        assert len(list(procs.pidfile_dir().glob("*.json"))) == 1
+        client = OpenAI(base_url=ep.base_url, api_key=ep.api_key, max_retries=0)
+        assert [m.id for m in client.models.list().data] == ["pol"]
+        first = server.pid
+        ep2 = server.restart()
+        assert server.pid != first and not procs.group_members(first)
+        assert ep2 == ep                                  # same port and key while free
+        assert [m.id for m in client.models.list().data] == ["pol"]
+        pid = server.pid
+    assert not server.alive() and not procs.group_members(pid)
+    assert not list(procs.pidfile_dir().glob("*.json"))
+    with pytest.raises(UserError, match="not running"):
+        server.endpoint
+    log = server.log_path.read_text()
+    assert log.count("starting build pol") == 2 and log.count("stopped after") == 2
 
 
 def test_startup_timeout(tmp_path):

@@ -176,7 +176,8 @@ def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSp
         if not build.script:
             raise UserError(f"build {build.id}: `script` is required for server policy")
         argv = [sys.executable, "-m", "agent_host", "policy", "serve", "--script",
-                str(Path(build.script).expanduser()), "--port", str(port)] + list(build.args)
+                str(Path(build.script).expanduser()), "--port", str(port), "--host", HOST,
+                "--api-key", api_key, "--model", build.id] + list(build.args)
         env = {**os.environ, **build.env, "PYTHONUNBUFFERED": "1"}
         return LaunchSpec(
             argv=argv, env=env, env_set=dict(build.env),

@@ -43,7 +43,9 @@ def free_port() -> int:
 
 
 def port_free(port: int) -> bool:
+    """True if a server could listen on `port` (servers set SO_REUSEADDR: TIME_WAIT is fine)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((HOST, port))
         except OSError:
