@@ -203,3 +203,15 @@ def test_solution_items_are_checked(tmp_path):
         "solution[3]: unknown action 'say' (expected one of: tap, long_press, type_text, swipe, press_back, "
         "press_home, open_app, wait, task_complete, task_infeasible)",
     ]
+
+
+def test_unknown_app_aliases_are_reported(tmp_path):
+    text = PARAMS_TASK.replace("app: settings", "app: setings").replace("  - home\n", "  - home\n  - launch: clok\n")
+    text = text.replace("solution:\n", "solution:\n  - open_app: {name: com.example.app}\n")
+    path = write(tmp_path, "t.yaml", text)
+    with pytest.raises(ConfigError) as exc:
+        load_task_file(path)
+    lines = str(exc.value).splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"{path}:4: app: unknown app alias 'setings' (known: ")
+    assert lines[1].startswith(f"{path}:12: setup[2].launch: unknown app alias 'clok'")

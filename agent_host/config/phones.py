@@ -74,13 +74,14 @@ def resolve_app(alias_or_package: str, apps: dict[str, str] | None = None, *, wh
                     f"(known: {known}; or give a package name)")
 
 
-def _phones_dir() -> Path:
+def phones_dir() -> Path:
+    """./device_profiles/phones if there is one, else the repository's."""
     local = Path.cwd() / PHONES_DIR
     return local if local.is_dir() else REPO_ROOT / PHONES_DIR
 
 
 def list_phone_profiles() -> list[str]:
-    return sorted(p.stem for p in _phones_dir().glob("*.yaml"))
+    return sorted(p.stem for p in phones_dir().glob("*.yaml"))
 
 
 def load_phone_profile(name_or_path: str | Path | None = "virtual") -> PhoneProfile:
@@ -88,7 +89,7 @@ def load_phone_profile(name_or_path: str | Path | None = "virtual") -> PhoneProf
     name = str(name_or_path or "virtual")
     path = Path(name)
     if not (path.suffix in (".yaml", ".yml") or path.exists()):
-        path = _phones_dir() / f"{name}.yaml"
+        path = phones_dir() / f"{name}.yaml"
         if not path.exists():
             raise ConfigError(f"unknown phone profile {name!r} (known: {', '.join(list_phone_profiles())})")
     return load_model(path, PhoneProfile)

@@ -580,6 +580,21 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
             errs.append((("check",), "Field required (only an infeasible task has no check)"))
         if task.verify and not task.goal_setup:
             errs.append((("goal_setup",), "Field required for the verify variant (or set verify: false)"))
+    aliases = known_app_aliases()
+    named = [(("app",), task.app)]
+    for field in ("setup", "goal_setup", "teardown"):
+        for i, step in enumerate(getattr(task, field)):
+            if isinstance(step, LaunchStep):
+                named.append(((field, i, "launch"), step.launch))
+            elif isinstance(step, ForceStopStep):
+                named.append(((field, i, "force_stop"), step.force_stop))
+    for i, action in enumerate(task.solution):
+        if action_tool(action) == "open_app":
+            named.append((("solution", i, "open_app", "name"), action.open_app.name))  # type: ignore[attr-defined]
+    for loc, name in named:
+        if "." not in name and "{" not in name and name not in aliases:
+            errs.append((loc, f"unknown app alias {name!r} (known: {', '.join(sorted(aliases))}; "
+                              "or give a package name)"))
     if task.solution:
         last = action_tool(task.solution[-1])
         want = "task_infeasible" if task.infeasible else "task_complete"
@@ -609,6 +624,27 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
     elif task.instance_id is not None:
         errs.append((("instance_id",), "instance_id needs params"))
     return errs
+
+
+_ALIASES: dict[tuple, frozenset[str]] = {}
+
+
+def known_app_aliases() -> frozenset[str]:
+    """App aliases any phone profile in device_profiles/phones defines (and the defaults)."""
+    from agent_host.config.phones import DEFAULT_APPS, load_phone_profile, phones_dir
+
+    files = sorted(phones_dir().glob("*.yaml"))
+    key = tuple((str(f), f.stat().st_mtime_ns) for f in files)
+    if key not in _ALIASES:
+        out = set(DEFAULT_APPS)
+        for f in files:
+            try:
+                out |= set(load_phone_profile(f).apps)
+            except UserError:
+                pass   # a broken profile is reported where it is used
+        _ALIASES.clear()
+        _ALIASES[key] = frozenset(out)
+    return _ALIASES[key]
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
