@@ -186,11 +186,17 @@ def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str])
 # -- acting -----------------------------------------------------------------------------------------
 
 
-def swipe_points(direction: str, bounds: tuple[int, int, int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Finger start and end for a swipe inside `bounds` (l, t, r, b)."""
+def swipe_points(direction: str, bounds: tuple[int, int, int, int], *,
+                 slider: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Finger start and end for a swipe inside `bounds` (l, t, r, b): across the middle half
+    for a list or the screen (a scroll, not a fling); from the middle to the end of the track
+    for a slider (a drag to its end, as a person sets a slider to its maximum or minimum)."""
     l, t, r, b = bounds
     cx, cy = (l + r) // 2, (t + b) // 2
     w, h = r - l, b - t
+    if slider:
+        ends = {"up": (cx, t + 1), "down": (cx, b - 2), "left": (l + 1, cy), "right": (r - 2, cy)}
+        return (cx, cy), ends[direction]
     if direction == "up":
         return (cx, t + int(h * 0.75)), (cx, t + int(h * 0.25))
     if direction == "down":
@@ -220,7 +226,7 @@ def act(phone: Any, parsed: Parsed, screen: Any, profile: Any) -> Action:
                 action.error = f"element {el.index} did not take text input (no focused text field)"
     elif name == "swipe":
         bounds = el.bounds if el is not None else _screen_bounds(screen)
-        start, end = swipe_points(args["direction"], bounds)
+        start, end = swipe_points(args["direction"], bounds, slider=bool(el is not None and el.slider))
         action.point, action.to = start, end
         phone.swipe(start[0], start[1], end[0], end[1], 0.3)
     elif name == "press_back":

@@ -1,12 +1,133 @@
-"""`agent-host episode` (placeholder: its owner replaces this module)."""
+"""`agent-host episode`: run one task on one phone against one OpenAI-compatible endpoint."""
+
+from __future__ import annotations
 
 import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from agent_host.errors import UserError
+
+EPILOG = """\
+The outcome is one of: success, premature, undone, unrecognised, infeasible_claimed, nav_fail,
+error (see DESIGN.md). The episode folder holds steps.jsonl, step-NNN.png and episode.json.
+
+examples:
+  agent-host phone start                                   # prints serial: 127.0.0.1:P
+  agent-host policy serve --script wifi.yaml --port 8009
+  agent-host episode --task wifi-on --phone 127.0.0.1:P --base-url http://127.0.0.1:8009/v1 --model policy
+  agent-host episode --task wifi-on --variant verify --phone 127.0.0.1:P \\
+      --base-url http://127.0.0.1:8000/v1 --model Qwen2.5-1.5B-Instruct --json
+  agent-host episode --task tasks/contact-add.yaml --phone SERIAL --base-url URL --model NAME --out runs/ep1
+"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("episode", help="(not yet available)")
+    p = sub.add_parser("episode", help="run one task on a phone against an OpenAI-compatible endpoint",
+                       description="Run one episode (setup, the model's steps, teardown), judge it "
+                                   "after every step, and print its outcome.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task", required=True, metavar="ID_OR_FILE",
+                   help="a task id or instance id from tasks/ (wifi-on, alarm-set[0], wifi-on@verify), or a task file")
+    p.add_argument("--variant", choices=("base", "verify"), default=None,
+                   help="base (default) or verify: the goal already holds, the agent must recognise it")
+    p.add_argument("--phone", required=True, metavar="SERIAL", help="adb serial, e.g. 127.0.0.1:5601")
+    p.add_argument("--base-url", required=True, help="OpenAI-compatible base URL, ending in /v1")
+    p.add_argument("--model", required=True, help="the served model name")
+    p.add_argument("--api-key", default="none", help="bearer token (default: none)")
+    p.add_argument("--profile", default="virtual",
+                   help="phone profile: a name in device_profiles/phones or a file (default virtual)")
+    p.add_argument("--out", default=None, metavar="DIR", help="episode folder (default: a new temporary folder)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", type=int, default=0, help="repeat index recorded in the episode id")
+    p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
+    p.add_argument("--max-tokens", type=int, default=None, help="max tokens per reply (default 256)")
+    p.add_argument("--build", default="", help="build id recorded in the episode (default: the model name)")
+    p.add_argument("--no-screenshots", action="store_true", help="do not save step screenshots")
+    p.add_argument("--json", action="store_true", help="print one JSON object (the episode record)")
+    p.add_argument("--quiet", action="store_true", help="no per-step lines on stderr")
     p.set_defaults(func=_run)
 
 
+def resolve_task(spec: str, variant: str | None):
+    """A TaskInstance for an id / instance id / key, or a file (its only instance, or the first)."""
+    from agent_host.config.tasks import load_tasks
+
+    key_variant = "verify" if spec.endswith("@verify") else None
+    if key_variant and variant == "base":
+        raise UserError(f"--task {spec} names the verify variant; drop --variant base")
+    want = variant or key_variant or "base"
+    tasks = load_tasks([spec], [want])
+    tasks = [t for t in tasks if t.variant == want]
+    if not tasks:
+        raise UserError(f"task {spec!r} has no {want} variant")
+    if len(tasks) > 1:
+        names = ", ".join(t.key for t in tasks)
+        if Path(spec).exists():
+            raise UserError(f"{spec} holds several task instances ({names}); give one of their ids")
+        raise UserError(f"task {spec!r} has several instances ({names}); give one of them")
+    return tasks[0]
+
+
 def _run(args: argparse.Namespace) -> int:
-    raise SystemExit("agent-host episode: not implemented yet")
+    from agent_host.agent.episode import run_episode
+    from agent_host.config.builds import Sampling
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.phone.device import Phone, PhoneError
+    from agent_host.serving.endpoint import Endpoint
+
+    task = resolve_task(args.task, args.variant)
+    profile = load_phone_profile(args.profile)
+    base_url = args.base_url.rstrip("/")
+    if not base_url.endswith("/v1"):
+        base_url += "/v1"
+    endpoint = Endpoint(base_url, args.api_key, args.model, args.build or args.model)
+    sampling = Sampling(**{k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
+                           if v is not None})
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix=f"agent-host-{task.id}-"))
+    try:
+        phone = Phone.connect(args.phone)
+    except PhoneError as exc:
+        raise UserError(f"phone {args.phone}: {exc} (is it listed by `adb devices`?)") from None
+
+    def show(step) -> None:
+        if args.quiet:
+            return
+        a = step.action
+        what = "(setup)" if step.step == 0 else (
+            f"{a.name}({', '.join(f'{k}={v!r}' for k, v in a.args.items())})" if a else "no valid tool call")
+        if a is not None and a.error:
+            what += f"  error: {a.error}"
+        print(f"step {step.step:>3}  goal={'yes' if step.goal else 'no ':<3}  {what}", file=sys.stderr, flush=True)
+
+    rec = run_episode(task, phone, endpoint, out_dir=out, profile=profile, seed=args.seed,
+                      sampling=sampling, build_id=args.build or args.model, repeat=args.repeat,
+                      on_step=show, screenshots=not args.no_screenshots)
+    if args.json:
+        print(json.dumps({**rec.model_dump(mode="json"), "episode_dir": str(out)}, ensure_ascii=False))
+    else:
+        print(summary(rec, out))
+    return 0
+
+
+def summary(rec, out: Path) -> str:
+    def step(v):
+        return "-" if v is None else str(v)
+
+    lines = [
+        f"{rec.task} ({rec.variant}) on {rec.phone} with {rec.model}: {rec.outcome.upper()}",
+        f"  goal after setup: {'yes' if rec.goal_initial else 'no'};  first held at step {step(rec.goal_first_step)};"
+        f"  lost at step {step(rec.goal_lost_step)};  at the end: {'yes' if rec.goal_final else 'no'}",
+        f"  task_complete at step {step(rec.complete_step)};  task_infeasible at step {step(rec.infeasible_step)};"
+        f"  steps {rec.steps}/{rec.max_steps} ({rec.wasted_steps} wasted)",
+        f"  time {rec.wall_s:.1f} s (model {rec.times.model:.1f} s);  tokens {rec.usage.prompt_tokens} prompt"
+        f" ({rec.usage.cached_tokens or 0} cached), {rec.usage.completion_tokens} completion",
+    ]
+    if rec.reason:
+        lines.append(f"  reason: {rec.reason}")
+    if rec.error:
+        lines.append(f"  error: {rec.error}")
+    lines.append(f"  episode folder: {out}")
+    return "\n".join(lines)

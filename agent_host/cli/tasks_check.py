@@ -1,0 +1,148 @@
+"""`agent-host tasks check-solutions`: every task's reference solution must end in `success`.
+
+Called by agent_host.cli.tasks (`run(args)`; args.phone: a serial or None). Each task instance
+with a `solution:` runs as an episode against an in-process policy server playing it:
+- base variant: the solution; it must end in `success` (`infeasible_claimed` on an infeasible
+  task);
+- verify variant: the goal already holds, so the reference policy is to recognise it: the
+  one-step script `task_complete`; it must end in `success`. This checks that goal_setup makes
+  the goal true and that the check sees it.
+Without --phone a virtual phone is started for the check and stopped afterwards.
+Exit code 1 unless every episode ends as expected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agent_host.errors import UserError
+
+VERIFY_SCRIPT = [{"task_complete": {"reason": "the goal already holds"}}]
+
+
+def expected_outcome(task: Any) -> str:
+    return "infeasible_claimed" if task.infeasible else "success"
+
+
+def select_tasks(specs: list[str] | None) -> list[Any]:
+    from agent_host.config.tasks import load_tasks
+    tasks = load_tasks(specs or [], ("base", "verify"))
+    return [t for t in tasks if t.solution or t.variant == "verify"]
+
+
+def _failure_detail(rec: Any, out: Path) -> str:
+    if rec.error:
+        return rec.error
+    detail = []
+    try:
+        lines = (out / "steps.jsonl").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        step = json.loads(line)
+        raw = step.get("raw_output") or {}
+        for reply in [*(raw.get("retried") or []), raw]:
+            content = reply.get("content") if isinstance(reply, dict) else None
+            if content and "policy script" in content:
+                detail.append(f"step {step['step']}: {content.split(': ', 1)[-1]}")
+        action = step.get("action") or {}
+        if action.get("error"):
+            detail.append(f"step {step['step']}: {action['error']}")
+    first = rec.goal_first_step
+    detail.append(f"goal first held at step {first if first is not None else '-'}, "
+                  f"complete at {rec.complete_step if rec.complete_step is not None else '-'}")
+    return "; ".join(dict.fromkeys(detail))
+
+
+def check(tasks: list[Any], serial: str, *, out_root: Path, profile: Any, console: Any = None,
+          on_result: Any = None) -> list[tuple[Any, Any, Path]]:
+    """Run the reference policy of each task instance on `serial`; (task, record, dir) each."""
+    from agent_host.agent.episode import run_episode
+    from agent_host.agent.policy import PolicyScript, PolicyServer
+    from agent_host.phone.device import Phone
+
+    phone = Phone.connect(serial)
+    results = []
+    for task in tasks:
+        script = VERIFY_SCRIPT if task.variant == "verify" else task.solution
+        server = PolicyServer(PolicyScript.from_data(script, source=f"{task.source}: solution")).start()
+        out = out_root / task.key.replace("/", "_").replace("@", "_")
+        try:
+            rec = run_episode(task, phone, server.endpoint("solution"), out_dir=out, profile=profile,
+                              screenshots=False)
+        finally:
+            server.stop()
+        results.append((task, rec, out))
+        if on_result is not None:
+            on_result(task, rec, out)
+        if rec.outcome == "error" and rec.error and rec.error.startswith("phone:"):
+            phone = Phone.connect(serial)  # the next task gets a fresh connection
+    return results
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from agent_host.config.phones import load_phone_profile
+
+    console = Console(width=None if Console().is_terminal else 120)
+    specs = getattr(args, "tasks", None) or getattr(args, "paths", None) or []
+    tasks = select_tasks(list(specs))
+    if not tasks:
+        raise UserError("no task has a solution to check")
+    profile = load_phone_profile(getattr(args, "profile", None) or "virtual")
+    out_root = Path(getattr(args, "out", None) or tempfile.mkdtemp(prefix="agent-host-check-solutions-"))
+
+    vphone = None
+    serial = getattr(args, "phone", None)
+    if not serial:
+        from agent_host.virtual_phone.phone import VirtualPhone
+        console.print("starting a virtual phone ...")
+        vphone = VirtualPhone().start()
+        serial = vphone.serial
+    t0 = time.monotonic()
+    failures = 0
+    rows = []
+    try:
+        with Progress(TextColumn("[bold]check-solutions"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                      transient=False) as progress:
+            bar = progress.add_task(tasks[0].key, total=len(tasks))
+            keys = iter([t.key for t in tasks[1:]] + [""])
+
+            def done(task: Any, rec: Any, out: Path) -> None:
+                nonlocal failures
+                want = expected_outcome(task)
+                ok = rec.outcome == want
+                failures += not ok
+                mark = "[green]ok[/]" if ok else "[red]FAIL[/]"
+                progress.console.print(f"{mark} {task.key:<28} {rec.outcome:<19} {rec.steps:>2} steps "
+                                       f"{rec.wall_s:5.1f} s")
+                rows.append((task, rec, out, want, ok))
+                progress.update(bar, advance=1, description=next(keys))
+
+            check(tasks, serial, out_root=out_root, profile=profile, on_result=done)
+    finally:
+        if vphone is not None:
+            vphone.stop()
+
+    table = Table(title=f"task solutions on {serial} ({profile.id})")
+    table.add_column("task", no_wrap=True)
+    for col in ("expected", "outcome", "steps", "time"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for task, rec, out, want, ok in rows:
+        table.add_row(task.key, want, f"[green]{rec.outcome}[/]" if ok else f"[red]{rec.outcome}[/]",
+                      str(rec.steps), f"{rec.wall_s:.1f} s", "" if ok else _failure_detail(rec, out))
+    console.print(table)
+    total = len(rows)
+    verdict = "all solutions succeed" if not failures else f"{failures} of {total} failed"
+    console.print(f"{total} episodes in {time.monotonic() - t0:.0f} s: {verdict}. Episode folders: {out_root}")
+    return 1 if failures else 0
