@@ -34,7 +34,7 @@ from agent_host.config.phones import load_phone_profile  # noqa: E402
 from agent_host.config.tasks import load_tasks  # noqa: E402
 from agent_host.runs.run import start_run  # noqa: E402
 from agent_host.virtual_phone import adb_server  # noqa: E402
-from agent_host.virtual_phone.phone import _free_port  # noqa: E402
+from agent_host.virtual_phone.phone import free_port  # noqa: E402
 
 
 def start_phone_process(adb_port: int, log: Path) -> tuple[subprocess.Popen, str]:
@@ -103,7 +103,7 @@ def main() -> int:
     task = load_tasks([args.task], variants=("base",))[0]
     if not task.solution:
         raise SystemExit(f"task {args.task} has no solution to script")
-    port = _free_port()
+    port = free_port()
     os.environ["ANDROID_ADB_SERVER_PORT"] = str(port)
     adb_server.ensure_server(port)
     rows = []

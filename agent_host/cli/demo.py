@@ -63,8 +63,8 @@ def _run(args: argparse.Namespace) -> int:
     # A private adb server unless the user named one, so the demo never touches theirs.
     own_adb = "ANDROID_ADB_SERVER_PORT" not in os.environ
     if own_adb:
-        from agent_host.virtual_phone.phone import _free_port
-        os.environ["ANDROID_ADB_SERVER_PORT"] = str(_free_port())
+        from agent_host.virtual_phone.phone import free_port
+        os.environ["ANDROID_ADB_SERVER_PORT"] = str(free_port())
     adb_port = adb_server.ensure_server()
     phones = []
     try:
