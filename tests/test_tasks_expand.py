@@ -215,3 +215,12 @@ def test_unknown_app_aliases_are_reported(tmp_path):
     assert len(lines) == 2
     assert lines[0].startswith(f"{path}:4: app: unknown app alias 'setings' (known: ")
     assert lines[1].startswith(f"{path}:12: setup[2].launch: unknown app alias 'clok'")
+
+
+def test_a_parameter_that_breaks_a_value_is_reported_at_its_set(tmp_path):
+    text = PARAMS_TASK.replace("{label: 5 minutes, ms: 300000}", "{label: 5 minutes, ms: '(300000'}")
+    path = write(tmp_path, "t.yaml", text)
+    with pytest.raises(ConfigError) as exc:
+        load_task_file(path)
+    [line] = str(exc.value).splitlines()
+    assert line.startswith(f"{path}:8: params[1]: makes check.setting.matches invalid: invalid regular expression")

@@ -621,6 +621,9 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
                     errs.append((("instance_id",), f"parameter sets {ids.index(iid)} and {i} give the same id {iid!r}"))
                 elif not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\[\]=,:-]*", iid):
                     errs.append((("instance_id",), f"{iid!r} is not a usable id"))
+        for i, p in enumerate(task.params):
+            for loc, msg in _instance_parts(task, p)[1]:
+                errs.append((("params", i), f"makes {format_loc(loc)} invalid: {msg}"))
     elif task.instance_id is not None:
         errs.append((("instance_id",), "instance_id needs params"))
     return errs
@@ -742,17 +745,12 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
         sets = [(task.id, {})]
     out = []
     for iid, p in sets:
-        try:
-            setup = _STEPS.validate_python(_substitute_deep(_dump(task.setup), p))
-            goal_setup = _STEPS.validate_python(_substitute_deep(_dump(task.goal_setup), p))
-            teardown = _STEPS.validate_python(_substitute_deep(_dump(task.teardown), p))
-            check = None if task.check is None else _CHECK.validate_python(
-                _substitute_deep(task.check.model_dump(by_alias=True, exclude_none=True, mode="json"), p))
-            solution = _solution_dump(_ACTIONS.validate_python(_substitute_deep(_solution_dump(task.solution), p)))
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            raise ConfigError(f"{source}: {iid}: after substituting parameters: "
-                              f"{format_loc(tuple(first['loc']))}: {first['msg']}") from None
+        parts, errors = _instance_parts(task, p)
+        if errors:
+            loc, msg = errors[0]
+            raise ConfigError(f"{source}: {iid}: after substituting parameters: {format_loc(loc)}: {msg}")
+        setup, goal_setup, teardown = parts["setup"], parts["goal_setup"], parts["teardown"]
+        check, solution = parts["check"], _solution_dump(parts["solution"])
         common = dict(id=iid, task_id=task.id, params=p, goal=_substitute(task.goal, p), app=task.app,
                       teardown=teardown, check=check, max_steps=task.max_steps, tags=list(task.tags),
                       infeasible=task.infeasible, solution=solution, source=source, sha256=sha256,
@@ -762,6 +760,31 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
         if "verify" in variants and has_verify(task):
             out.append(TaskInstance(key=f"{iid}@verify", variant="verify", setup=setup + goal_setup, **common))
     return out
+
+
+def _instance_parts(task: Task, params: dict[str, ParamValue]) -> tuple[dict[str, Any], list[tuple[tuple, str]]]:
+    """Steps, check and solution with `params` substituted and validated again; and the
+    errors, each with its field path (a parameter may make a value invalid, e.g. a regex)."""
+    sources: list[tuple[str, TypeAdapter, Any]] = [
+        ("setup", _STEPS, _dump(task.setup)), ("goal_setup", _STEPS, _dump(task.goal_setup)),
+        ("teardown", _STEPS, _dump(task.teardown)),
+        ("check", _CHECK, None if task.check is None else
+         task.check.model_dump(by_alias=True, exclude_none=True, mode="json")),
+        ("solution", _ACTIONS, _solution_dump(task.solution)),
+    ]
+    parts: dict[str, Any] = {}
+    errors: list[tuple[tuple, str]] = []
+    for name, adapter, data in sources:
+        if data is None:
+            parts[name] = None
+            continue
+        try:
+            parts[name] = adapter.validate_python(_substitute_deep(data, params))
+        except ValidationError as exc:
+            for e in exc.errors(include_url=False):
+                loc = (name,) + tuple(x for x in e["loc"] if not (isinstance(x, str) and " " in x))
+                errors.append((loc, e["msg"]))
+    return parts, errors
 
 
 def has_verify(task: Task) -> bool:
