@@ -139,11 +139,18 @@ def test_w4a8_is_refused_without_amx(monkeypatch):
 
 # ------------------------------------------------------------------ malformed profiles
 
-def _cli(*args, env=None):
-    import os
+def _cli(*args):
+    """The CLI in a subprocess, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "agent_host", *args], capture_output=True, text=True)
 
-    return subprocess.run([sys.executable, "-m", "agent_host", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
+
+def _main(capsys, *args) -> tuple[int, str, str]:
+    """The CLI in process (fast)."""
+    from agent_host.cli import main
+
+    rc = main(list(args))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
 
 
 GOOD_BUILD = "  - id: b1\n    weight_path: bf16\n    server: vllm\n    model: m\n"
@@ -158,12 +165,21 @@ GOOD_BUILD = "  - id: b1\n    weight_path: bf16\n    server: vllm\n    model: m\
     ("builds:\n" + GOOD_BUILD + "    measured: {relative_to: zzz, slowdown: 2}\n", ":9: builds[0].measured.relative_to: no build 'zzz'"),
     ("builds:\n" + GOOD_BUILD + "    env: {'BAD NAME': '1'}\n", ":9: builds[0].env: Value error, 'BAD NAME'"),
 ])
-def test_malformed_host_profile_names_file_line_and_field(tmp_path, body, where):
+def test_malformed_host_profile_names_file_line_and_field(tmp_path, capsys, body, where):
     bad = tmp_path / "bad.yaml"
     bad.write_text("id: bad\ndescription: d\nhardware_class: x86-avx2\n" + body)
+    rc, out, err = _main(capsys, "builds", "--host-profile", str(bad))
+    assert rc == 2, out
+    assert err.startswith(f"error: {bad}{where}"), err
+
+
+def test_malformed_host_profile_through_the_real_cli(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("id: bad\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n" + GOOD_BUILD
+                   + "    server_args: [--x]\n")
     out = _cli("builds", "--host-profile", str(bad))
-    assert out.returncode == 2, out.stdout
-    assert out.stderr.startswith(f"error: {bad}{where}"), out.stderr
+    assert out.returncode == 2
+    assert out.stderr == f"error: {bad}:9: builds[0].server_args: Extra inputs are not permitted\n"
 
 
 def test_profile_id_must_match_file_name_in_the_hosts_dir(tmp_path, monkeypatch):
@@ -217,14 +233,14 @@ def test_bad_models_yaml(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------------------ the builds CLI
 
-def test_builds_cli_table_and_json():
-    out = _cli("builds", "--host-profile", "x86-amx")
-    assert out.returncode == 0, out.stderr
+def test_builds_cli_table_and_json(capsys):
+    rc, out, err = _main(capsys, "builds", "--host-profile", "x86-amx")
+    assert rc == 0, err
     for text in ("w4a8-amx", "int4_scaled_mm_cpu", "86.6", "80.0", "41.0", "90.0", "4.25", "4.5",
                  "2.2x", "speed pick", "fidelity pick", "embedded-default"):
-        assert text in out.stdout, text
-    js = _cli("builds", "--json")
-    data = json.loads(js.stdout)
+        assert text in out, text
+    rc, out, _ = _main(capsys, "builds", "--json")
+    data = json.loads(out)
     assert len(data) == 7
     amx = next(p for p in data if p["id"] == "x86-amx")
     w4a8 = next(b for b in amx["builds"] if b["id"] == "w4a8-amx")

@@ -66,10 +66,27 @@ def load_host_profile(name_or_path: str | Path) -> HostProfile:
         if name not in paths:
             raise ConfigError(f"unknown host profile {name!r} (known: {', '.join(sorted(paths)) or 'none'})")
         path = paths[name]
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _cache:
+        return _cache[key].model_copy(deep=True)
+    profile = _load_checked(path, by_name)
+    if key is not None:
+        _cache[key] = profile.model_copy(deep=True)
+    return profile
+
+
+_cache: dict[tuple, HostProfile] = {}
+
+
+def _load_checked(path: Path, by_name: bool) -> HostProfile:
     profile = load_model(path, HostProfile)
-    _, node = load_yaml(path)
 
     def fail(loc: tuple, msg: str):
+        _, node = load_yaml(path)  # parsed again only to name the line
         line = line_of(node, loc)
         where = f"{path}:{line}" if line else str(path)
         loc_s = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
