@@ -103,8 +103,6 @@ def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted:
             _wrapped(d, n.text, (l, t, r, b), color)
         else:
             d.text((anchor_x, (t + b) // 2), n.text, fill=color, font=font, anchor=anchor)
-    elif cls == "TextView" and n.desc and not n.text:
-        pass
     for c in n.children:
         _draw_node(d, c, fg, muted)
 
@@ -117,7 +115,7 @@ def render(w: World, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) ->
     img = Image.new("RGB", (SCREEN_W, SCREEN_H), bg)
     d = ImageDraw.Draw(img)
     wins = w.windows()
-    for k, win in enumerate(wins):
+    for win in wins:
         if win.modal:
             overlay = Image.new("RGBA", (SCREEN_W, SCREEN_H), (0, 0, 0, 110))
             img.paste(overlay, (0, 0), overlay)
@@ -142,7 +140,6 @@ def render(w: World, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) ->
                     d.text((n.bounds[0], n.bounds[1]), n.text, fill=(255, 255, 255), font=_font(56))
             continue
         _draw_node(d, win.root, fg if not win.modal or not dark else (232, 234, 237), muted)
-        del k
     d.rounded_rectangle((400, SCREEN_H - 40, 680, SCREEN_H - 28), radius=6, fill=muted)
     if scale and scale != 1.0:
         img = img.resize((max(1, int(SCREEN_W * scale)), max(1, int(SCREEN_H * scale))))

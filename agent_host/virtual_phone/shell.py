@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .state import MIME_NAME, MIME_PHONE
+from .state import MIME_PHONE
 
 if TYPE_CHECKING:
     from .world import ShellResult, World

@@ -444,7 +444,6 @@ class World:
             if self.shade_open and fy - ty > 300 and not self.internet_dialog:
                 self.close_shade()
                 return
-            wins = self.windows()
             win = self._target_window(fx, fy)
             if win is None:
                 return
@@ -456,5 +455,4 @@ class World:
                 if n.on_scroll is not None and abs(fy - ty) > abs(fx - tx):
                     n.on_scroll(fy - ty)
                     break
-            del wins
             self.invalidate()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..hierarchy import SCREEN_H, SCREEN_W, Node
 from ..state import brightness_to_fraction, fraction_to_brightness
-from .base import BUTTON, FL, IMAGE_VIEW, LL, SEEKBAR, SWITCH, TV, VIEW_GROUP, alert_dialog
+from .base import FL, IMAGE_VIEW, LL, SEEKBAR, SWITCH, TV, VIEW_GROUP, alert_dialog
 
 if TYPE_CHECKING:
     from ..world import World
