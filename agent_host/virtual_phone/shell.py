@@ -756,6 +756,16 @@ class Shell:
             if pkg not in self._packages():
                 return _o("", 1)
             return _o(f"package:/product/app/{pkg.rsplit('.', 1)[-1]}/{pkg.rsplit('.', 1)[-1]}.apk\n")
+        if verb == "install":
+            # Nothing here runs an APK: accept the file as adb's `pm install` would report.
+            files = [x for x in a[1:] if not x.startswith("-")]
+            if not files or not w.fs.exists(files[-1]):
+                return _o(f"Error: Unable to open file: {files[-1] if files else ''}\n"
+                          "Consider using a file under /data/local/tmp/\n", 1)
+            return _o("Success\n")
+        if verb == "uninstall":
+            # Every package here is a system app (and unknown ones fail the same way on A14).
+            return _o("Failure [DELETE_FAILED_INTERNAL_ERROR]\n", 1)
         if verb in ("grant", "revoke", "enable", "disable-user"):
             return Out()
         return _e(f"Unknown command: {verb}\n", 255)
