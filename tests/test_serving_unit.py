@@ -350,3 +350,20 @@ def test_embedded_builds_are_valid():
         assert b.env["VLLM_ENFORCE_STRICT_TOOL_CALLING"] == "0"
         cfg = json.loads(b.args[b.args.index("--structured-outputs-config") + 1])
         assert cfg == {"backend": "xgrammar", "disable_any_whitespace": True}
+
+
+def test_a_server_started_from_a_short_lived_thread_outlives_it(tmp_path):
+    import threading
+
+    out = {}
+    t = threading.Thread(target=lambda: out.update(p=procs.spawn(
+        [sys.executable, "-c", "import time; time.sleep(60)"], env=dict(os.environ),
+        log_path=tmp_path / "t.log")))
+    t.start()
+    t.join()
+    proc = out["p"]
+    try:
+        time.sleep(0.5)
+        assert proc.poll() is None, "the server died with the thread that started it"
+    finally:
+        procs.stop_group(proc.pid, grace=2, proc=proc)

@@ -4,8 +4,8 @@ Three layers make sure nothing stays running:
 1. `stop_group` sends SIGTERM to the whole process group, then SIGKILL after a grace period.
 2. The child asks the kernel (prctl PR_SET_PDEATHSIG) for a signal when its parent dies, so
    a SIGKILLed controller takes its server with it. Linux delivers it when the *thread* that
-   forked exits: call `start()` from a long-lived thread (the main thread, or a pool worker
-   that outlives the server).
+   forked exits, so forks from other threads than the main one go through one long-lived
+   spawner thread.
 3. Every server gets a pidfile under the cache directory (`servers/`). `reap_orphans()` (run
    at each start) kills the groups whose controller is gone. A server whose controller is
    still alive (another agent-host process) is never touched.
@@ -20,7 +20,9 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,9 +82,28 @@ def alive(pid: int, start_time: int | None = None) -> bool:
     return start_time is None or proc_start_time(pid) == start_time
 
 
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
 def spawn(argv: list[str], *, env: dict[str, str], log_path: Path,
           death_signal: int = signal.SIGTERM) -> subprocess.Popen:
-    """Start `argv` in a new session (its own process group), output appended to `log_path`."""
+    """Start `argv` in a new session (its own process group), output appended to `log_path`.
+
+    PR_SET_PDEATHSIG fires when the forking *thread* exits, so a call from any thread but the
+    main one forks from one long-lived spawner thread instead: a server started by a short-lived
+    worker thread does not die with that thread.
+    """
+    if threading.current_thread() is threading.main_thread():
+        return _spawn(argv, env, log_path, death_signal)
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agent-host-spawner")
+    return _spawner.submit(_spawn, argv, env, log_path, death_signal).result()
+
+
+def _spawn(argv: list[str], env: dict[str, str], log_path: Path, death_signal: int) -> subprocess.Popen:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         return subprocess.Popen(
