@@ -196,6 +196,10 @@ def test_selectors(world: World) -> None:
     child["childOrSibling"] = ["child"]
     child["childOrSiblingSelector"] = [sel(text="Display")]
     assert world.rpc("objInfo", [child])["text"] == "Display"
+    sib = sel(text="Display")
+    sib["childOrSibling"] = ["sibling"]
+    sib["childOrSiblingSelector"] = [sel(resourceId="android:id/summary")]
+    assert world.rpc("objInfo", [sib])["text"] == "Dark theme, font size, brightness"
 
 
 def test_alarm_row_expands_to_delete(world: World) -> None:

@@ -106,9 +106,10 @@ def find_all(roots: list[Node], sel: dict[str, Any]) -> list[Node]:
                 nxt += [m for m in _find_in(scope, sub) if m not in nxt]
             elif rel == "sibling":
                 parent = _parent_of(roots, n)
-                scope = [c for c in (parent.children if parent else []) if c is not n]
-                nxt += [m for c in scope for m, i in [(c, parent.children.index(c))]  # type: ignore[union-attr]
-                        if node_matches(m, i, _active(sub)) and m not in nxt]
+                crit = _active(sub)
+                for i, c in enumerate(parent.children if parent else []):
+                    if c is not n and node_matches(c, i, crit) and c not in nxt:
+                        nxt.append(c)
             else:
                 raise SelectorError(f"unsupported childOrSibling relation {rel!r}")
         found = _apply_instance(nxt, sub)
