@@ -105,6 +105,7 @@ class World:
         self.boot_time = time.time() - 3600
         self.focused_text: object | None = None  # the EditText owner that has input focus
         self._windows: list[Window] | None = None
+        self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
         from .shell import Shell  # noqa: PLC0415 - shell imports World types
 
@@ -320,8 +321,10 @@ class World:
 
     def windows(self) -> list[Window]:
         """App window, its dialog, a system dialog, then the status bar (as u2 dumps them)."""
-        if self._windows is not None:
+        minute = int(time.time() // 60)  # the status bar clock is part of the screen
+        if self._windows is not None and minute == self._windows_minute:
             return self._windows
+        self._windows_minute = minute
         if self.shade_open:
             from .apps.systemui import internet_dialog, shade
 
