@@ -310,6 +310,11 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
         profile = load_host_profile(cls.hardware_class)
     advice.profile_id = profile.id
     path = host_profile_paths().get(profile.id)
+    if path is not None:
+        try:
+            path = path.resolve().relative_to(Path.cwd().resolve())
+        except ValueError:
+            pass
     advice.profile_path = str(path) if path else None
     advice.build, advice.why = _pick(profile, priority, facts)
     other = "speed" if priority == "fidelity" else "fidelity"
