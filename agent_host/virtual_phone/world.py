@@ -103,7 +103,6 @@ class World:
         self.internet_dialog = False  # the Internet tile's panel, over the shade
         self.next_task_id = 42
         self.boot_time = time.time() - 3600
-        self.focused_text: object | None = None  # the EditText owner that has input focus
         self._windows: list[Window] | None = None
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
@@ -200,7 +199,6 @@ class World:
         else:  # bring to front: most recent last
             self.tasks[pkg] = self.tasks.pop(pkg)
         self.fg = pkg
-        self.focused_text = None
         self.invalidate()
         return True
 
@@ -209,7 +207,6 @@ class World:
         if self.fg == LAUNCHER_PKG:
             return
         self.tasks[self.fg].stack.append(screen)
-        self.focused_text = None
         self.invalidate()
 
     def finish(self) -> None:
@@ -221,13 +218,11 @@ class World:
             stack.pop()
         else:
             self.fg = LAUNCHER_PKG
-        self.focused_text = None
         self.invalidate()
 
     def home(self) -> None:
         self.shade_open = self.internet_dialog = False
         self.fg = LAUNCHER_PKG
-        self.focused_text = None
         self.invalidate()
 
     def back(self) -> None:
@@ -256,7 +251,6 @@ class World:
         stack = self.tasks[self.fg].stack
         if len(stack) > 1:
             stack.pop()
-            self.focused_text = None
         else:
             # Android 12+: back on a task's root activity moves the task behind the launcher.
             self.home()

@@ -1,0 +1,232 @@
+"""Activity, input, package and process commands: am, monkey, input, screencap, pm, ps, ime."""
+
+from __future__ import annotations
+
+from .shell_base import Commands, Out, fail, ok
+
+KEYCODES = {
+    "HOME": 3, "BACK": 4, "CALL": 5, "ENDCALL": 6, "DPAD_UP": 19, "DPAD_DOWN": 20, "DPAD_LEFT": 21,
+    "DPAD_RIGHT": 22, "DPAD_CENTER": 23, "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27,
+    "TAB": 61, "SPACE": 62, "ENTER": 66, "DEL": 67, "MENU": 82, "SEARCH": 84, "APP_SWITCH": 187,
+    "WAKEUP": 224, "SLEEP": 223, "VOLUME_MUTE": 164, "ESCAPE": 111,
+}
+
+SETTINGS_ACTIONS = {
+    "android.settings.SETTINGS": "SettingsHome",
+    "android.settings.WIFI_SETTINGS": "InternetPage",
+    "android.settings.WIRELESS_SETTINGS": "NetworkInternet",
+    "android.settings.AIRPLANE_MODE_SETTINGS": "NetworkInternet",
+    "android.settings.BLUETOOTH_SETTINGS": "BluetoothPage",
+    "android.settings.DISPLAY_SETTINGS": "DisplayPage",
+    "android.settings.SOUND_SETTINGS": "SoundVibration",
+    "android.settings.ZEN_MODE_SETTINGS": "DoNotDisturb",
+    "android.settings.LOCATION_SOURCE_SETTINGS": "LocationPage",
+    "android.settings.BATTERY_SAVER_SETTINGS": "BatterySaverPage",
+    "android.settings.DEVICE_INFO_SETTINGS": "AboutPhone",
+}
+
+
+class AppCommands(Commands):
+    def am(self, a: list[str], i: bytes) -> Out:
+        w = self.w
+        verb = a[0] if a else ""
+        if verb == "force-stop":
+            w.force_stop(a[-1])
+            return Out()
+        if verb == "broadcast":
+            act = a[a.index("-a") + 1] if "-a" in a else ""
+            head = f"Broadcasting: Intent {{ act={act} flg=0x400000 }}\n"
+            if act == "android.intent.action.AIRPLANE_MODE":
+                return Out(head.encode(), (f"Exception occurred while executing 'broadcast':\n"
+                                           f"java.lang.SecurityException: Permission Denial: not allowed to send "
+                                           f"broadcast {act} from pid=4242, uid=2000\n").encode(), 255)
+            return ok(head + "Broadcast completed: result=0\n")
+        if verb in ("start", "start-activity"):
+            return self._am_start(a[1:])
+        return fail(f"Unknown command: {verb}\n", 255)
+
+    def _am_start(self, a: list[str]) -> Out:
+        w = self.w
+        opts: dict[str, str] = {}
+        extras: dict[str, str] = {}
+        k = 0
+        while k < len(a):
+            t = a[k]
+            if t in ("--ei", "--ez", "--es", "--el") and k + 2 < len(a):
+                extras[a[k + 1]] = a[k + 2]
+                k += 3
+            elif t in ("-n", "-a", "-c", "-d", "-t", "--user", "-f"):
+                opts[t] = a[k + 1]
+                k += 2
+            else:
+                k += 1
+        act = opts.get("-a", "")
+        if "-n" in opts:
+            comp = opts["-n"]
+            pkg, _, cls = comp.partition("/")
+            full = pkg + cls if cls.startswith(".") else cls
+            app = w.apps.get(pkg)
+            if app is None or full != app.activity:
+                return ok(f"Starting: Intent {{ cmp={comp} }}\nError type 3\n"
+                          f"Error: Activity class {{{comp}}} does not exist.\n")
+            w.launch(pkg)
+            return ok(f"Starting: Intent {{ cmp={comp} }}\n")
+        head = f"Starting: Intent {{ act={act}{' (has extras)' if extras else ''} }}\n"
+        if act == "android.intent.action.SET_ALARM":
+            h = int(extras.get("android.intent.extra.alarm.HOUR", "0"))
+            m = int(extras.get("android.intent.extra.alarm.MINUTES", "0"))
+            w.state.add_alarm(h % 24, m % 60)
+            if extras.get("android.intent.extra.alarm.SKIP_UI", "false") != "true":
+                w.launch("com.google.android.deskclock")
+            return ok(head)
+        if act == "android.intent.action.SHOW_ALARMS":
+            w.launch("com.google.android.deskclock")
+            return ok(head)
+        if act == "android.intent.action.INSERT" and "contact" in opts.get("-t", ""):
+            from .apps.contacts import ContactEditor
+
+            w.launch("com.google.android.contacts")
+            w.open(ContactEditor())
+            return ok(head)
+        if act in SETTINGS_ACTIONS:
+            from .apps import settings as sp
+
+            w.launch("com.android.settings", fresh=True)
+            cls_name = SETTINGS_ACTIONS[act]
+            if cls_name != "SettingsHome":
+                w.open(getattr(sp, cls_name)())
+            return ok(head)
+        if act == "android.intent.action.MAIN" and "-n" not in opts:
+            w.home()
+            return ok(head)
+        return ok(head + "Error: Activity not started, unable to resolve Intent "
+                  f"{{ act={act} flg=0x10000000 }}\n")
+
+    def monkey(self, a: list[str], i: bytes) -> Out:
+        pkg = a[a.index("-p") + 1] if "-p" in a else ""
+        head = "".join(f"  bash arg: {x}\n" for x in a)
+        if pkg not in self.w.apps:
+            return Out((head + "** No activities found to run, monkey aborted.\n").encode(), b"", 251)
+        self.w.launch(pkg)
+        return ok(head + "Events injected: 1\n## Network stats: elapsed time=12ms (0ms mobile, 0ms wifi, "
+                  "12ms not connected)\n")
+
+    def input(self, a: list[str], i: bytes) -> Out:
+        from .rpc import press_keycode
+
+        w = self.w
+        if a and a[0] in ("touchscreen", "touchpad", "keyboard"):
+            a = a[1:]
+        verb = a[0] if a else ""
+        if verb == "keyevent":
+            for key in (x for x in a[1:] if not x.startswith("--")):
+                name = key.upper().removeprefix("KEYCODE_")
+                code = int(key) if key.isdigit() else KEYCODES.get(name, -1)
+                if code == 62:
+                    w.type_text(" ")
+                elif code >= 0:
+                    press_keycode(w, code)
+            return Out()
+        if verb == "tap":
+            w.tap(int(float(a[1])), int(float(a[2])))
+            return Out()
+        if verb in ("swipe", "draganddrop"):
+            x1, y1, x2, y2 = (int(float(v)) for v in a[1:5])
+            dur = int(a[5]) if len(a) > 5 else 300
+            if (x1, y1) == (x2, y2):
+                w.tap(x1, y1, long=dur >= 500)
+            else:
+                w.swipe(x1, y1, x2, y2)
+            return Out()
+        if verb == "text":
+            w.type_text(" ".join(a[1:]).replace("%s", " "))
+            return Out()
+        return fail(f"Error: Unknown command: {verb}\n", 1)
+
+    def screencap(self, a: list[str], i: bytes) -> Out:
+        png = self.w.screenshot_png()
+        files = [x for x in a if not x.startswith("-")]
+        if files:
+            self.w.fs.write(files[0], png)
+            return Out()
+        return Out(png)
+
+    # --- packages and processes -------------------------------------------------------------------
+
+    def pm(self, a: list[str], i: bytes) -> Out:
+        w = self.w
+        verb = a[0] if a else ""
+        if verb == "list" and a[1:2] == ["packages"]:
+            rest = [x for x in a[2:] if x]
+            if "-3" in rest:
+                return ok("")
+            flt = [x for x in rest if not x.startswith("-")]
+            pk = [p for p in self._packages() if not flt or flt[0] in p]
+            return ok("".join(f"package:{p}\n" for p in pk))
+        if verb == "clear":
+            pkg = a[-1]
+            if pkg not in self._packages():
+                return ok("Failed\n", 1)
+            w.force_stop(pkg)
+            if pkg == "com.google.android.deskclock":
+                w.state.clear_alarms()
+            elif pkg == "com.android.providers.contacts":
+                w.state.clear_contacts()
+            return ok("Success\n")
+        if verb == "path":
+            pkg = a[-1]
+            if pkg not in self._packages():
+                return ok("", 1)
+            return ok(f"package:/product/app/{pkg.rsplit('.', 1)[-1]}/{pkg.rsplit('.', 1)[-1]}.apk\n")
+        if verb == "install":
+            # Nothing here runs an APK: accept the file as adb's `pm install` would report.
+            files = [x for x in a[1:] if not x.startswith("-")]
+            if not files or not w.fs.exists(files[-1]):
+                return ok(f"Error: Unable to open file: {files[-1] if files else ''}\n"
+                          "Consider using a file under /data/local/tmp/\n", 1)
+            return ok("Success\n")
+        if verb == "uninstall":
+            # Every package here is a system app (and unknown ones fail the same way on A14).
+            return ok("Failure [DELETE_FAILED_INTERNAL_ERROR]\n", 1)
+        if verb in ("grant", "revoke", "enable", "disable-user"):
+            return Out()
+        return fail(f"Unknown command: {verb}\n", 255)
+
+    def ps(self, a: list[str], i: bytes) -> Out:
+        head = "USER            PID   PPID        VSZ    RSS WCHAN            ADDR S NAME                       \n"
+
+        def row(user: str, pid: int, ppid: int, name: str) -> str:
+            return f"{user:<12}{pid:>7}{ppid:>7} {12000000:>10} {90000:>6} do_epoll_wait       0 S {name}\n"
+
+        if not a:
+            return ok(head + row("shell", 4242, 1, "sh") + row("shell", 4243, 4242, "ps"))
+        rows = [row("root", 1, 0, "init"), row("system", 600, 1, "system_server"),
+                row("u0_a200", self._pid("com.android.systemui"), 600, "com.android.systemui"),
+                row("u0_a201", self._pid("com.google.android.apps.nexuslauncher"), 600,
+                    "com.google.android.apps.nexuslauncher"),
+                row("u0_a202", self._pid("com.google.android.inputmethod.latin"), 600,
+                    "com.google.android.inputmethod.latin")]
+        for k, pkg in enumerate(self.w.running_packages()):
+            rows.append(row(f"u0_a{210 + k}", self._pid(pkg), 600, pkg))
+        if self.w.u2_running:
+            rows.append(row("shell", 7788, 7700, "uiautomator"))
+        return ok(head + "".join(rows))
+
+    def pidof(self, a: list[str], i: bytes) -> Out:
+        if a and (a[0] in self.w.running_packages() or a[0] == "com.android.systemui"):
+            return ok(f"{self._pid(a[0])}\n")
+        if a and a[0] == "uiautomator" and self.w.u2_running:
+            return ok("7788\n")
+        return ok("", 1)
+
+    def ime(self, a: list[str], i: bytes) -> Out:
+        latin = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
+        if a[:1] == ["list"]:
+            return ok(latin + "\n")
+        if a[:1] in (["enable"], ["set"], ["disable"]):
+            ime_id = a[-1]
+            if ime_id != latin:
+                return ok(f"Unknown input method {ime_id} cannot be {a[0]}d for user #0\n")
+            return ok(f"Input method {ime_id}: already enabled for user #0\n" if a[0] == "enable"
+                      else f"Input method {ime_id} selected for user #0\n")
+        return fail(f"Unknown command: {' '.join(a)}\n", 255)

@@ -1,0 +1,43 @@
+"""What every group of shell commands shares: results, and the phone's packages and pids."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .world import World
+
+
+@dataclass
+class Out:
+    stdout: bytes = b""
+    stderr: bytes = b""
+    code: int = 0
+
+
+def ok(text: str = "", code: int = 0) -> Out:
+    return Out(text.encode(), b"", code)
+
+
+def fail(text: str, code: int = 1) -> Out:
+    return Out(b"", text.encode(), code)
+
+
+class Exit(Out):
+    """`exit N`: stops the rest of the command line."""
+
+
+class Commands:
+    """Base of the command groups that make up the shell (they share the world)."""
+
+    w: World
+
+    def _packages(self) -> list[str]:
+        from .world import SYSTEM_PACKAGES
+
+        return sorted(set(self.w.apps) | set(SYSTEM_PACKAGES))
+
+    def _pid(self, pkg: str) -> int:
+        return 1000 + int(hashlib.md5(pkg.encode()).hexdigest()[:4], 16) % 20000

@@ -1,0 +1,123 @@
+"""`content query|insert|delete` over the contacts provider (Android's cmds/content formats)."""
+
+from __future__ import annotations
+
+import re
+
+from .shell_base import Commands, Out, fail, ok
+from .state import MIME_PHONE
+
+
+class ContentCommands(Commands):
+    def content(self, a: list[str], i: bytes) -> Out:
+        verb = a[0] if a else ""
+        opts: dict[str, str] = {}
+        binds: dict[str, str] = {}
+        k = 1
+        while k < len(a):
+            if a[k] == "--bind":
+                name, _typ, val = (a[k + 1].split(":", 2) + ["", ""])[:3]
+                binds[name] = val
+                k += 2
+            elif a[k].startswith("--") and k + 1 < len(a):
+                opts[a[k]] = a[k + 1]
+                k += 2
+            else:
+                k += 1
+        uri = opts.get("--uri", "").rstrip("/")
+        st = self.w.state
+        if verb == "query":
+            rows = self._query(uri)
+            if rows is None:
+                return fail(f"Error while accessing provider:{uri.split('/')[2] if uri.count('/') > 2 else uri}\n"
+                          "java.lang.IllegalArgumentException: Unknown URI " + uri + "\n", 1)
+            rows = _where(rows, opts.get("--where"))
+            sort = opts.get("--sort")
+            if sort:
+                col, _, dirn = sort.partition(" ")
+                rows.sort(key=lambda r: _sort_key(r.get(col)), reverse=dirn.strip().upper() == "DESC")
+            proj = opts.get("--projection")
+            cols = proj.split(":") if proj else None
+            if not rows:
+                return ok("No result found.\n")
+            out = []
+            for n, r in enumerate(rows):
+                keys = cols or list(r)
+                out.append(f"Row: {n} " + ", ".join(f"{c}={_val(r.get(c))}" for c in keys))
+            return ok("\n".join(out) + "\n")
+        if verb == "insert":
+            if uri.endswith("/raw_contacts"):
+                st.insert_raw_contact(binds.get("account_type") or None, binds.get("account_name") or None)
+                return Out()
+            if uri.endswith("com.android.contacts/data"):
+                st.insert_data(int(binds["raw_contact_id"]), binds.get("mimetype", ""), binds.get("data1"),
+                               binds.get("data2"), binds.get("data3"))
+                return Out()
+            return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
+        if verb == "delete":
+            where = opts.get("--where", "")
+            if uri.endswith("/raw_contacts"):
+                for r in _where(self._query(uri) or [], where or None):
+                    st.delete_raw_contact(int(r["_id"]))
+                return Out()
+            if uri.endswith("com.android.contacts/data"):
+                keep = {d.id for d in st.data_rows} - {int(r["_id"]) for r in _where(self._query(uri) or [], where)}
+                st.data_rows = [d for d in st.data_rows if d.id in keep]
+                return Out()
+            return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
+        return fail("usage: content [subcommand] [options]\n", 1)
+
+    def _query(self, uri: str) -> list[dict[str, object]] | None:
+        st = self.w.state
+        if uri in ("content://com.android.contacts/data/phones", "content://contacts/phones"):
+            return [{"_id": d.id, "raw_contact_id": d.raw_contact_id, "display_name": st.display_name(d.raw_contact_id),
+                     "number": d.data1, "data1": d.data1, "data2": d.data2, "type": d.data2,
+                     "mimetype": d.mimetype} for d in st.data_rows if d.mimetype == MIME_PHONE]
+        if uri == "content://com.android.contacts/data":
+            return [{"_id": d.id, "raw_contact_id": d.raw_contact_id, "mimetype": d.mimetype, "data1": d.data1,
+                     "data2": d.data2, "data3": d.data3, "display_name": st.display_name(d.raw_contact_id)}
+                    for d in st.data_rows]
+        if uri == "content://com.android.contacts/raw_contacts":
+            return [{"_id": r.id, "account_type": r.account_type, "account_name": r.account_name, "deleted": 0,
+                     "display_name": st.display_name(r.id)} for r in st.raw_contacts]
+        if uri in ("content://com.android.contacts/contacts", "content://contacts/people"):
+            return [{"_id": r.id, "display_name": st.display_name(r.id),
+                     "has_phone_number": int(any(d.raw_contact_id == r.id and d.mimetype == MIME_PHONE
+                                                 for d in st.data_rows))}
+                    for r in st.raw_contacts if st.display_name(r.id) is not None]
+        return None
+
+
+def _val(v: object) -> str:
+    return "NULL" if v is None else str(v)
+
+
+def _sort_key(v: object) -> tuple[int, object]:
+    if isinstance(v, int):
+        return (0, v)
+    return (1, "" if v is None else str(v))
+
+
+def _where(rows: list[dict[str, object]], where: str | None) -> list[dict[str, object]]:
+    """`col=value` / `col='value'` clauses joined by AND: enough for the usual setup commands."""
+    if not where:
+        return rows
+    out = rows
+    for clause in re.split(r"\s+AND\s+", where, flags=re.I):
+        m = re.fullmatch(r"\s*(\w+)\s*(=|!=|<>|>|<)\s*'?(.*?)'?\s*", clause)
+        if not m:
+            continue
+        col, op, val = m.groups()
+
+        def ok(r: dict[str, object], col: str = col, op: str = op, val: str = val) -> bool:
+            cur = _val(r.get(col))
+            if op == "=":
+                return cur == val
+            if op in ("!=", "<>"):
+                return cur != val
+            try:
+                return float(cur) > float(val) if op == ">" else float(cur) < float(val)
+            except ValueError:
+                return False
+        out = [r for r in out if ok(r)]
+    return out
