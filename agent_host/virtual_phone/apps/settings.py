@@ -172,7 +172,7 @@ class ConnectedDevices(SettingsPage):
     name = "Connected devices"
 
     def items(self, w: World) -> list[Item]:
-        rows: list[Item] = [Pref(title="Pair new device", icon=True, on_click=_open(w, BluetoothPage)),
+        rows: list[Item] = [Pref(title="Pair new device", icon=True, on_click=_open(w, PairNewDevice)),
                             Category(title="Other devices"),
                             Pref(title="Connection preferences", summary="Bluetooth, Android Auto", icon=True,
                                  on_click=_open(w, ConnectionPreferences))]
@@ -204,10 +204,19 @@ class BluetoothPage(SettingsPage):
         if st.bluetooth:
             noop = lambda: None  # noqa: E731
             rows += [Pref(title="Device name", summary=w.model, on_click=noop),
-                     Pref(title="Pair new device", icon=True, on_click=noop)]
+                     Pref(title="Pair new device", icon=True, on_click=_open(w, PairNewDevice))]
         rows.append(Note(text="When Bluetooth is turned on, your device can communicate with other nearby "
                               "Bluetooth devices.", height=260))
         return rows
+
+
+class PairNewDevice(SettingsPage):
+    name = "Pair new device"
+
+    def items(self, w: World) -> list[Item]:
+        return [Pref(title="Device name", summary=w.model, on_click=lambda: None),
+                Category(title="Available devices"),
+                Note(text="Make sure the device you want to connect to is in pairing mode.", height=200)]
 
 
 class DisplayPage(SettingsPage):
