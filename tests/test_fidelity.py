@@ -141,38 +141,63 @@ def test_not_runnable_build_is_refused(tmp_path):
 
 # ----------------------------------------------------------------- real vLLM, tiny model
 
-def _vllm_installed() -> bool:
-    import importlib.util
+def test_print_report(capsys):
+    from agent_host.cli.fidelity import print_report
+    from agent_host.serving.fidelity import BuildResult, FidelityReport
 
-    return importlib.util.find_spec("vllm") is not None
+    ok = compare("w4a8-amx", "w4a8-amx", ["a", "b", "c"], ["x y", "p q", "s"], ["x z", "p q", "t"])
+    bad = BuildResult("w4a16-wna16", "w4a16-wna16", UNIT_WORDS, error="build w4a16-wna16: server not ready")
+    print_report(FidelityReport("bf16", ["a", "b", "c"], 64, 0, [ok, bad], ["x y", "p q", "s"]))
+    out = capsys.readouterr().out
+    assert "fidelity vs bf16: 3 greedy prompts" in out
+    assert "1/3" in out and "0.5" in out and "whitespace words" in out
+    assert "w4a16-wna16: build w4a16-wna16: server not ready" in out
+    assert "w4a8-amx: the server has no /tokenize" in out
 
 
 @pytest.mark.vllm
 @pytest.mark.slow
-@pytest.mark.skipif(not _vllm_installed(), reason="needs the vllm extra")
-def test_fidelity_cli_on_tiny_random(tmp_path, capsys):
-    """tiny-random vs itself: 12/12 exact; with a different chat template: divergences."""
+def test_fidelity_cli_on_tiny_random(tiny_vllm, tmp_path, capsys, monkeypatch):
+    """Against the shared tiny vLLM server (as an `openai` build): itself -> 12/12 exact in
+    server tokens; the same model served with a different chat template (one more server,
+    started and stopped by the probe) -> divergences reported."""
     import yaml
 
     from agent_host.cli import main
     from agent_host.serving.launch import resolve_chat_template
     from agent_host.serving.models import tiny_random_build
 
+    ep = tiny_vllm.endpoint
+    monkeypatch.setenv("TINY_VLLM_KEY", ep.api_key)
+    remote = {"id": "tiny-remote", "weight_path": "fp32", "server": "openai", "base_url": ep.base_url,
+              "model": ep.model, "api_key_env": "TINY_VLLM_KEY"}
     base = tiny_random_build()
     template = open(resolve_chat_template(base.chat_template)).read()
     variant = base.model_copy(update={"id": "tiny-random-tpl", "chat_template": "Be brief.\n" + template})
-    profile = {"id": "tiny", "description": "test", "hardware_class": "x86-avx2", "embedded": ["tiny-random"],
-               "builds": [variant.model_dump(mode="json", exclude_defaults=True)]}
+    profile = {"id": "tiny", "description": "test", "hardware_class": "x86-avx2",
+               "builds": [remote, variant.model_dump(mode="json", exclude_defaults=True)]}
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(profile, sort_keys=False))
     out = tmp_path / "out"
-    rc = main(["fidelity", "--builds", "tiny-random,tiny-random-tpl", "--reference", "tiny-random",
+    rc = main(["fidelity", "--builds", "tiny-remote,tiny-random-tpl", "--reference", "tiny-remote",
                "--host-profile", str(path), "--max-tokens", "24", "--out", str(out), "--json"])
     assert rc == 0
     data = json.loads(capsys.readouterr().out)
     assert data == json.loads((out / "fidelity.json").read_text())
     same, tpl = data["builds"]
     assert (same["exact"], same["total"], same["unit"], same["median_divergence"]) == (12, 12, "tokens", None)
-    assert tpl["unit"] == "tokens" and tpl["exact"] < 12 and tpl["median_divergence"] is not None
     assert all(p["length"] > 0 for p in same["prompts"])
-    assert (out / "servers" / "tiny-random.server.log").is_file()
+    assert tpl["unit"] == "tokens" and tpl["exact"] < 12 and tpl["median_divergence"] is not None
+    assert (out / "servers" / "tiny-random-tpl.server.log").is_file()
+    assert tiny_vllm.alive()  # the shared server was only used, not stopped
+    from agent_host.serving.fidelity import FidelityReport, BuildResult, PromptResult
+    from agent_host.cli.fidelity import print_report
+
+    rep = FidelityReport(data["reference"], data["prompts"], 24, 0,
+                         [BuildResult(b["build"], b["weight_path"], b["unit"],
+                                      [PromptResult(**p) for p in b["prompts"]]) for b in data["builds"]],
+                         [])
+    print_report(rep)
+    table = capsys.readouterr().out
+    print(table)  # shown with -s: the real table
+    assert "12/12" in table and f"{tpl['exact']}/12" in table

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_host.config.builds import Build, HostProfile, config_dir
-from agent_host.config.loading import line_of, load_model, load_yaml
+from agent_host.config.loading import format_loc, line_of, load_model, load_yaml
 from agent_host.errors import ConfigError, UserError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -89,8 +89,7 @@ def _load_checked(path: Path, by_name: bool) -> HostProfile:
         _, node = load_yaml(path)  # parsed again only to name the line
         line = line_of(node, loc)
         where = f"{path}:{line}" if line else str(path)
-        loc_s = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
-        raise ConfigError(f"{where}: {loc_s}: {msg}")
+        raise ConfigError(f"{where}: {format_loc(loc)}: {msg}")
 
     if profile.id != path.stem and (by_name or path.parent.resolve() in {d.resolve() for d in hosts_dirs()}):
         fail(("id",), f"{profile.id!r} must match the file name ({path.stem})")
