@@ -90,12 +90,15 @@ def test_parse_reply_prefers_tool_calls_and_reports_errors():
     assert p.name == "tap" and p.call_id is None and p.error is None
     p = parse_reply({"role": "assistant", "content": "Let me think."}, indices=[1], apps=APPS)
     assert p.error == "the reply has no tool call"
+    typing = {"role": "assistant", "content": '{"name": "type_text", "arguments": {"index": 1, "text": "a"}}'}
+    assert "not a text field" in parse_reply(typing, indices=[0, 1], apps=APPS, editable={0}).error
+    assert parse_reply(typing, indices=[0, 1], apps=APPS, editable={1}).error is None
 
 
 def test_prompt_describes_every_tool_and_the_apps():
     text = system_prompt(APPS)
     for name in TOOL_NAMES:
-        assert f"- {name}(" in text
+        assert f"{name}(" in text
     assert "clock, contacts, settings" in text and "[index]" in text and "checked=on" in text
 
 

@@ -163,7 +163,10 @@ class Parsed:
     error: str | None = None
 
 
-def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str]) -> Parsed:
+def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str],
+                editable: set[int] | None = None) -> Parsed:
+    """The first tool call of a reply, validated; `editable`: indices type_text may target
+    (None: any)."""
     calls = message.get("tool_calls") or []
     if calls:
         call = calls[0]
@@ -180,6 +183,9 @@ def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str])
         args = validate_call(name, raw_args, indices=indices, apps=apps)
     except ToolError as exc:
         return Parsed(name=name, call_id=call_id, error=str(exc))
+    if name == "type_text" and editable is not None and args["index"] not in editable:
+        return Parsed(name=name, call_id=call_id,
+                      error=f"element {args['index']} is not a text field (type_text needs an element marked `type`)")
     return Parsed(name=name, args=args, call_id=call_id)
 
 
@@ -364,13 +370,14 @@ class StepLoop:
         self.messages.append({"role": "user", "content": text})
 
         indices = [e.index for e in obs.screen.elements]
+        editable = {e.index for e in obs.screen.elements if e.editable}
         raws: list[dict[str, Any]] = []
         retry_error: str | None = None
         parsed: Parsed | None = None
         try:
             for attempt in range(2):
                 message = self._ask(times, usage, raws)
-                p = parse_reply(message, indices=indices, apps=self.apps)
+                p = parse_reply(message, indices=indices, apps=self.apps, editable=editable)
                 if p.error is None:
                     parsed = p
                     break
@@ -386,6 +393,8 @@ class StepLoop:
                     else:
                         self._carry_error = p.error
         except ContextExceeded as exc:
+            if n == 1:  # the build cannot take even the first prompt: a setup problem, not the model's
+                raise ServerError(f"the first prompt does not fit the server's context window: {exc}") from exc
             st.stop = f"context window exceeded at step {n}: {exc}"
             return False
 

@@ -121,6 +121,9 @@ class PolicyScript:
                 raise fail(prefix + (i,), str(exc)) from None
         return cls(items=tuple(items), source=source, **opts)
 
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+        return play(self, messages)
+
     @classmethod
     def load(cls, path: Path | str) -> PolicyScript:
         from agent_host.config.loading import load_yaml
@@ -376,7 +379,7 @@ class PolicyServer:
             raise ValueError("messages: a non-empty list is required")
         if body.get("stream"):
             raise ValueError("stream: not supported by the policy server")
-        message = play(self.script, messages)
+        message = self.script.answer(messages, body)
         text = _serialize(messages)
         with self._lock:
             self.requests.append(body)

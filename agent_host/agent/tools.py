@@ -31,12 +31,12 @@ class ToolError(ValueError):
     """A call the agent cannot act on; the message is shown to the model."""
 
 
-def _index(desc: str) -> dict[str, Any]:
-    return {"type": "integer", "minimum": 0, "maximum": MAX_INDEX, "description": desc}
+def _index() -> dict[str, Any]:
+    return {"type": "integer", "minimum": 0, "maximum": MAX_INDEX}
 
 
-def _reason(desc: str) -> dict[str, Any]:
-    return {"type": "string", "maxLength": MAX_REASON, "description": desc}
+def _reason() -> dict[str, Any]:
+    return {"type": "string", "maxLength": MAX_REASON}
 
 
 def _fn(name: str, description: str, props: dict[str, Any], required: Iterable[str] = ()) -> dict[str, Any]:
@@ -52,36 +52,28 @@ def _fn(name: str, description: str, props: dict[str, Any], required: Iterable[s
 
 
 def tool_schemas(apps: Iterable[str]) -> list[dict[str, Any]]:
-    """The tools, in OpenAI's `tools` format; `apps` are the aliases open_app accepts."""
+    """The tools, in OpenAI's `tools` format; `apps` are the aliases open_app accepts.
+
+    Descriptions are terse: the system prompt explains each tool in text (prompt.py), and every
+    token here is paid again in each request's prefill on a CPU server."""
     apps = sorted(set(apps))
     return [
-        _fn("tap", "Tap the element with this index.",
-            {"index": _index("index of the element on the current screen")}, ["index"]),
-        _fn("long_press", "Touch and hold the element with this index.",
-            {"index": _index("index of the element on the current screen")}, ["index"]),
-        _fn("type_text", "Replace the text of the editable field with this index. "
-            "submit=true presses Enter afterwards.",
-            {"index": _index("index of an editable field"),
-             "text": {"type": "string", "maxLength": MAX_TEXT, "description": "the text to enter"},
-             "submit": {"type": "boolean", "description": "press Enter after typing (default false)"}},
-            ["index", "text"]),
-        _fn("swipe", "Swipe the finger in a direction: 'up' scrolls to content further down, "
-            "'down' to content further up. With index, swipe inside that element; "
-            "otherwise across the middle of the screen.",
-            {"direction": {"type": "string", "enum": list(DIRECTIONS)},
-             "index": _index("optional: the element to swipe in (a list, a slider)")},
+        _fn("tap", "Tap element [index].", {"index": _index()}, ["index"]),
+        _fn("long_press", "Touch and hold element [index].", {"index": _index()}, ["index"]),
+        _fn("type_text", "Set the text of text field [index]; submit presses Enter.",
+            {"index": _index(), "text": {"type": "string", "maxLength": MAX_TEXT},
+             "submit": {"type": "boolean"}}, ["index", "text"]),
+        _fn("swipe", "Swipe up/down/left/right, in element [index] or across the screen.",
+            {"direction": {"type": "string", "enum": list(DIRECTIONS)}, "index": _index()},
             ["direction"]),
-        _fn("press_back", "Press the Back button.", {}),
-        _fn("press_home", "Press the Home button (go to the launcher).", {}),
-        _fn("open_app", "Open an app by name.",
-            {"name": {"type": "string", "enum": apps, "description": "the app"}}, ["name"]),
-        _fn("wait", "Wait for the screen to change (e.g. while something loads).",
+        _fn("press_back", "Press Back.", {}),
+        _fn("press_home", "Press Home.", {}),
+        _fn("open_app", "Open an app.", {"name": {"type": "string", "enum": apps}}, ["name"]),
+        _fn("wait", "Wait for the screen to change.",
             {"seconds": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S}}, ["seconds"]),
-        _fn("task_complete", "Say the goal is achieved: the phone is now in the state the goal asks "
-            "for. This ends the episode.",
-            {"reason": _reason("what on screen shows the goal holds")}, ["reason"]),
-        _fn("task_infeasible", "Say the goal cannot be achieved on this phone. This ends the episode.",
-            {"reason": _reason("why it cannot be done")}, ["reason"]),
+        _fn("task_complete", "The goal is achieved (ends the task).", {"reason": _reason()}, ["reason"]),
+        _fn("task_infeasible", "The goal cannot be achieved (ends the task).", {"reason": _reason()},
+            ["reason"]),
     ]
 
 
