@@ -61,6 +61,7 @@ def print_advice(advice) -> None:
         t.add_row("CPU class", c.cpu_description)
     t.add_row("GPU", ", ".join(g.name for g in f.gpus) if f.gpus else
               (f"Jetson: {f.jetson_model}" if f.jetson_model else "none (no nvidia-smi GPU, not a Jetson)"))
+    t.add_row("vLLM", advice.vllm or "not installed")
     for r in c.reasons:
         t.add_row("because", r)
     for n in f.notes:

