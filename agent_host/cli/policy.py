@@ -38,9 +38,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from agent_host.agent.policy import PolicyScript, PolicyServer
+    from agent_host.agent.policy import PolicyServer
+    from agent_host.agent.policy_suite import load_policy
 
-    script = PolicyScript.load(args.script)
+    script = load_policy(args.script)
     server = PolicyServer(script, host=args.host, port=args.port, api_key=args.api_key,
                           model=args.model, delay_ms=max(0, args.delay_ms), log_path=args.log)
     try:
@@ -49,7 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     print(f"policy server: {server.base_url} port={server.port} model={server.model} "
-          f"script={args.script} ({len(script.items)} actions, after: {script.after})", flush=True)
+          f"script={args.script} ({_describe(script)})", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -57,3 +58,12 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     return 0
+
+
+def _describe(script: object) -> str:
+    from agent_host.agent.policy_suite import SuitePolicy
+
+    if isinstance(script, SuitePolicy):
+        flaws = ", ".join(f"{k}={v:g}" for k, v in script.flaws.items()) or "none"
+        return f"suite of {len(script.solutions)} tasks, flaws: {flaws}"
+    return f"{len(script.items)} actions, after: {script.after}"
