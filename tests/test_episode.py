@@ -246,3 +246,15 @@ def test_type_text_is_literal_and_never_a_shell(episode, virtual_phone, monkeypa
     assert f"display_name={nasty_first} {nasty_last}, number=555-0142" in rows
     assert not any("rm -rf" in c or "reboot" in c for c in shells)
     assert rec.outcome == "premature"   # the name is not Ada Lovelace
+
+
+def test_uiautomator_dying_mid_episode_is_survived(episode, virtual_phone):
+    """uiautomator2 restarts its server after the phone's uiautomator dies: not an error."""
+    task = _task("wifi-on")
+
+    def kill(step: StepRecord) -> None:
+        if step.step == 2:
+            virtual_phone.kill_u2()
+
+    rec, _, _ = episode(task, task.solution, on_step=kill)
+    assert rec.outcome == "success", rec
