@@ -57,7 +57,10 @@ def test_html_is_self_contained_and_escaped(written):
     assert len(data["episodes"]) == 18
     ep = next(e for e in data["episodes"] if e["id"] == "w4a16__wifi-on__base__r0")
     assert ep["steps"][0]["observation"].count(XSS) == 1                    # intact once decoded
-    assert ep["steps"][0]["shot"]["src"].startswith("data:image/jpeg;base64,")
+    shot = ep["steps"][0]["shot"]
+    assert data["shots"][shot["i"]].startswith(("data:image/webp;base64,", "data:image/jpeg;base64,"))
+    assert (shot["w"], shot["h"]) == (108, 240)                             # original size, for the overlay
+    assert len(data["shots"]) == 4                                           # 4 distinct images, stored once
     assert ep["steps"][1]["action"]["to"] == [54, 40]
     assert [s["name"] for s in ep["extra_shots"]] == ["step-000.png"]
 

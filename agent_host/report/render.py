@@ -1,7 +1,7 @@
 """Write report.md, a self-contained report.html, results.json and episodes.csv.
 
-report.html fetches nothing: styles, scripts, charts (SVG) and screenshots (downscaled JPEG
-data: URIs) are inline, and a Content-Security-Policy forbids any other source. All text from
+report.html fetches nothing: styles, scripts, charts (SVG) and screenshots (downscaled WebP
+data: URIs, each distinct image once) are inline, and a Content-Security-Policy forbids any other source. All text from
 the phone or the model reaches the page either through jinja2 autoescaping or as JSON inside
 a `<script type="application/json">` that the viewer reads and shows with textContent.
 """
@@ -27,8 +27,8 @@ from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.results import analyse, csv_rows
 
 TEMPLATES = Path(__file__).with_name("templates")
-SHOT_MAX_WIDTH = 360
-SHOT_QUALITY = 70
+SHOT_MAX_WIDTH = 300
+SHOT_QUALITY = 65
 
 OUTCOME_COLOURS = {
     "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa",
@@ -157,19 +157,76 @@ def speed_plot(results: dict[str, Any]) -> Markup | None:
 
 # --------------------------------------------------------------------------- viewer data
 
-def _shot(path: Path) -> dict[str, Any] | None:
-    from PIL import Image
-    try:
-        with Image.open(path) as im:
-            w, h = im.size
-            im = im.convert("RGB")
-            if w > SHOT_MAX_WIDTH:
-                im = im.resize((SHOT_MAX_WIDTH, max(1, round(h * SHOT_MAX_WIDTH / w))), Image.BILINEAR)
-            buf = io.BytesIO()
-            im.save(buf, "JPEG", quality=SHOT_QUALITY, optimize=True)
-    except (OSError, ValueError):
-        return None
-    return {"src": "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode(), "w": w, "h": h}
+class ShotStore:
+    """Screenshots for the viewer: each distinct file (by content) is decoded, downscaled and
+    encoded once (WebP, or JPEG where Pillow lacks WebP), in a few threads; steps refer to
+    them by index, so a screen that recurs across steps, repeats and builds is stored once."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+        self._by_path: dict[Path, int] = {}
+
+    def add(self, path: Path) -> int:
+        if path not in self._by_path:
+            self._by_path[path] = len(self.paths)
+            self.paths.append(path)
+        return self._by_path[path]
+
+    @staticmethod
+    def _encode(data: bytes) -> dict[str, Any] | None:
+        from PIL import Image, features
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                w, h = im.size
+                im.draft("RGB", (SHOT_MAX_WIDTH, h))          # JPEG sources decode smaller
+                im = im.convert("RGB")
+                factor = im.size[0] // SHOT_MAX_WIDTH
+                if factor >= 2:
+                    im = im.reduce(factor)
+                if im.size[0] > SHOT_MAX_WIDTH:
+                    im = im.resize((SHOT_MAX_WIDTH, max(1, round(im.size[1] * SHOT_MAX_WIDTH / im.size[0]))),
+                                   Image.BILINEAR)
+                buf = io.BytesIO()
+                if features.check("webp"):
+                    im.save(buf, "WEBP", quality=SHOT_QUALITY, method=2)
+                    mime = "image/webp"
+                else:
+                    im.save(buf, "JPEG", quality=SHOT_QUALITY)
+                    mime = "image/jpeg"
+        except (OSError, ValueError, SyntaxError):
+            return None
+        return {"src": f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode(), "w": w, "h": h}
+
+    def encode_all(self) -> tuple[list[str], list[dict[str, Any] | None]]:
+        """(distinct data URIs, per added path: {"i": index into them, "w", "h"} or None)."""
+        from concurrent.futures import ThreadPoolExecutor
+        digests: list[str | None] = []
+        unique: dict[str, bytes] = {}
+        for p in self.paths:
+            try:
+                data = p.read_bytes()
+            except OSError:
+                digests.append(None)
+                continue
+            d = hashlib.sha1(data).hexdigest()
+            digests.append(d)
+            unique.setdefault(d, data)
+        keys = list(unique)
+        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+            encoded = dict(zip(keys, pool.map(self._encode, (unique[k] for k in keys))))
+        srcs: list[str] = []
+        index: dict[str, int] = {}
+        for k in keys:
+            if encoded[k] is not None:
+                index[k] = len(srcs)
+                srcs.append(encoded[k]["src"])
+        refs = []
+        for d in digests:
+            if d is None or d not in index:
+                refs.append(None)
+            else:
+                refs.append({"i": index[d], "w": encoded[d]["w"], "h": encoded[d]["h"]})
+        return srcs, refs
 
 
 def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> dict[str, Any]:
@@ -179,6 +236,8 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
     final.sort(key=lambda r: (stats.unit_of(r), r.repeat, order.get(r.build, 99)))
     episodes = []
     warnings: list[str] = []
+    store = ShotStore()
+    pending: list[tuple[dict[str, Any], int]] = []       # (dict that gets "shot", store index)
     for r in final:
         steps, w = load_steps(run, r.episode_id)
         warnings += w
@@ -186,26 +245,26 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
         used: set[str] = set()
         srows = []
         for s in steps:
-            name = s.screenshot or f"step-{s.step:03d}.png"
-            shot = _shot(folder / name) if screenshots and (folder / name).is_file() else None
-            if shot:
-                used.add(name)
             raw = s.raw_output
-            srows.append({
-                "step": s.step, "observation": s.observation, "package": s.package,
-                "shot": shot,
+            row = {
+                "step": s.step, "observation": s.observation, "package": s.package, "shot": None,
                 "action": s.action.model_dump(mode="json") if s.action else None,
                 "raw": json.dumps(raw, indent=2, ensure_ascii=False) if raw else "",
                 "retry_error": s.retry_error, "goal": s.goal, "check": s.check_detail or None,
                 "times": s.times.model_dump(), "usage": s.usage.model_dump(),
-            })
+            }
+            name = s.screenshot or f"step-{s.step:03d}.png"
+            if screenshots and (folder / name).is_file():
+                used.add(name)
+                pending.append((row, store.add(folder / name)))
+            srows.append(row)
         extra = []
         if screenshots and folder.is_dir():
             for p in sorted(folder.glob("step-*.png")):
                 if p.name not in used:
-                    shot = _shot(p)
-                    if shot:
-                        extra.append({"name": p.name, "shot": shot})
+                    row = {"name": p.name, "shot": None}
+                    pending.append((row, store.add(p)))
+                    extra.append(row)
         episodes.append({
             "id": r.episode_id, "build": r.build, "unit": stats.unit_of(r), "task": r.task,
             "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
@@ -217,8 +276,13 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
             "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
             "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
         })
+    srcs, refs = store.encode_all()
+    for row, i in pending:
+        row["shot"] = refs[i]
+    for ep in episodes:
+        ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
     return {"builds": run.builds(), "baseline": results["baseline"], "episodes": episodes,
-            "colours": OUTCOME_COLOURS, "warnings": warnings}
+            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings}
 
 
 # --------------------------------------------------------------------------- writing

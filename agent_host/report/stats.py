@@ -345,7 +345,7 @@ def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power:
         hi *= 2
     delta = float(brentq(lambda x: pw(x) - power, 0.0, hi, xtol=1e-10))
     out = {"value": delta, "method": method,
-           "approx": float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n))}
+           "approx": float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n)), "note": None}
     if delta > 1.0:
         out["note"] = "exceeds 100 pp: this design cannot detect any difference in success rate"
     return out

@@ -131,7 +131,7 @@
     if (!f.shot) { this.shotbox.appendChild(el("div", "muted", "no screenshot")); return; }
     var img = el("img");
     img.alt = f.label;
-    img.src = f.shot.src;
+    img.src = DATA.shots[f.shot.i];
     this.shotbox.appendChild(img);
     var a = f.kind === "step" ? f.s.action : null;
     if (!a || !a.point) return;
