@@ -124,6 +124,10 @@ class PolicyScript:
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
         return play(self, messages)
 
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The policy protocol PolicyServer speaks: the assistant message for a request."""
+        return play(self, messages)
+
     @classmethod
     def load(cls, path: Path | str) -> PolicyScript:
         from agent_host.config.loading import load_yaml
@@ -302,9 +306,12 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 class PolicyServer:
-    """The scripted policy on a real HTTP port. `requests` keeps every chat request body."""
+    """A policy on a real HTTP port. `requests` keeps every chat request body.
 
-    def __init__(self, script: PolicyScript, *, host: str = "127.0.0.1", port: int = 0,
+    `script` is any object with `answer(messages, body) -> assistant message` (a PolicyScript,
+    or policy_suite.SuitePolicy, which picks each task's solution by its goal)."""
+
+    def __init__(self, script: Any, *, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, model: str = "policy", delay_ms: int = 0,
                  log_path: Path | str | None = None):
         self.script = script
