@@ -136,6 +136,19 @@ def test_missing_model_path_and_unknown_model_name(tmp_path):
         ensure_model("no-such-model")
 
 
+def test_mapped_model_names(tmp_path, monkeypatch):
+    monkeypatch.setenv("AGENT_HOST_CONFIG", str(tmp_path / "config"))
+    build = Build(id="b", weight_path="bf16", server="vllm", model="my-model-1.5b")
+    with pytest.raises(UserError, match="AGENT_HOST_MODEL_MY_MODEL_1_5B"):
+        launch.resolve_model(build)
+    monkeypatch.setenv("AGENT_HOST_MODEL_MY_MODEL_1_5B", str(tmp_path / "gone"))
+    with pytest.raises(UserError, match="does not exist"):
+        launch.resolve_model(build)
+    (tmp_path / "weights").mkdir()
+    monkeypatch.setenv("AGENT_HOST_MODEL_MY_MODEL_1_5B", str(tmp_path / "weights"))
+    assert launch.resolve_model(build) == str((tmp_path / "weights").resolve())
+
+
 def test_openai_plan_needs_its_key(monkeypatch):
     build = Build(id="remote", weight_path="bf16", server="openai", model="m",
                   base_url="http://example.invalid:8000/", api_key_env="AH_TEST_KEY")

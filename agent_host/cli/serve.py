@@ -72,23 +72,9 @@ def resolve_build(name: str | None, *, build_file: Path | None = None, host_prof
 
 
 def _from_host_profiles(name: str, host_profile: str | None):
-    try:
-        from agent_host.config import hosts  # written by the host-profile owner
-    except ImportError:
-        raise UserError(f"unknown build {name!r}: host profiles are not available yet; "
-                        "use embedded-default, tiny-random or --build-file") from None
-    for fn_name in ("find_build", "get_build", "resolve_build"):
-        fn = getattr(hosts, fn_name, None)
-        if fn is not None:
-            return fn(name, host_profile) if host_profile else fn(name)
-    profiles = (hosts.load_host_profiles() if hasattr(hosts, "load_host_profiles") else [])
-    for prof in profiles:
-        if host_profile and prof.id != host_profile:
-            continue
-        for b in prof.builds:
-            if b.id == name:
-                return b
-    raise UserError(f"unknown build {name!r}" + (f" in host profile {host_profile}" if host_profile else ""))
+    from agent_host.config import hosts
+
+    return hosts.find_build(name, host_profile)
 
 
 def _run(args: argparse.Namespace) -> int:

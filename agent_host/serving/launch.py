@@ -96,18 +96,34 @@ def resolve_chat_template(value: str) -> str:
 
 
 def resolve_model(build: Build) -> str:
+    """The local path to serve: a model agent-host makes (built on first use), a name the
+    user maps to a path (AGENT_HOST_MODEL_<NAME> or models.yaml), a path, or a hub id
+    `org/name` (served only from the local Hugging Face cache: HF_HUB_OFFLINE=1)."""
+    from agent_host.config import builds as cfg
     from agent_host.serving import models
 
-    if not build.model:
+    m = build.model
+    if not m:
         raise UserError(f"build {build.id}: `model` is required for server {build.server}")
-    if build.model in models.KNOWN:
-        return str(models.ensure_model(build.model))
-    p = Path(build.model).expanduser()
+    if m in models.KNOWN:
+        return str(models.ensure_model(m))
+    mapped = cfg.resolve_model_name(m)
+    if mapped:
+        path, source = mapped
+        if not Path(path).exists():
+            raise UserError(f"build {build.id}: model {m} maps to {path} (via {source}), "
+                            "which does not exist")
+        return str(Path(path).resolve())
+    p = Path(m).expanduser()
     if p.exists():
         return str(p.resolve())
-    if build.model.startswith(("/", ".", "~")):
-        raise UserError(f"build {build.id}: model path {build.model} does not exist")
-    return build.model  # a hub name: served only if already in the local HF cache (offline)
+    if m.startswith(("/", ".", "~")):
+        raise UserError(f"build {build.id}: model path {m} does not exist")
+    if "/" in m:
+        return m
+    raise UserError(f"build {build.id}: model {m!r} is not mapped to a local path: set "
+                    f"{cfg.model_env_var(m)}=/path/to/model or add `{m}: /path/to/model` "
+                    f"to {cfg.models_file()}")
 
 
 def _vllm_argv(build: Build, model: str, port: int, api_key: str, seed: int) -> list[str]:
@@ -154,8 +170,21 @@ def _llama_argv(build: Build, model: str, port: int, api_key: str, seed: int) ->
 
 # --------------------------------------------------------------------------- per kind
 
+def missing_packages(build: Build) -> list[str]:
+    out = []
+    for pkg in getattr(build, "requires_packages", None) or []:
+        try:
+            metadata.distribution(pkg)
+        except metadata.PackageNotFoundError:
+            out.append(pkg)
+    return out
+
+
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
     base = f"http://{HOST}:{port}/v1"
+    if build.server != "openai" and (missing := missing_packages(build)):
+        raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "
+                        f"pip install --no-deps {' '.join(missing)}")
     if build.server == "vllm":
         model = resolve_model(build)
         env_set = {**vllm_env_defaults()}
