@@ -34,6 +34,15 @@ from agent_host.phone.device import PhoneError
 SETTLE_S = 3.0
 
 
+def settle_min_s(profile: Any) -> float:
+    """How long to let an action start before the first settle dump: a real phone begins its
+    transition ~100 ms after the input; the virtual phone changes at once."""
+    value = getattr(profile, "settle_min_s", None)
+    if value is not None:
+        return float(value)
+    return 0.0 if getattr(profile, "id", "") == "virtual" else 0.3
+
+
 def episode_id(build: str, task: str, variant: str, repeat: int) -> str:
     raw = f"{build or 'model'}__{task}__{variant}__r{repeat}"
     return re.sub(r"[^A-Za-z0-9._@-]", "_", raw)
@@ -132,7 +141,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         judge = Judge(task, profile)
         t0 = time.monotonic()
         run_steps(task.setup, phone, apps)
-        xml = phone.settle(settle_s)
+        xml = phone.settle(settle_s, min_s=settle_min_s(profile))
         first = observe_xml(xml)
         setup_times.settle = time.monotonic() - t0
         t1 = time.monotonic()
@@ -160,7 +169,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         model = ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout, client=client)
         loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
                         max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
-                        screenshot=screenshot, write_step=log.write, settle_s=settle_s)
+                        screenshot=screenshot, write_step=log.write, settle_s=settle_s,
+                        settle_min_s=settle_min_s(profile))
         state = loop.run()
     except _SetupFailed as exc:
         error = str(exc)

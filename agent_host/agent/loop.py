@@ -307,7 +307,7 @@ class StepLoop:
                  max_steps: int, first: Observation, goal_initial: bool,
                  screenshot: Callable[[int], str | None] | None = None,
                  write_step: Callable[[StepRecord], None] | None = None,
-                 settle_s: float = 3.0):
+                 settle_s: float = 3.0, settle_min_s: float = 0.0):
         self.goal = goal
         self.phone = phone
         self.model = model
@@ -320,6 +320,7 @@ class StepLoop:
         self.screenshot = screenshot or (lambda step: None)
         self.write_step = write_step or (lambda rec: None)
         self.settle_s = settle_s
+        self.settle_min_s = settle_min_s
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[goal_initial])
@@ -423,7 +424,7 @@ class StepLoop:
                 cont = False
             else:
                 t2 = time.monotonic()
-                xml = self.phone.settle(self.settle_s, first=None)
+                xml = self.phone.settle(self.settle_s, min_s=0.0 if parsed.name == "wait" else self.settle_min_s)
                 next_obs = observe_xml(xml)
                 times.settle += time.monotonic() - t2
                 goal_screen = next_obs.screen

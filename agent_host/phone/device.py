@@ -207,11 +207,15 @@ class Phone:
 
     # -- waiting -----------------------------------------------------------------
 
-    def settle(self, max_s: float = 3.0, *, interval: float = 0.1,
+    def settle(self, max_s: float = 3.0, *, interval: float = 0.1, min_s: float = 0.0,
                key: Callable[[str], Any] | None = None, first: str | None = None) -> str:
         """Dump until two consecutive dumps agree (compared by `key`, default the raw XML),
-        at most `max_s` seconds; return the last dump. `first` is a dump already taken."""
+        at most `max_s` seconds; return the last dump. `first` is a dump already taken.
+        `min_s`: wait this long before the first dump (a real phone starts an activity
+        transition some 100 ms after the input, so two quick dumps could both be the old screen)."""
         deadline = time.monotonic() + max_s
+        if min_s > 0 and first is None:
+            time.sleep(min_s)
         key = key or (lambda x: x)
         prev = first if first is not None else self.dump()
         prev_key = key(prev)
