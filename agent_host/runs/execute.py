@@ -9,6 +9,8 @@ a server that died is restarted.
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
 import queue
 import threading
 import time
@@ -41,6 +43,23 @@ class RunOptions:
 
 
 ProgressHook = Callable[[BuildProgress, EpisodeRecord | None], None]
+log = logging.getLogger(__name__)
+
+
+def _notify(hook: ProgressHook, progress: BuildProgress, rec: EpisodeRecord | None) -> None:
+    try:
+        hook(progress, rec)
+    except Exception:  # a display problem must not stop a worker
+        log.exception("progress hook")
+
+
+def _harness_error(ep: PlannedEpisode, build: Any, serial: str, why: str) -> EpisodeRecord:
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    return EpisodeRecord(episode_id=ep.episode_id, build=build.id, model=build.id, task=ep.task.id,
+                         task_file=str(getattr(ep.task, "source", "") or ""), variant=ep.variant,
+                         infeasible=bool(getattr(ep.task, "infeasible", False)), repeat=ep.repeat,
+                         seed=ep.seed, phone=serial, outcome="error", error=why,
+                         max_steps=getattr(ep.task, "max_steps", 0), started_at=now, ended_at=now)
 
 
 def _phone_alive(serial: str) -> bool:
@@ -102,9 +121,13 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                 attempt = attempts.get(ep.episode_id, 0) + 1
                 attempts[ep.episode_id] = attempt
                 out_dir = store.fresh_episode_dir(ep.episode_id)
-                rec = run_episode(ep.task, phone, server.endpoint, out_dir=out_dir, profile=opts.profile,
-                                  seed=ep.seed, sampling=build.sampling, build_id=build.id,
-                                  repeat=ep.repeat)
+                try:
+                    rec = run_episode(ep.task, phone, server.endpoint, out_dir=out_dir, profile=opts.profile,
+                                      seed=ep.seed, sampling=build.sampling, build_id=build.id,
+                                      repeat=ep.repeat)
+                except Exception as exc:  # a harness bug must cost an attempt, not the episode
+                    log.exception("episode %s", ep.episode_id)
+                    rec = _harness_error(ep, build, serial, f"harness: {type(exc).__name__}: {exc}")
                 rec = rec.model_copy(update={"episode_id": ep.episode_id, "attempt": attempt,
                                              "run_id": opts.run_id, "build": build.id,
                                              "repeat": ep.repeat, "seed": ep.seed})
@@ -113,7 +136,7 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                 progress.outcomes[rec.outcome] += 1
                 if rec.outcome != "error":
                     progress.done += 1
-                    hook(progress, rec)
+                    _notify(hook, progress, rec)
                     continue
                 # An error: find whose fault, then retry unless the attempts are spent.
                 if attempt < opts.max_attempts:
@@ -121,7 +144,7 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                     todo.put(ep)
                 else:
                     progress.done += 1
-                hook(progress, rec)
+                _notify(hook, progress, rec)
                 if not server.alive():
                     ensure_server()
                 if not _phone_alive(serial):
