@@ -49,6 +49,11 @@ def test_report_html_in_chromium(browser, tmp_path):
     page.click("#main-panel .step-next")
     assert counter.text_content().startswith("2 / 4 (step 1)")
     assert page.locator("#main-panel .overlay circle").count() == 2              # tap drawn
+    # the overlay covers exactly the screenshot, so the tap lands where it was made
+    boxes = page.evaluate("""() => ['.shotbox img', '.shotbox svg'].map(s => {
+        const r = document.querySelector('#main-panel ' + s).getBoundingClientRect();
+        return [r.x, r.y, r.width, r.height].map(Math.round); })""")
+    assert boxes[0] == boxes[1], boxes
     page.keyboard.press("ArrowRight")
     assert counter.text_content().startswith("3 / 4 (step 2)")
     assert page.locator("#main-panel .overlay polygon").count() == 1             # swipe arrow

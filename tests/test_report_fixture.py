@@ -22,6 +22,7 @@ from agent_host.config.records import Action, EpisodeRecord, PhaseTimes, StepRec
 
 XSS = "<script>alert(1)</script>"
 BASE, OTHER = "w4a16", "w4a8"
+FILLER = "".join(f'\n[{i}] TextView "row {i}"' for i in range(4, 40))   # a screen-long observation
 
 PLAN = {
     BASE: {
@@ -74,7 +75,7 @@ def _steps(folder: Path, outcome: str, verify: bool, xss: bool) -> list[StepReco
         name = f"step-{i:03d}.png"
         _png(folder / name, (30 * i, 120, 200))
         steps.append(StepRecord(
-            step=i, observation=f'[0] FrameLayout\n[3] TextView "{text}" clickable', package="com.android.settings",
+            step=i, observation=f'[0] FrameLayout\n[3] TextView "{text}" clickable' + FILLER, package="com.android.settings",
             screenshot=name, usage=Usage(prompt_tokens=1000 * i, completion_tokens=20),
             raw_output={"content": f"</script><b>{text}</b>", "tool_calls": [{"name": actions[i - 1].name}]},
             action=actions[i - 1], times=PhaseTimes(observe=0.1, model=0.5, act=0.05, settle=0.2, judge=0.01),

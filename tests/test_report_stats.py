@@ -141,6 +141,8 @@ def test_comparison_against_baseline(results):
     m = c["mcnemar"]
     assert (m["pairs"], m["baseline_only"], m["build_only"], m["both"], m["neither"], m["unpaired"]) == (8, 3, 1, 2, 2, 1)
     assert m["p"] == pytest.approx(10 / 16)
+    # 3 tasks with SD 0.51: even a 100 pp difference has power < 0.8 -> not detectable
+    assert c["mde"]["value"] is None and "cannot detect" in c["mde"]["note"]
 
 
 def test_sign_flip_by_enumeration_and_monte_carlo():
@@ -171,6 +173,9 @@ def test_mde_has_the_stated_power():
     t = x.mean(1) / (x.std(1, ddof=1) / math.sqrt(n))
     assert (np.abs(t) > t975).mean() == pytest.approx(0.8, abs=0.01)
     assert stats.min_detectable_effect(0.0, 5)["value"] is None
+    # 2 tasks (1 df): power 0.8 is out of reach within 100 pp -> no value, a note (no crash)
+    two = stats.min_detectable_effect(0.35, 2)
+    assert two["value"] is None and "cannot detect" in two["note"]
     assert stats.min_detectable_effect(0.3, 1)["value"] is None
 
 

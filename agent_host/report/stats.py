@@ -337,18 +337,18 @@ def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power:
 
     def pw(delta: float) -> float:
         ncp = delta * math.sqrt(n) / sd
-        return float(sst.nct.sf(crit, df, ncp) + sst.nct.cdf(-crit, df, ncp))
+        p = float(sst.nct.sf(crit, df, ncp) + sst.nct.cdf(-crit, df, ncp))
+        return p if math.isfinite(p) else float(ncp > crit)   # nct can fail far in the tail
 
     from scipy.optimize import brentq
-    hi = sd
-    while pw(hi) < power:
-        hi *= 2
-    delta = float(brentq(lambda x: pw(x) - power, 0.0, hi, xtol=1e-10))
-    out = {"value": delta, "method": method,
-           "approx": float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n)), "note": None}
-    if delta > 1.0:
-        out["note"] = "exceeds 100 pp: this design cannot detect any difference in success rate"
-    return out
+    approx = float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n))
+    cannot = {"value": None, "method": method, "approx": approx,
+              "note": "over 100 pp: this design cannot detect any difference in success rate"}
+    limit = 1.0          # a difference of success rates cannot exceed 100 pp
+    if pw(limit) < power:
+        return cannot
+    delta = float(brentq(lambda x: pw(x) - power, 0.0, limit, xtol=1e-10))
+    return {"value": delta, "method": method, "approx": approx, "note": None}
 
 
 def compare(baseline: str, build: str, records: Sequence[EpisodeRecord]) -> dict[str, Any]:

@@ -32,7 +32,7 @@
       (/^step-0+\.png$/.test(x.name) ? before : after).push({ kind: "shot", label: x.name === "step-000.png" ? "after setup" : x.name, shot: x.shot });
     });
     before.forEach(function (f) { out.push(f); });
-    ep.steps.forEach(function (s) { out.push({ kind: "step", label: "step " + s.step, s: s, shot: s.shot }); });
+    ep.steps.forEach(function (s) { out.push({ kind: "step", label: s.step === 0 ? "step 0, after setup" : "step " + s.step, s: s, shot: s.shot }); });
     after.forEach(function (f) { out.push(f); });
     return out;
   }
@@ -163,7 +163,7 @@
     d.appendChild(el("h4", null, "Action"));
     d.appendChild(el("pre", "action", a ? a.name + " " + JSON.stringify(a.args) +
       (a.point ? "  at (" + a.point.join(", ") + ")" : "") + (a.to ? " → (" + a.to.join(", ") + ")" : "") +
-      (a.error ? "\nerror: " + a.error : "") : "no valid tool call (wasted step)"));
+      (a.error ? "\nerror: " + a.error : "") : (s.step === 0 ? "after setup: no action yet" : "no valid tool call (wasted step)")));
     if (s.retry_error) d.appendChild(el("pre", "retry", "fed back to the model: " + s.retry_error));
     var g = el("div", "kv");
     g.appendChild(el("span", s.goal ? "good" : "bad", "goal after this step: " + s.goal));
