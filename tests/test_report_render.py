@@ -112,3 +112,18 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     run = make_run(tmp_path)
     assert main(["report", str(run), "--baseline", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
+
+
+def test_build_with_only_errors(tmp_path):
+    from agent_host.config.records import EpisodeRecord
+    run = tmp_path / "r"
+    run.mkdir()
+    recs = [EpisodeRecord(episode_id=f"{b}{i}", build=b, model="m", task=f"t{i}", phone="p",
+                          outcome="success" if b == "a" else "error") for b in "ab" for i in range(2)]
+    (run / "episodes.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in recs))
+    res = write_reports(run)["results"]
+    b = res["builds"][1]
+    assert b["episodes"] == 0 and b["errors"]["episodes"] == 2 and b["rates"]["success"]["mean"] is None
+    c = res["comparisons"][0]
+    assert c["n_tasks"] == 0 and c["sign_flip"]["p"] is None and c["mean_diff"] is None
+    assert any("manifest.json: missing" in w for w in res["warnings"])

@@ -68,7 +68,8 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
     records = run.records
     builds = run.builds()
     base = choose_baseline(run, baseline)
-    summaries = [stats.build_summary(b, records) for b in builds]
+    max_k = max((stats.build_summary(b, records)["repeats_max"] for b in builds), default=0)
+    summaries = [stats.build_summary(b, records, max_k=max_k) for b in builds]
     for s in summaries:
         s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
 
@@ -100,6 +101,7 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
         "builds": summaries,
         "per_task": per_task,
         "comparisons": comparisons,
+        "max_repeats": max_k,
         "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
                    "errored": len(sel.errored), "error_attempts": len(sel.error_attempts),
                    "superseded_attempts": sel.superseded},

@@ -224,8 +224,9 @@ def pass_at_k(units: Sequence[UnitCounts], k: int) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- build summary
 
-def build_summary(build: str, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
-    """Everything the report says about one build's episodes (all attempts of this build)."""
+def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | None = None) -> dict[str, Any]:
+    """Everything the report says about one build's episodes (all attempts of this build).
+    pass^k and pass@k are given for k = 1..max_k (default: this build's most repeats)."""
     sel = select_latest(r for r in records if r.build == build)
     units = unit_counts(sel.counted, sel.errored)
     ulist = [units[u] for u in sorted(units)]
@@ -244,8 +245,8 @@ def build_summary(build: str, records: Sequence[EpisodeRecord]) -> dict[str, Any
         "errors": {"episodes": len(sel.errored), "attempts": len(sel.error_attempts),
                    "retried_ok": len(sel.error_attempts) - len(sel.errored)},
         "rates": {name: rate_summary(ulist, name) for name in RATE_NAMES},
-        "pass_hat_k": [pass_hat_k(ulist, k) for k in range(1, max_repeats + 1)],
-        "pass_at_k": [pass_at_k(ulist, k) for k in range(1, max_repeats + 1)],
+        "pass_hat_k": [pass_hat_k(ulist, k) for k in range(1, (max_k or max_repeats) + 1)],
+        "pass_at_k": [pass_at_k(ulist, k) for k in range(1, (max_k or max_repeats) + 1)],
         "outcomes": {k: {"count": v, "fraction": v / total if total else None} for k, v in labels.items()},
         "per_task": {c.unit: unit_row(c) for c in ulist},
     }
@@ -366,7 +367,8 @@ def compare(baseline: str, build: str, records: Sequence[EpisodeRecord]) -> dict
         "only_baseline": sorted(set(ua) - set(ub)), "only_build": sorted(set(ub) - set(ua)),
         "mean_diff": t["mean"], "low": t["low"], "high": t["high"], "sd": t["sd"],
         "per_task": {u: d for u, d in zip(common, diffs)},
-        "sign_flip": sign_flip_test(diffs),
+        "sign_flip": (sign_flip_test(diffs) if diffs else
+                      {"p": None, "method": "no common task instances", "n_nonzero": 0, "patterns": 0}),
         "mcnemar": mcnemar_exact(sa.counted, sb.counted),
         "won": won, "lost": lost, "tied": len(diffs) - won - lost,
         "mde": min_detectable_effect(t["sd"], len(common)),
