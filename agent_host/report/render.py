@@ -113,7 +113,8 @@ def outcome_bars(results: dict[str, Any]) -> Markup:
     left = [0.0] * len(builds)
     for label in stats.BAR_LABELS:
         w = [100 * (b["outcomes"][label]["fraction"] or 0) for b in builds]
-        ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=label, height=0.6)
+        name = "infeasible_claimed (feasible task)" if label == "infeasible_claimed" else label
+        ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=name, height=0.6)
         for yi, li, wi in zip(y, left, w):
             if wi >= 7:
                 ax.text(li + wi / 2, yi, f"{wi:.0f}%", ha="center", va="center", color="white", fontsize=8)
@@ -121,7 +122,7 @@ def outcome_bars(results: dict[str, Any]) -> Markup:
     ax.set_yticks(y, names)
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of counted episodes (errors excluded)")
-    ax.legend(ncol=6, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    ax.legend(ncol=3, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return _svg(fig, "outcomes")
 
