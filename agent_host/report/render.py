@@ -288,6 +288,17 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
 
 # --------------------------------------------------------------------------- writing
 
+def finite(x: Any) -> Any:
+    """The same structure with NaN and infinities as None, so the JSON is strict."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite(v) for v in x]
+    return x
+
+
 def _atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -322,14 +333,14 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     """Read a run directory and write the four report files into `out` (default: the run
     directory). Returns their paths and the results dict."""
     run = load_run(run_dir)
-    results = analyse(run, baseline)
-    viewer = viewer_data(run, results, screenshots=screenshots)
+    results = finite(analyse(run, baseline))
+    viewer = finite(viewer_data(run, results, screenshots=screenshots))
     results["warnings"] += viewer.pop("warnings")
     out_dir = Path(out) if out else run.dir
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / "report.md", "html": out_dir / "report.html",
              "json": out_dir / "results.json", "csv": out_dir / "episodes.csv"}
-    _atomic_write(paths["json"], json.dumps(results, indent=2, ensure_ascii=False, default=str) + "\n")
+    _atomic_write(paths["json"], json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
     header, rows = csv_rows(run.records)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
