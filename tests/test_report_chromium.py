@@ -71,6 +71,11 @@ def test_report_html_in_chromium(browser, tmp_path):
     assert page.locator("script").count() == 2
     assert page.evaluate("() => document.querySelectorAll('b script, pre script, .panel script').length") == 0
 
+    # a task in the per-task table opens its episodes in the viewer
+    page.click('a.unit-link[data-unit="wifi-on@verify"]')
+    assert page.locator("#ep-counter").text_content() == "1 / 6"
+    assert "wifi-on@verify" in page.locator("#main-panel .head").text_content()
+
     # side by side: all three tasks disagree between the builds in some repeat
     assert page.locator("#cmp-tasks button").count() == 3
     page.click("#cmp-left .step-next")

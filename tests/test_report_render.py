@@ -38,8 +38,8 @@ def test_four_files_and_nothing_else(written):
 
 def test_markdown_numbers(written):
     md = written[1]["md"].read_text()
-    assert "| wifi-on | 2/3 [20.8, 93.9] | 0/3 [0.0, 56.1] |" in md
-    assert "| impossible (infeasible) | 1/3 [6.1, 79.2] | 0/2 [0.0, 65.8] +1 err |" in md
+    assert "| wifi-on | 2/3 [20.8, 93.9] | 0/3 [0.0, 56.1] | -66.7 pp |" in md
+    assert "| impossible (infeasible) | 1/3 [6.1, 79.2] | 0/2 [0.0, 65.8] +1 err | -33.3 pp |" in md
     assert "0.7500 (exact (8 sign patterns))" in md and "0.6250" in md
     assert "| w4a8 | 3 | -22.2 pp |" in md
     assert "<script" not in md

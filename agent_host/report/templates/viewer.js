@@ -228,6 +228,11 @@
   document.getElementById("ep-prev").addEventListener("click", function () { select(Math.max(0, cur - 1)); });
   document.getElementById("ep-next").addEventListener("click", function () { select(Math.min(shown.length - 1, cur + 1)); });
   filter();
+  Array.prototype.forEach.call(document.querySelectorAll("a.unit-link"), function (a) {
+    a.addEventListener("click", function () {
+      fTask.value = a.getAttribute("data-unit"); fBuild.value = ""; fOutcome.value = ""; filter();
+    });
+  });
 
   // ------------------------------------------------------------------ side by side
   var left = new Panel(document.getElementById("cmp-left")), right = new Panel(document.getElementById("cmp-right"));
