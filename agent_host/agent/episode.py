@@ -63,15 +63,33 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 class _Shots:
-    """Screenshots: captured in the step (before the action), PNG-encoded and written on a
-    worker thread so the encoding overlaps the model call. `close()` waits for all writes."""
+    """Screenshots, off the step's critical path: a step's screen is captured on a worker thread
+    while the model thinks (the model call does not touch the phone; Phone's lock serialises
+    the rest) and the loop waits for the capture before acting (`barrier`); PNG encoding and
+    writing run on another worker. `close()` waits for all writes."""
 
     def __init__(self, out_dir: Path, enabled: bool = True):
         from concurrent.futures import ThreadPoolExecutor
         self.out_dir = out_dir
         self.enabled = enabled
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="screenshots")
+        self.capture_pool = ThreadPoolExecutor(1, thread_name_prefix="capture")
         self.futures: list[Any] = []
+        self.pending: Any = None
+
+    def capture(self, name: str, phone: Any) -> str | None:
+        """Start capturing the current screen into `name`; `barrier()` waits for it."""
+        if not self.enabled:
+            return None
+        self.barrier()
+        self.pending = self.capture_pool.submit(lambda: self.save(name, phone.screenshot()))
+        return name
+
+    def barrier(self) -> None:
+        """Wait for the capture in flight; its PhoneError is raised here, in the step."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending.result()
 
     def save(self, name: str, img: Any) -> str | None:
         if not self.enabled or img is None:
@@ -84,6 +102,11 @@ class _Shots:
         return name
 
     def close(self) -> None:
+        try:
+            self.barrier()
+        except Exception:  # the episode already ended (or failed) without this screenshot
+            pass
+        self.capture_pool.shutdown(wait=True)
         for f in self.futures:
             try:
                 f.result()
@@ -163,13 +186,15 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         def screenshot(n: int) -> str | None:
             if not screenshots:
                 return None
-            img = shot0 if n == 1 else phone.screenshot()  # step 1 sees the screen after setup
-            return shots.save(f"step-{n:03d}.png", img)
+            if n == 1:  # step 1 sees the screen after setup
+                return shots.save("step-001.png", shot0)
+            return shots.capture(f"step-{n:03d}.png", phone)
 
         model = ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout, client=client)
         loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
                         max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
-                        screenshot=screenshot, write_step=log.write, settle_s=settle_s,
+                        screenshot=screenshot, before_act=shots.barrier, write_step=log.write,
+                        settle_s=settle_s,
                         settle_min_s=settle_min_s(profile))
         state = loop.run()
     except _SetupFailed as exc:

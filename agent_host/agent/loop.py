@@ -282,8 +282,13 @@ class Observation:
 
 
 def observe_xml(xml: str) -> Observation:
+    """Parse and render a dump; an unreadable dump is the phone's failure (PhoneError)."""
     from agent_host.phone import observe
-    screen = observe.parse(xml)
+    from agent_host.phone.device import PhoneError
+    try:
+        screen = observe.parse(xml)
+    except ValueError as exc:
+        raise PhoneError(f"unreadable hierarchy dump: {exc} ({xml[:80]!r})") from exc
     return Observation(xml, screen, observe.render(screen))
 
 
@@ -306,6 +311,7 @@ class StepLoop:
     def __init__(self, *, goal: str, phone: Any, model: ModelClient, judge: Any, profile: Any,
                  max_steps: int, first: Observation, goal_initial: bool,
                  screenshot: Callable[[int], str | None] | None = None,
+                 before_act: Callable[[], None] | None = None,
                  write_step: Callable[[StepRecord], None] | None = None,
                  settle_s: float = 3.0, settle_min_s: float = 0.0):
         self.goal = goal
@@ -318,6 +324,7 @@ class StepLoop:
         self.max_steps = max_steps
         self.obs = first
         self.screenshot = screenshot or (lambda step: None)
+        self.before_act = before_act or (lambda: None)
         self.write_step = write_step or (lambda rec: None)
         self.settle_s = settle_s
         self.settle_min_s = settle_min_s
@@ -399,6 +406,9 @@ class StepLoop:
             st.stop = f"context window exceeded at step {n}: {exc}"
             return False
 
+        t_b = time.monotonic()
+        self.before_act()            # the screenshot of this screen was taken while the model ran
+        times.observe += time.monotonic() - t_b
         raw_output = raws[-1] if raws else {}
         if len(raws) > 1:
             raw_output = {**raws[-1], "retried": raws[:-1]}
