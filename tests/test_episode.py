@@ -252,9 +252,12 @@ def test_uiautomator_dying_mid_episode_is_survived(episode, virtual_phone):
     """uiautomator2 restarts its server after the phone's uiautomator dies: not an error."""
     task = _task("wifi-on")
 
+    killed = []
+
     def kill(step: StepRecord) -> None:
         if step.step == 2:
-            virtual_phone.kill_u2()
+            killed.append(virtual_phone.kill_u2())
 
     rec, _, _ = episode(task, task.solution, on_step=kill)
+    assert killed == [True]            # it was running, and died mid-episode
     assert rec.outcome == "success", rec
