@@ -94,7 +94,7 @@ def test_check_solutions_passes_and_fails(virtual_phone, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "wifi-on@verify" in out and "infeasible_claimed" in out and "all solutions succeed" in out
 
-    broken = Path("tasks/wifi-on.yaml").read_text().replace('- tap: {text: "Internet"}', '- tap: {text: "Interweb"}')
+    broken = (Path(__file__).resolve().parent.parent / "tasks" / "wifi-on.yaml").read_text().replace('- tap: {text: "Internet"}', '- tap: {text: "Interweb"}')
     broken = broken.replace("id: wifi-on", "id: wifi-on-broken").replace("$schema=./", "$schema=../tasks/")
     path = tmp_path / "broken.yaml"
     path.write_text(broken)
