@@ -59,7 +59,12 @@ def resolve_task(spec: str, variant: str | None):
     if key_variant and variant == "base":
         raise UserError(f"--task {spec} names the verify variant; drop --variant base")
     want = variant or key_variant or "base"
-    tasks = load_tasks([spec], [want])
+    try:
+        tasks = load_tasks([spec], [want])
+    except UserError:
+        if want == "verify" and not key_variant and load_tasks([spec], ["base"]):
+            raise UserError(f"task {spec!r} has no verify variant (infeasible, or verify: false)") from None
+        raise
     tasks = [t for t in tasks if t.variant == want]
     if not tasks:
         raise UserError(f"task {spec!r} has no {want} variant")
