@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phone-profile", default="virtual", help="phone profile (default: virtual)")
     p.add_argument("--max-attempts", type=int, default=3, help="attempts per episode on errors (default: 3)")
     p.add_argument("--startup-timeout", type=float, help="seconds to wait for each server to be ready")
+    p.add_argument("--baseline", metavar="BUILD",
+                   help="the reference build reports compare the others with (default: the first of --builds)")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     p.set_defaults(func=_run)
@@ -76,11 +78,14 @@ def _run(args: argparse.Namespace) -> int:
             if bad:
                 raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)")
             builds = [find_build(b, args.host_profile) for b in _csv(args.builds)]
+            if args.baseline and args.baseline not in {b.id for b in builds}:
+                raise UserError(f"--baseline: {args.baseline!r} is not one of --builds")
             tasks = load_tasks(_csv(args.tasks), variants=variants)
             result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=args.seed,
                                phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                                out=args.out, max_attempts=args.max_attempts,
-                               startup_timeout=args.startup_timeout, hook=live.hook)
+                               startup_timeout=args.startup_timeout, hook=live.hook,
+                               extra_manifest={"baseline": args.baseline or builds[0].id})
     print_summary(result, console=Console())
     if not args.no_report:
         from agent_host.runs.summary import write_report
