@@ -89,3 +89,36 @@ def test_phone_error_when_dropped(virtual_phone):
         phone.shell("echo hi")
     with pytest.raises(PhoneError):
         phone.dump()
+
+
+def test_remote_phone_through_another_adb_server(virtual_phone_factory):
+    """HOST:PORT/SERIAL: the phone is attached only to a second adb server, which the
+    session's own server (ANDROID_ADB_SERVER_PORT) knows nothing about."""
+    from agent_host.phone.device import Phone, split_serial
+    from agent_host.virtual_phone import adb_server
+    from agent_host.virtual_phone.phone import free_port
+
+    other = free_port()
+    adb_server.ensure_server(other)
+    try:
+        vp = virtual_phone_factory(adb_port=other)
+        spec = f"127.0.0.1:{other}/{vp.serial}"
+        assert split_serial(spec) == (("127.0.0.1", other), vp.serial)
+        phone = Phone.connect(spec)
+        assert phone.serial == spec
+        assert phone.shell("settings get global wifi_on").output.strip() in ("0", "1")
+        assert "<hierarchy" in phone.dump()
+        import adbutils
+        local = {d.serial for d in adbutils.AdbClient().device_list()}
+        assert vp.serial not in local
+    finally:
+        adb_server.kill_server(other)
+
+
+def test_remote_serial_spec_errors_are_one_line():
+    import pytest
+
+    from agent_host.phone.device import PhoneError, split_serial
+
+    with pytest.raises(PhoneError, match="HOST:PORT/SERIAL"):
+        split_serial("10.0.0.7/abc")

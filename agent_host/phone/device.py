@@ -61,6 +61,17 @@ def _is_transport_error(exc: BaseException) -> bool:
                             OSError, EOFError))
 
 
+def split_serial(spec: str) -> tuple[tuple[str, int] | None, str]:
+    """`HOST:PORT/SERIAL` -> ((HOST, PORT), SERIAL); a plain serial -> (None, serial)."""
+    if "/" not in spec:
+        return None, spec
+    server, _, serial = spec.partition("/")
+    host, _, port = server.rpartition(":")
+    if not host or not port.isdigit() or not serial:
+        raise PhoneError(f"{spec}: a remote phone is HOST:PORT/SERIAL, e.g. 10.0.0.7:5037/R58M12ABC")
+    return (host, int(port)), serial
+
+
 class Phone:
     """A connected phone. Methods are safe to call from one thread at a time per Phone."""
 
@@ -75,14 +86,20 @@ class Phone:
 
     @classmethod
     def connect(cls, serial: str, *, timeout: float = 30.0) -> Phone:
-        """Attach to `serial` (connecting an `IP:port` serial first) and start uiautomator2."""
+        """Attach to `serial` (connecting an `IP:port` serial first) and start uiautomator2.
+
+        `HOST:PORT/SERIAL` names a phone on another machine's adb server (started there with
+        `adb -a start-server` or reached through an SSH tunnel); everything then goes through
+        that server, uiautomator2's streams included.
+        """
         import adbutils
         import uiautomator2 as u2
         try:
-            client = adbutils.AdbClient()
-            if ":" in serial and serial not in {d.serial for d in client.device_list()}:
-                client.connect(serial, timeout=timeout)
-            dev = client.device(serial)
+            server, device_serial = split_serial(serial)
+            client = adbutils.AdbClient(host=server[0], port=server[1]) if server else adbutils.AdbClient()
+            if ":" in device_serial and device_serial not in {d.serial for d in client.device_list()}:
+                client.connect(device_serial, timeout=timeout)
+            dev = client.device(device_serial)
             dev.get_state()
             ud = u2.connect(dev)
             ud.settings["wait_timeout"] = 2.0
