@@ -35,12 +35,8 @@ SETTLE_S = 3.0
 
 
 def settle_min_s(profile: Any) -> float:
-    """How long to let an action start before the first settle dump: a real phone begins its
-    transition ~100 ms after the input; the virtual phone changes at once."""
-    value = getattr(profile, "settle_min_s", None)
-    if value is not None:
-        return float(value)
-    return 0.0 if getattr(profile, "id", "") == "virtual" else 0.3
+    """How long to let an action start before the first settle dump (PhoneProfile.settle_min_s)."""
+    return float(getattr(profile, "settle_min_s", 0.3))
 
 
 def episode_id(build: str, task: str, variant: str, repeat: int) -> str:

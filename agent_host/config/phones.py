@@ -51,6 +51,10 @@ class PhoneProfile(Strict):
         default_factory=dict,
         description="exact shell command -> the command this phone needs instead; the judge runs "
                     "the variant and files its output under the original command")
+    settle_min_s: float = Field(
+        0.3, ge=0, le=5,
+        description="seconds to let an action start before the first settle dump (a real phone "
+                    "begins its transition ~100 ms after the input; the virtual phone changes at once)")
     notes: str = ""
 
     def package(self, alias_or_package: str) -> str:
