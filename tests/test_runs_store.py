@@ -1,6 +1,5 @@
 """The run directory's episode log: atomic appends, torn tails, resume bookkeeping, planning."""
 
-import os
 from types import SimpleNamespace
 
 import pytest

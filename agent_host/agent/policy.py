@@ -121,9 +121,6 @@ class PolicyScript:
                 raise fail(prefix + (i,), str(exc)) from None
         return cls(items=tuple(items), source=source, **opts)
 
-    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
-        return play(self, messages)
-
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any] | None = None) -> dict[str, Any]:
         """The policy protocol PolicyServer speaks: the assistant message for a request."""
         return play(self, messages)

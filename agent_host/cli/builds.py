@@ -50,12 +50,12 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2))
         return 0
 
-    from rich.console import Console
+
+    from agent_host.cli.output import stdout_console
     from rich.table import Table
 
-    import sys
 
-    con = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    con = stdout_console(highlight=False)
     models: dict[str, str] = {}
     for prof in profiles:
         t = Table(title=f"{prof.id}: {prof.description}", title_justify="left", expand=False)

@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from agent_host.cli.output import stdout_console
+
     from agent_host.config.hosts import find_build
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
@@ -53,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.virtual_phone import adb_server
     from agent_host.virtual_phone.phone import VirtualPhone
 
-    console = Console()
+    console = stdout_console()
     build = find_build(args.build)
     variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
     tasks = load_tasks([t.strip() for t in args.tasks.split(",") if t.strip()], variants=variants)

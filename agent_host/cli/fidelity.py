@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 from pathlib import Path
 
 from agent_host.errors import UserError
@@ -82,10 +81,11 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def print_report(report, out: Path | None = None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    from agent_host.cli.output import stdout_console
+
+    con = stdout_console(highlight=False)
     t = Table(title=f"fidelity vs {report.reference}: {len(report.prompts)} greedy prompts, "
                     f"up to {report.max_tokens} tokens", title_justify="left")
     for col in ("build", "weight path", "exact match", "median first divergence", "unit", "time"):

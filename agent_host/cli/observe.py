@@ -124,7 +124,8 @@ def _json(d: dict) -> str:
 
 
 def _print_elements(screen) -> None:
-    from rich.console import Console
+
+    from agent_host.cli.output import stdout_console
     from rich.table import Table
 
     t = Table(title="elements", show_lines=False)
@@ -138,7 +139,4 @@ def _print_elements(screen) -> None:
             flags.append("disabled")
         t.add_row(str(e.index), e.cls, "[{},{}][{},{}]".format(*e.bounds).replace("[", r"\["),
                   " ".join(e.resource_ids), " ".join(flags), e.package)
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)
-    console.print(t)
+    stdout_console().print(t)

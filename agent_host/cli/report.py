@@ -39,11 +39,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False, default=str))
         return 0
-    from rich.console import Console
+
+    from agent_host.cli.output import stdout_console
     from rich.markup import escape
 
     from agent_host.report.summary import summary_tables
-    console = Console()
+    console = stdout_console()
     for table in summary_tables(results):
         console.print(table)
     for w in results["warnings"]:

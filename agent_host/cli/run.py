@@ -56,6 +56,8 @@ def _csv(value: str | None) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from agent_host.cli.output import stdout_console
+
     from agent_host.runs.progress import RunProgress
     from agent_host.runs.run import resume_run, start_run
     from agent_host.runs.summary import print_summary
@@ -86,9 +88,10 @@ def _run(args: argparse.Namespace) -> int:
                                out=args.out, max_attempts=args.max_attempts,
                                startup_timeout=args.startup_timeout, hook=live.hook,
                                extra_manifest={"baseline": args.baseline or builds[0].id})
-    print_summary(result, console=Console())
+    out = stdout_console()
+    print_summary(result, console=out)
     if not args.no_report:
         from agent_host.runs.summary import write_report
-        html = write_report(result.run_dir, console=Console())
-        Console().print(f"report: {html}")
+        html = write_report(result.run_dir, console=out)
+        out.print(f"report: {html}")
     return 0

@@ -111,7 +111,8 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    from rich.console import Console
+
+    from agent_host.cli.output import stdout_console
     from rich.table import Table
 
     table = Table(title=f"{len(rows)} task instance(s)", title_justify="left")
@@ -124,10 +125,7 @@ def _list(args: argparse.Namespace) -> int:
     for r in rows:
         table.add_row(r["id"], ",".join(r["variants"]), r["app"], str(r["max_steps"]),
                       "yes" if r["infeasible"] else "", ", ".join(r["tags"]))
-    console = Console()
-    if not console.is_terminal:
-        console = Console(width=160)   # piped: do not fold rows at 80 columns
-    console.print(table)
+    stdout_console().print(table)
     return 0
 
 

@@ -86,13 +86,14 @@ def check(tasks: list[Any], serial: str, *, out_root: Path, profile: Any, consol
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+
+    from agent_host.cli.output import stdout_console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from agent_host.config.phones import load_phone_profile
 
-    console = Console(width=None if Console().is_terminal else 120)
+    console = stdout_console()
     specs = getattr(args, "tasks", None) or getattr(args, "paths", None) or []
     tasks = select_tasks(list(specs))
     if not tasks:

@@ -13,10 +13,8 @@ import datetime as dt
 import logging
 import queue
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from agent_host.config.records import EpisodeRecord

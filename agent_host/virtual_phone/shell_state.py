@@ -94,7 +94,7 @@ class StateCommands(Commands):
             if len(rest) > 1:
                 codes = {v: k for k, v in names.items()}
                 if rest[1] not in codes:
-                    return fail(f"Error: mode must be 'yes', 'no', or 'auto'\n", 255)
+                    return fail("Error: mode must be 'yes', 'no', or 'auto'\n", 255)
                 st.put("secure", "ui_night_mode", codes[rest[1]])
             return ok(f"Night mode: {names.get(st.get('secure', 'ui_night_mode') or '1', 'no')}\n")
         if svc == "notification" and rest[:1] == ["set_dnd"]:
@@ -175,7 +175,7 @@ class StateCommands(Commands):
         lines = ["Current Battery Service state:"]
         if st.powered_override is not None:
             lines.append("  (UPDATES STOPPED -- use 'reset' to restart)")
-        lines += [f"  AC powered: false", f"  USB powered: {str(p).lower()}", "  Wireless powered: false",
+        lines += ["  AC powered: false", f"  USB powered: {str(p).lower()}", "  Wireless powered: false",
                   "  Dock powered: false", "  Max charging current: 500000" if p else "  Max charging current: 0",
                   "  Max charging voltage: 5000000" if p else "  Max charging voltage: 0",
                   "  Charge counter: 2550000", f"  status: {2 if p else 3}", "  health: 2", "  present: true",

@@ -148,7 +148,7 @@ class World:
             "ro.build.type": "user",
             "ro.build.tags": "release-keys",
             "ro.build.characteristics": "nosdcard",
-            "ro.build.fingerprint": f"google/vphone/vphone:14/UQ1A.240205.004/11269751:user/release-keys",
+            "ro.build.fingerprint": "google/vphone/vphone:14/UQ1A.240205.004/11269751:user/release-keys",
             "ro.serialno": serial,
             "ro.boot.serialno": serial,
             "ro.sf.lcd_density": "420",
