@@ -118,8 +118,9 @@ def main() -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    from rich.console import Console
     from rich.table import Table
+
+    from agent_host.cli.output import stdout_console
     t = Table(title=f"run throughput: task {args.task}, policy server answering after {args.delay_ms} ms")
     for col in ("phones", "episodes", "errors", "wall s", "episodes/min", "speed-up", "mean episode s", "harness share"):
         t.add_column(col, justify="right")
@@ -127,7 +128,7 @@ def main() -> int:
         t.add_row(str(r["phones"]), str(r["episodes"]), str(r["errors"]), f"{r['wall_s']:.1f}",
                   f"{r['episodes_per_min']:.1f}", f"{r['speedup_vs_first']:.2f}x", f"{r['mean_episode_s']:.2f}",
                   f"{r['harness_share']:.0%}" if r["harness_share"] is not None else "-")
-    Console().print(t)
+    stdout_console().print(t)
     last = rows[-1]
     print(f"target: {last['phones']} phones >= 3.5x one -> measured {last['speedup_vs_first']:.2f}x "
           f"({'met' if last['speedup_vs_first'] and last['speedup_vs_first'] >= 3.5 else 'NOT met'})")
