@@ -6,7 +6,7 @@ import sys
 
 from rich.console import Console
 
-PIPED_WIDTH = 140
+PIPED_WIDTH = 160
 
 
 def stdout_console(**kw: object) -> Console:
