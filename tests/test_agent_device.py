@@ -47,15 +47,17 @@ def phone(virtual_phone):
 
 def test_shell_batch_real(phone):
     res = phone.shell_batch(["echo hello", "echo -n no-newline", "false", "true",
-                             "settings get global wifi_on", "ls /nonexistent-dir",
-                             "echo '; rm -rf / $(reboot)'"])
+                             "svc wifi enable", "settings get global wifi_on", "ls /nonexistent-dir",
+                             "echo '; rm -rf / $(reboot)'", "svc wifi disable", "settings get global wifi_on"])
     assert res[0].output == "hello\n" and res[0].exit_code == 0
     assert res[1].output == "no-newline" and res[1].exit_code == 0
     assert res[2].exit_code == 1 and res[2].output == ""
     assert res[3].exit_code == 0 and res[3].output == ""
-    assert res[4].text in ("0", "1")
-    assert res[5].exit_code != 0
-    assert res[6].output == "; rm -rf / $(reboot)\n"
+    # the commands run in order in one shell: each read sees the write before it
+    assert (res[4].exit_code, res[5].output, res[5].exit_code) == (0, "1\n", 0)
+    assert res[6].exit_code != 0 and "/nonexistent-dir" in res[6].output
+    assert res[7].output == "; rm -rf / $(reboot)\n"
+    assert (res[8].exit_code, res[9].output) == (0, "0\n")
 
 
 def test_shell_batch_is_one_adb_shell_call(phone, monkeypatch):
@@ -106,7 +108,9 @@ def test_remote_phone_through_another_adb_server(virtual_phone_factory):
         assert split_serial(spec) == (("127.0.0.1", other), vp.serial)
         phone = Phone.connect(spec)
         assert phone.serial == spec
-        assert phone.shell("settings get global wifi_on").output.strip() in ("0", "1")
+        phone.shell("svc wifi enable")
+        assert phone.shell("settings get global wifi_on").output == "1\n"
+        assert vp.world.shell("settings get global wifi_on").stdout == b"1\n"   # it reached that phone
         assert "<hierarchy" in phone.dump()
         import adbutils
         local = {d.serial for d in adbutils.AdbClient().device_list()}

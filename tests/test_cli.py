@@ -1,17 +1,35 @@
 import subprocess
 import sys
 
+import pytest
+
 from agent_host.cli import VERBS, build_parser
 
 
-def test_every_verb_registers_and_has_help():
+def _help(parser, argv, capsys) -> str:
+    # argparse prints the help and exits 0; not exiting at all is a failure too
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(argv)
+    assert exc.value.code == 0, argv
+    return capsys.readouterr().out
+
+
+def test_every_verb_registers_and_has_help(capsys):
+    """README: every verb has examples in its own --help (verbs with sub-verbs: in each of those)."""
     parser = build_parser()
+    assert len(VERBS) >= 13
     for verb in VERBS:
-        # argparse exits 0 after printing help
-        try:
-            parser.parse_args([verb, "--help"])
-        except SystemExit as exc:
-            assert exc.code == 0, verb
+        text = _help(parser, [verb, "--help"], capsys)
+        assert text.startswith(f"usage: agent-host {verb}"), verb
+        subs = [a for a in parser._subparsers._group_actions[0].choices[verb]._actions
+                if a.__class__.__name__ == "_SubParsersAction"]
+        names = list(subs[0].choices) if subs else []
+        if not names:
+            assert "examples:" in text and f"agent-host {verb}" in text.split("examples:", 1)[1], verb
+        for name in names:
+            sub = _help(parser, [verb, name, "--help"], capsys)
+            assert sub.startswith(f"usage: agent-host {verb} {name}"), (verb, name)
+            assert f"agent-host {verb} {name}" in sub.split("examples:", 1)[-1] and "examples:" in sub, (verb, name)
 
 
 def test_user_error_is_one_line_and_nonzero(tmp_path):

@@ -103,14 +103,26 @@ def test_infeasible_task_never_holds():
 
 
 def test_on_the_virtual_phone_one_adb_shell_call(virtual_phone, monkeypatch):
+    """One adb shell call for the whole check, and the verdict follows the phone's real state
+    (before: `in: ["0", "1"]` checks that held whatever the phone answered)."""
     task = _instance({"all": [
-        {"setting": {"namespace": "global", "key": "wifi_on", "in": ["0", "1"]}},
-        {"setting": {"namespace": "global", "key": "bluetooth_on", "in": ["0", "1"]}},
-        {"setting": {"namespace": "system", "key": "screen_off_timeout", "matches": "[0-9]+"}},
+        {"setting": {"namespace": "global", "key": "wifi_on", "equals": "1"}},
+        {"setting": {"namespace": "global", "key": "bluetooth_on", "equals": "0"}},
+        {"setting": {"namespace": "system", "key": "screen_off_timeout", "equals": "60000"}},
     ]})
     phone = Phone.connect(virtual_phone.serial)
+    phone.shell_batch(["svc wifi enable", "settings put global bluetooth_on 0",
+                       "settings put system screen_off_timeout 60000"])
     calls = []
     real = phone.adb.shell
     monkeypatch.setattr(phone.adb, "shell", lambda *a, **kw: (calls.append(a[0]), real(*a, **kw))[1])
     v = Judge(task).evaluate(phone)
     assert v.goal is True and len(calls) == 1
+    assert v.detail["shell"] == {"settings get global wifi_on": {"out": "1", "rc": 0},
+                                 "settings get global bluetooth_on": {"out": "0", "rc": 0},
+                                 "settings get system screen_off_timeout": {"out": "60000", "rc": 0}}
+    real("settings put system screen_off_timeout 30000")
+    calls.clear()
+    v = Judge(task).evaluate(phone)
+    assert v.goal is False and len(calls) == 1
+    assert v.detail["shell"]["settings get system screen_off_timeout"]["out"] == "30000"

@@ -525,10 +525,10 @@ def test_state_word_switch_borrows_row_title_but_a_real_label_is_kept():
 def test_virtual_phone_internet_page_wifi_switch():
     """The contract with the virtual phone (docs/architecture.md labels): the Wi-Fi row is one
     element a selector can find by text or by android:id/switch_widget."""
-    world_mod = pytest.importorskip("agent_host.virtual_phone.world")
     from agent_host.virtual_phone.fs import VirtualFS
+    from agent_host.virtual_phone.world import World
 
-    w = world_mod.World(VirtualFS())
+    w = World(VirtualFS())
     w.launch("com.android.settings")
     for label in ("Network & internet", "Internet"):
         e = find(parse(w.dump()).elements, text=label)
@@ -538,4 +538,11 @@ def test_virtual_phone_internet_page_wifi_switch():
     assert s.package == "com.android.settings" and (s.width, s.height) == (1080, 2400)
     by_text = find(parse_rendered(render(s)), text="Wi-Fi")
     by_id = find(parse_rendered(render(s)), resource_id="android:id/switch_widget")
-    assert by_text == by_id and by_text["cls"] == "Switch" and by_text["checked"] in (True, False)
+    assert by_text == by_id and by_text["cls"] == "Switch"
+    # the rendered state is the phone's: off at first, on after a tap on the row (it was
+    # `checked in (True, False)`, which held whatever the render said)
+    assert w.shell("settings get global wifi_on").stdout == b"0\n" and by_text["checked"] is False
+    w.tap(*find(s.elements, text="Wi-Fi").center)
+    on = find(parse_rendered(render(parse(w.dump()))), resource_id="android:id/switch_widget")
+    assert w.shell("settings get global wifi_on").stdout == b"1\n" and on["checked"] is True
+    assert on["index"] == by_text["index"] and on["texts"] == ["Wi-Fi"]

@@ -111,12 +111,12 @@ def test_schema_prints_json(capsys):
     assert schema["$defs"]["Task"]["additionalProperties"] is False
 
 
-def test_check_solutions_delegates_to_tasks_check(monkeypatch):
-    import types
-
-    seen = {}
-    fake = types.ModuleType("agent_host.cli.tasks_check")
-    fake.run = lambda args: seen.setdefault("phone", args.phone) and 0
-    monkeypatch.setitem(sys.modules, "agent_host.cli.tasks_check", fake)
-    assert main(["tasks", "check-solutions", "--phone", "emulator-5554"]) == 0
-    assert seen == {"phone": "emulator-5554"}
+def test_check_solutions_cli_on_the_virtual_phone(virtual_phone, tmp_path, capsys):
+    """The verb as a user types it: task ids, --phone and --out reach the real check (before:
+    a fake tasks_check module stood in, and the verb could neither pick tasks nor an out dir)."""
+    out = tmp_path / "episodes"
+    assert main(["tasks", "check-solutions", "wifi-on", "--phone", virtual_phone.serial, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "all solutions succeed" in text and "2 episodes" in text and virtual_phone.serial in text
+    assert sorted(p.name for p in out.iterdir()) == ["wifi-on", "wifi-on_verify"]
+    assert (out / "wifi-on" / "episode.json").is_file()

@@ -66,9 +66,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "phone (default: a fresh virtual phone) and fail unless every "
                                       "episode ends in `success` (`infeasible_claimed` on infeasible tasks).",
                           epilog="examples:\n  agent-host tasks check-solutions\n"
+                                 "  agent-host tasks check-solutions wifi-on tasks/alarm-0730.yaml\n"
                                  "  agent-host tasks check-solutions --phone 127.0.0.1:5601\n",
                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    cs.add_argument("tasks", nargs="*", metavar="TASK",
+                    help="task ids, files or directories (default: tasks/)")
     cs.add_argument("--phone", metavar="SERIAL", help="a running phone (default: start a virtual phone)")
+    cs.add_argument("--out", metavar="DIR", help="where the episode folders go (default: a new temporary directory)")
     cs.set_defaults(func=_check_solutions)
 
 
@@ -137,13 +141,6 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _check_solutions(args: argparse.Namespace) -> int:
-    import importlib
+    from agent_host.cli import tasks_check
 
-    try:
-        tasks_check = importlib.import_module("agent_host.cli.tasks_check")  # the agent/judge side's
-    except ModuleNotFoundError as exc:
-        if exc.name != "agent_host.cli.tasks_check":
-            raise
-        from agent_host.errors import UserError
-        raise UserError("tasks check-solutions is not available in this version yet") from None
     return int(tasks_check.run(args) or 0)
