@@ -70,8 +70,8 @@ def test_episode_verify_variant_readable_summary(virtual_phone, served_script, t
 def test_episode_undone_via_cli(virtual_phone, served_script, tmp_path, capsys):
     script = WIFI_ON.replace("- task_complete", '- tap: {text: "Wi-Fi"}\n- task_complete')
     base = served_script(script)
-    main(["episode", "--task", "wifi-on", "--phone", virtual_phone.serial, "--base-url", base,
-          "--model", "policy", "--out", str(tmp_path / "u"), "--json", "--no-screenshots"])
+    assert main(["episode", "--task", "wifi-on", "--phone", virtual_phone.serial, "--base-url", base,
+                 "--model", "policy", "--out", str(tmp_path / "u"), "--json", "--no-screenshots"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["outcome"] == "undone" and out["goal_lost_step"] == 5
 

@@ -130,6 +130,35 @@ def test_run_fidelity_orchestration(monkeypatch, tmp_path):
     assert data["reference"] == "ref" and len(data["reference_completions"]) == 12
 
 
+def test_run_fidelity_with_real_policy_servers(tmp_path, monkeypatch):
+    """The same orchestration with nothing faked: each build a real managed policy server
+    (started, asked over HTTP, stopped), one that cannot start reported and not fatal."""
+    from agent_host.config.builds import Build
+    from agent_host.serving import procs
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))   # our pidfiles only
+
+    def build(bid: str, answer: str | None) -> Build:
+        script = tmp_path / f"{bid}.yaml"
+        if answer is not None:
+            script.write_text(json.dumps({"actions": [{"say": answer}]}))
+        return Build(id=bid, weight_path="w-" + bid, server="policy", script=str(script))
+
+    events: list[str] = []
+    rep = fidelity.run_fidelity([build("same", "tap(3) now"), build("drifty", "tap(4) now"), build("broken", None)],
+                                build("ref", "tap(3) now"), max_tokens=7, seed=3, log_dir=tmp_path / "logs",
+                                startup_timeout=60, hook=events.append)
+    assert [e for e in events if e.startswith("starting")] == [
+        "starting reference ref", "starting same", "starting drifty", "starting broken"]
+    assert sum(e.startswith("same: prompt ") for e in events) == 12
+    same, drifty, broken = rep.builds
+    assert (same.build, same.exact, same.total, same.unit) == ("same", 12, 12, UNIT_WORDS)  # no /tokenize
+    assert (drifty.exact, drifty.total, drifty.median_divergence) == (0, 12, 0)
+    assert broken.total == 0 and broken.error.startswith("build broken: server not ready")
+    assert rep.reference_completions == ["tap(3) now"] * 12
+    assert not list(procs.pidfile_dir().glob("*.json"))          # every server stopped
+
+
 def test_not_runnable_build_is_refused(tmp_path):
     from agent_host.config.hosts import load_host_profile
 
