@@ -80,7 +80,11 @@ def test_dump_settle_and_fingerprint(phone):
     settled = phone.settle(2.0)
     assert settled == phone.dump()
     fp = phone.fingerprint()
-    assert fp["serial"] == phone.serial and fp["screen"]
+    # every field read from the phone, each from its own command of the batch
+    assert fp == {"serial": phone.serial, "manufacturer": "Google", "model": "VirtualPhone", "device": "vphone",
+                  "release": "14", "sdk": "34", "screen": "1080x2400", "density": 420,
+                  "build_fingerprint": phone.shell("getprop ro.build.fingerprint").text.strip()}
+    assert fp["build_fingerprint"].startswith("google/vphone/vphone:14/")
     assert phone.screenshot_png()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
