@@ -7,3 +7,15 @@ class UserError(Exception):
 
 class ConfigError(UserError):
     """A YAML file (task, build, profile) failed to load or validate."""
+
+
+def check_dir_usable(path: object, option: str) -> None:
+    """UserError unless `path` is a directory or can be made one (it creates nothing)."""
+    from pathlib import Path
+
+    target = Path(str(path))
+    for parent in (target, *target.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"{option} {target}: {parent} is not a directory")
+            return

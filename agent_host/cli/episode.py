@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agent_host.errors import UserError
+from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
 The outcome is one of: success, premature, undone, unrecognised, infeasible_claimed, nav_fail,
@@ -82,20 +82,30 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.config.phones import load_phone_profile
     from agent_host.phone.device import Phone, PhoneError
     from agent_host.serving.endpoint import Endpoint
+    from pydantic import ValidationError
 
     task = resolve_task(args.task, args.variant)
     profile = load_phone_profile(args.profile)
     base_url = args.base_url.rstrip("/")
     if not base_url.endswith("/v1"):
         base_url += "/v1"
+    if not base_url.lower().startswith(("http://", "https://")):
+        raise UserError(f"--base-url {args.base_url}: not an http:// or https:// URL")
     endpoint = Endpoint(base_url, args.api_key, args.model, args.build or args.model)
-    sampling = Sampling(**{k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
-                           if v is not None})
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix=f"agent-host-{task.id}-"))
+    try:
+        sampling = Sampling(**{k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
+                               if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = "--" + "-".join(str(x) for x in first.get("loc", ())).replace("_", "-")
+        raise UserError(f"{field}: {first.get('msg')}") from None
+    if args.out:
+        check_dir_usable(args.out, "--out")
     try:
         phone = Phone.connect(args.phone)
     except PhoneError as exc:
         raise UserError(f"phone {args.phone}: {exc} (is it listed by `adb devices`?)") from None
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix=f"agent-host-{task.id}-"))
 
     def show(step) -> None:
         if args.quiet:

@@ -7,7 +7,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from agent_host.errors import UserError
+from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
 Sends N agent-style prompts (a phone screen and a goal, asking for the next action; 12 ship
@@ -55,6 +55,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("--builds: name at least one build")
     if args.max_tokens < 1:
         raise UserError("--max-tokens must be at least 1")
+    if args.startup_timeout is not None and not args.startup_timeout > 0:
+        raise UserError("--startup-timeout must be more than 0 seconds")
     prompts = load_prompts(args.prompts)
     reference = find_build(args.reference, args.host_profile)
     builds = [find_build(b, args.host_profile) for b in ids]
@@ -62,6 +64,7 @@ def _run(args: argparse.Namespace) -> int:
         if not b.runnable:
             raise UserError(f"build {b.id} is listed but not runnable: {' '.join(b.notes.split())}")
     out = args.out or Path("reports/fidelity") / dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    check_dir_usable(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
 
     from rich.console import Console

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from agent_host.errors import UserError
+
 EPILOG = """\
 The script is a YAML list of tool calls; element arguments may be selectors resolved against
 the observation in each request (see agent_host/agent/policy.py for the options):
@@ -42,6 +44,8 @@ def _serve(args: argparse.Namespace) -> int:
     from agent_host.agent.policy_suite import load_policy
 
     script = load_policy(args.script)
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"--port: {args.port} is not a TCP port")
     server = PolicyServer(script, host=args.host, port=args.port, api_key=args.api_key,
                           model=args.model, delay_ms=max(0, args.delay_ms), log_path=args.log)
     try:

@@ -62,6 +62,10 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.runs.run import resume_run, start_run
     from agent_host.runs.summary import print_summary
 
+    if args.max_attempts < 1:
+        raise UserError("--max-attempts must be at least 1")
+    if args.startup_timeout is not None and not args.startup_timeout > 0:
+        raise UserError("--startup-timeout must be more than 0 seconds")
     console = Console(stderr=True)
     with RunProgress(console, enabled=not args.quiet) as live:
         if args.resume:

@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from agent_host.errors import UserError
+from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
 BUILD is one of:
@@ -83,6 +83,11 @@ def _run(args: argparse.Namespace) -> int:
     build = resolve_build(args.build, build_file=args.build_file, host_profile=args.host_profile)
     if not build.runnable:
         raise UserError(f"build {build.id} is listed but not runnable here: {build.notes}")
+    if args.port is not None and not 1 <= args.port <= 65535:
+        raise UserError(f"--port: {args.port} is not a TCP port")
+    if args.startup_timeout is not None and not args.startup_timeout > 0:
+        raise UserError("--startup-timeout must be more than 0 seconds")
+    check_dir_usable(args.log_dir, "--log-dir")
 
     stop = threading.Event()
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_host.errors import UserError
+from agent_host.errors import UserError, check_dir_usable
 
 VERIFY_SCRIPT = [{"task_complete": {"reason": "the goal already holds"}}]
 
@@ -99,10 +99,18 @@ def run(args: argparse.Namespace) -> int:
     if not tasks:
         raise UserError("no task has a solution to check")
     profile = load_phone_profile(getattr(args, "profile", None) or "virtual")
+    serial = getattr(args, "phone", None)
+    if getattr(args, "out", None):
+        check_dir_usable(args.out, "--out")
+    if serial:
+        from agent_host.phone.device import Phone, PhoneError
+        try:
+            Phone.connect(serial)
+        except PhoneError as exc:
+            raise UserError(f"--phone {serial}: {exc} (is it listed by `adb devices`?)") from None
     out_root = Path(getattr(args, "out", None) or tempfile.mkdtemp(prefix="agent-host-check-solutions-"))
 
     vphone = None
-    serial = getattr(args, "phone", None)
     if not serial:
         from agent_host.virtual_phone.phone import VirtualPhone
         console.print("starting a virtual phone ...")

@@ -22,6 +22,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from agent_host.errors import check_dir_usable
 from agent_host.report import stats
 from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.results import analyse, csv_rows
@@ -337,6 +338,7 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     viewer = finite(viewer_data(run, results, screenshots=screenshots))
     results["warnings"] += viewer.pop("warnings")
     out_dir = Path(out) if out else run.dir
+    check_dir_usable(out_dir, "--out")
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / "report.md", "html": out_dir / "report.html",
              "json": out_dir / "results.json", "csv": out_dir / "episodes.csv"}

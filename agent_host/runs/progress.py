@@ -30,16 +30,22 @@ class RunProgress:
         )
         self._ids: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._started = False
 
+    # The display starts with the first report, so an error while the run is still being
+    # checked leaves stderr holding only that error.
     def __enter__(self) -> "RunProgress":
-        self.progress.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(*exc)
+        if self._started:
+            self.progress.__exit__(*exc)
 
     def hook(self, p: BuildProgress, rec: EpisodeRecord | None) -> None:
         with self._lock:
+            if not self._started:
+                self.progress.__enter__()
+                self._started = True
             if p.build not in self._ids:
                 self._ids[p.build] = self.progress.add_task("", total=p.total, completed=p.done,
                                                             build=p.build, tally=tallies(p))

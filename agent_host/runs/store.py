@@ -63,13 +63,24 @@ class RunStore:
         self.log_path.touch()
 
     def open_existing(self) -> dict:
-        path = self.dir / MANIFEST
-        if not path.exists():
-            raise FileNotFoundError(f"{self.dir}: no {MANIFEST}, not a run directory")
+        data = self.read_manifest()
         self._cut_torn_tail()
         self.episodes_dir.mkdir(exist_ok=True)
         self.servers_dir.mkdir(exist_ok=True)
-        return json.loads(path.read_text())
+        return data
+
+    def read_manifest(self) -> dict:
+        """The manifest, read only (FileNotFoundError, or ValueError naming the file)."""
+        path = self.dir / MANIFEST
+        if not path.exists():
+            raise FileNotFoundError(f"{self.dir}: no {MANIFEST}, not a run directory")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not a readable run manifest ({exc})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: not a run manifest (not a JSON object)")
+        return data
 
     def update_manifest(self, **fields: object) -> None:
         path = self.dir / MANIFEST
