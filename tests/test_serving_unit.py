@@ -128,6 +128,14 @@ def test_cpu_list_is_a_compact_range():
     assert cpus == set(os.sched_getaffinity(0))
 
 
+@pytest.mark.parametrize("cpus, want", [({0, 1, 2, 4, 6, 7}, "0-2,4,6-7"), ({3}, "3"), ({5, 1}, "1,5"),
+                                        (set(range(0, 96)) - {48}, "0-47,49-95")])
+def test_cpu_list_merges_runs(monkeypatch, cpus, want):
+    """Maximal runs, as the docstring says (the test above holds for '0,1,2' as well as '0-2')."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(cpus))
+    assert launch.cpu_list() == want
+
+
 def test_missing_model_path_and_unknown_model_name(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         launch.plan(Build(id="b", weight_path="bf16", server="vllm", model="/nonexistent/m"),
