@@ -89,6 +89,30 @@ def test_run_unreachable_phone_is_one_line_and_leaves_no_run_dir(tmp_path, adb_s
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("flag, value", [("--builds", ","), ("--variants", ",")])
+def test_run_empty_list_option(tmp_path, flag, value):
+    args = {"--builds": "embedded-default", "--variants": "base", flag: value}
+    out = agent_host("run", "--tasks", "wifi-on", "--phones", "127.0.0.1:1", "--out", str(tmp_path / "run"),
+                     *[x for kv in args.items() for x in kv], cwd=tmp_path)
+    assert_user_error(out, flag)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("build, names", [("npu-w8a16", ["npu-w8a16", "not runnable"]),
+                                          ("openai-example", ["openai-example", "AGENT_HOST_OPENAI_KEY"])])
+def test_run_unusable_build_fails_before_the_run_dir(tmp_path, monkeypatch, virtual_phone, build, names):
+    monkeypatch.delenv("AGENT_HOST_OPENAI_KEY", raising=False)
+    out = agent_host("run", "--builds", build, "--tasks", "wifi-on", "--phones", virtual_phone.serial,
+                     "--out", str(tmp_path / "run"), cwd=tmp_path)
+    assert_user_error(out, *names)
+    assert not (tmp_path / "run").exists()
+
+
+def test_host_profile_that_is_a_directory(tmp_path):
+    out = agent_host("builds", "--host-profile", str(tmp_path), cwd=tmp_path)
+    assert_user_error(out, str(tmp_path), "directory")
+
+
 # -- report -------------------------------------------------------------------------------
 
 def test_report_out_is_a_file(tmp_path, a_file):

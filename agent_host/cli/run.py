@@ -77,13 +77,19 @@ def _run(args: argparse.Namespace) -> int:
             from agent_host.config.phones import load_phone_profile
             from agent_host.config.tasks import load_tasks
 
-            if not args.builds:
+            if not _csv(args.builds):
                 raise UserError("--builds is required (or --resume RUN_DIR)")
             variants = tuple(_csv(args.variants))
+            if not variants:
+                raise UserError("--variants: name at least one (base, verify)")
             bad = [v for v in variants if v not in ("base", "verify")]
             if bad:
                 raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)")
+            from agent_host.serving.launch import preflight
+
             builds = [find_build(b, args.host_profile) for b in _csv(args.builds)]
+            for b in builds:
+                preflight(b)
             if args.baseline and args.baseline not in {b.id for b in builds}:
                 raise UserError(f"--baseline: {args.baseline!r} is not one of --builds")
             tasks = load_tasks(_csv(args.tasks), variants=variants)

@@ -180,6 +180,18 @@ def missing_packages(build: Build) -> list[str]:
     return out
 
 
+def preflight(build: Build) -> None:
+    """The checks of `plan` that cost nothing (no model is built, no port taken): a
+    UserError now rather than after a run has started."""
+    if not build.runnable:
+        raise UserError(f"build {build.id} is listed but not runnable here: {' '.join(build.notes.split())}")
+    if build.server == "openai":
+        plan(build, port=None, api_key="", seed=0)
+    elif missing := missing_packages(build):
+        raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "
+                        f"pip install --no-deps {' '.join(missing)}")
+
+
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
     base = f"http://{HOST}:{port}/v1"
     if build.server != "openai" and (missing := missing_packages(build)):
