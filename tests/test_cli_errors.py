@@ -125,6 +125,27 @@ def test_report_out_is_a_file(tmp_path, a_file):
     assert a_file.read_text() == "not a directory\n"
 
 
+def test_report_episode_log_that_is_a_directory(tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "episodes.jsonl").mkdir(parents=True)
+    out = agent_host("report", str(run_dir), cwd=tmp_path)
+    assert_user_error(out, str(run_dir / "episodes.jsonl"))
+    assert tree(run_dir) == ["episodes.jsonl"]
+
+
+# -- demo ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flag, value", [("--phones", "0"), ("--max-steps", "0"), ("--variants", "foo"),
+                                         ("--startup-timeout", "0")])
+def test_demo_bad_options_start_nothing(tmp_path, flag, value):
+    out = agent_host("demo", "--out", str(tmp_path / "run"), flag, value, cwd=tmp_path)
+    line = assert_user_error(out, flag)
+    if flag == "--variants":
+        assert "'foo'" in line
+    assert out.stdout == ""
+    assert not (tmp_path / "run").exists()
+
+
 # -- episode ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("extra, names", [

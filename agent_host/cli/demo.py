@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from agent_host.errors import UserError
+
 DEMO_TASKS = "wifi-on,dark-theme-on,dnd-on,bluetooth-off"
 
 EPILOG = f"""\
@@ -56,8 +58,16 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.virtual_phone.phone import VirtualPhone
 
     console = stdout_console()
+    for flag, value in (("--repeats", args.repeats), ("--max-steps", args.max_steps), ("--phones", args.phones)):
+        if value < 1:
+            raise UserError(f"{flag} must be at least 1")
+    if not args.startup_timeout > 0:
+        raise UserError("--startup-timeout must be more than 0 seconds")
     build = find_build(args.build)
     variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
+    bad = [v for v in variants if v not in ("base", "verify")] or ([] if variants else [""])
+    if bad:
+        raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)")
     tasks = load_tasks([t.strip() for t in args.tasks.split(",") if t.strip()], variants=variants)
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, args.max_steps)}) for t in tasks]
     out = args.out or DEFAULT_RUNS_DIR / f"demo-{new_run_id()}"

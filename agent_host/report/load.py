@@ -100,7 +100,7 @@ def load_run(run_dir: str | Path) -> Run:
     warnings: list[str] = []
     manifest = _read_manifest(run_dir, warnings)
     log = run_dir / "episodes.jsonl"
-    if not log.exists():
+    if not log.is_file():
         raise UserError(f"{log}: no episode log; is {run_dir} a run directory?")
     records = read_episode_log(log, warnings)
     if not records:
