@@ -216,3 +216,11 @@ def test_fidelity_bad_options(tmp_path, a_file, extra, name):
     assert_user_error(out, name)
     assert not (tmp_path / "reports").exists()
 
+
+
+def test_observe_screen_must_be_positive(tmp_path):
+    dump = tmp_path / "dump.xml"
+    dump.write_text('<hierarchy rotation="0"><node bounds="[0,0][10,10]" class="a" text="x"/></hierarchy>')
+    out = agent_host("observe", str(dump), "--screen", "0x0", cwd=tmp_path)
+    assert_user_error(out, "--screen", "0x0")
+    assert out.stdout == ""

@@ -86,7 +86,10 @@ def _screen_arg(value: str | None) -> tuple[int, int] | None:
         return None
     try:
         w, h = value.lower().split("x")
-        return int(w), int(h)
+        size = int(w), int(h)
+        if min(size) < 1:
+            raise ValueError
+        return size
     except ValueError:
         raise UserError(f"--screen: expected WIDTHxHEIGHT such as 1080x2400, got {value!r}") from None
 
