@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+import threading
 
 from agent_host import __version__
 from agent_host.errors import UserError
@@ -70,7 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # SIGTERM unwinds like Ctrl-C, so every `with` (servers, phones, adb servers) stops what it
+    # started; verbs that serve in the foreground install their own handlers over this one.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
+        _check_environment()
         return int(args.func(args) or 0)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -78,6 +86,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _check_environment() -> None:
+    raw = os.environ.get("ANDROID_ADB_SERVER_PORT", "").strip()
+    if raw and (not raw.isdigit() or not 0 < int(raw) < 65536):
+        raise UserError(f"ANDROID_ADB_SERVER_PORT={raw!r} is not a TCP port (1-65535)")
 
 
 if __name__ == "__main__":

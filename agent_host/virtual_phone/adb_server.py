@@ -17,9 +17,16 @@ class AdbServerError(RuntimeError):
 
 
 def server_port() -> int:
-    """The port adbutils and the adb CLI use: ANDROID_ADB_SERVER_PORT, else 5037."""
-    raw = os.environ.get("ANDROID_ADB_SERVER_PORT", "")
-    return int(raw) if raw.isdigit() else DEFAULT_PORT
+    """The port adbutils and the adb CLI use: ANDROID_ADB_SERVER_PORT, else 5037.
+
+    A value that is set but not a port is an error, not 5037: a typo must never reach
+    someone's default adb server."""
+    raw = os.environ.get("ANDROID_ADB_SERVER_PORT", "").strip()
+    if not raw:
+        return DEFAULT_PORT
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise AdbServerError(f"ANDROID_ADB_SERVER_PORT={raw!r} is not a TCP port (1-65535)")
+    return int(raw)
 
 
 def find_adb() -> str:
