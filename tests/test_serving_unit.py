@@ -412,3 +412,15 @@ def test_tiny_random_model_is_small_llama_with_a_chat_template(monkeypatch):
     text = tok.apply_chat_template([{"role": "user", "content": "Turn on Wi-Fi"}], tokenize=False,
                                    add_generation_prompt=True)
     assert text.endswith("<|im_start|>assistant\n") and "Turn on Wi-Fi<|im_end|>" in text
+
+
+def test_api_key_never_reads_as_an_option(monkeypatch):
+    """Before: about one start in 32 failed with `argument --api-key: expected at least one
+    argument`, when the random token began with '-'."""
+    import secrets
+
+    from agent_host.serving.server import new_api_key
+
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda n=None: "-starts-with-a-dash")
+    key = new_api_key()
+    assert not key.startswith("-") and key.endswith("-starts-with-a-dash")

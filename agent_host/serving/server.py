@@ -36,6 +36,12 @@ STOP_GRACE_S = 15.0
 _live: "weakref.WeakSet[ManagedServer]" = weakref.WeakSet()
 
 
+def new_api_key() -> str:
+    """A random bearer token. The prefix matters: a urlsafe token starts with '-' one time in
+    32, and the server's argparse then reads `--api-key -xyz` as a missing value."""
+    return "ah-" + secrets.token_urlsafe(24)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
@@ -71,7 +77,7 @@ class ManagedServer:
         self.startup_timeout = startup_timeout
         self.log_dir = Path(log_dir)
         self.log_path = self.log_dir / f"{build.id}.server.log"
-        self.api_key = secrets.token_urlsafe(24)
+        self.api_key = new_api_key()
         self._fixed_port = port
         self.port: int | None = port
         self.proc: subprocess.Popen | None = None
