@@ -61,7 +61,7 @@ def _harness_error(ep: PlannedEpisode, build: Any, serial: str, why: str) -> Epi
 
 
 def _phone_alive(serial: str) -> bool:
-    from agent_host.phone.device import Phone, PhoneError  # noqa: F401 (import cost kept off the CLI path)
+    from agent_host.phone.device import Phone  # imported here: keeps the CLI start fast
     try:
         phone = Phone.connect(serial)
         phone.shell("echo ok")

@@ -104,7 +104,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
         raise UserError(f"{where}: builds: {field}: {first.get('msg')}") from None
     except (TypeError, ValueError, AttributeError) as exc:
         raise UserError(f"{where}: not a valid run manifest ({exc})") from None
-    by_key = {t.key: t for t in load_tasks(sources or [], variants=tuple(variants))}
+    by_key = {t.key: t for t in load_tasks(sources, variants=tuple(variants))}
     missing = [k for k in keys if k not in by_key]
     if missing:
         raise UserError(f"{run_dir}/manifest.json: tasks no longer found: {', '.join(missing)}")
