@@ -41,7 +41,8 @@ def test_compare_with_tokens():
     assert (r.exact, r.total) == (2, 4)
     assert [x.divergence for x in r.results] == [None, 1, 1, None]
     assert r.median_divergence == 1
-    assert r.to_json()["prompts"][1]["text"] == "swipe(down)"
+    assert r.to_json()["prompts"][1]["answer"] == "swipe(down)"
+    assert r.to_json()["prompts"][1]["reference"] == "swipe(up)"
 
 
 def test_compare_without_tokens_uses_whitespace_words():
@@ -109,10 +110,10 @@ def test_run_fidelity_orchestration(monkeypatch, tmp_path):
         finally:
             live.pop()
 
-    def complete(ep, msgs, *, max_tokens, seed):
+    def complete(ep, msgs, *, max_tokens, seed, tools=None, tool_choice=None):
         assert ep.model in live and max_tokens == 7 and seed == 3
-        return ("same answer" if ep.model != "drifty" or "Wi-Fi" not in msgs[1]["content"]
-                else "other answer"), "stop"
+        return fidelity.Answer("same answer" if ep.model != "drifty" or "Wi-Fi" not in msgs[1]["content"]
+                               else "other answer"), "stop"
 
     monkeypatch.setattr(fidelity, "_served", served)
     monkeypatch.setattr(fidelity, "complete", complete)
@@ -127,7 +128,8 @@ def test_run_fidelity_orchestration(monkeypatch, tmp_path):
     assert drifty.unit == UNIT_TOKENS and drifty.exact == 12 - n_wifi and drifty.median_divergence == 0
     assert broken.error == "build broken: server not ready: it exited" and broken.total == 0
     data = rep.to_json()
-    assert data["reference"] == "ref" and len(data["reference_completions"]) == 12
+    assert data["reference"] == "ref" and len(data["reference_answers"]) == 12
+    assert data["reference_deterministic"] is True
 
 
 def test_run_fidelity_with_real_policy_servers(tmp_path, monkeypatch):
@@ -155,7 +157,7 @@ def test_run_fidelity_with_real_policy_servers(tmp_path, monkeypatch):
     assert (same.build, same.exact, same.total, same.unit) == ("same", 12, 12, UNIT_WORDS)  # no /tokenize
     assert (drifty.exact, drifty.total, drifty.median_divergence) == (0, 12, 0)
     assert broken.total == 0 and broken.error.startswith("build broken: server not ready")
-    assert rep.reference_completions == ["tap(3) now"] * 12
+    assert rep.reference_answers == ["tap(3) now"] * 12
     assert not list(procs.pidfile_dir().glob("*.json"))          # every server stopped
 
 

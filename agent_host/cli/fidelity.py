@@ -1,4 +1,4 @@
-"""`agent-host fidelity`: do the builds' greedy completions match the reference build's?"""
+"""`agent-host fidelity`: do the builds answer what the reference build answers (tool calls and content)?"""
 
 from __future__ import annotations
 
@@ -11,11 +11,17 @@ from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
 Sends N agent-style prompts (a phone screen and a goal, asking for the next action; 12 ship
-with agent-host, or --prompts FILE) greedily to the reference and to every build, serving one
-build at a time. Per build it reports how many completions match the reference exactly and
-the median token position of the first divergence among those that differ. Tokens come from
-the build server's /tokenize; without one (some `openai` endpoints) it compares whitespace
-words and says so in the `unit` column.
+with agent-host, or --prompts FILE) greedily to the reference and to every build, with the
+agent's own tools and tool_choice "required" (--tools none: plain text), serving one build
+at a time. An answer is the tool calls (name and canonical JSON arguments, in order) and the
+content; an exact match means both are identical. Per build it reports the exact matches,
+the tool-call matches, and the median position of the first divergence over the serialized
+answer (content, then one line `name {json}` per call) among those that differ, and per
+prompt both answers. Tokens come from the build server's /tokenize; without one (some
+`openai` endpoints, policy servers) it compares whitespace words and says so (`unit`).
+
+The reference answers every prompt twice: if it disagrees with itself, serving is not
+deterministic and the report says so (exact counts then mean little).
 
 Build ids are resolved as for `agent-host run`: ID, PROFILE/ID, or ID in --host-profile; an id
 several profiles define means this machine's profile (`agent-host probe`). Put the reference
@@ -36,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference", default="bf16", help="the reference build (default bf16)")
     p.add_argument("--host-profile", metavar="P", help="host profile id or YAML file for the ids")
     p.add_argument("--prompts", type=Path, help="prompts YAML (default: the 12 shipped prompts)")
+    p.add_argument("--tools", choices=["agent", "none"], default="agent",
+                   help="offer the agent's tools with tool_choice required (default), or none: plain text")
     p.add_argument("--max-tokens", type=int, default=128, help="tokens per completion (default 128)")
     p.add_argument("--seed", type=int, default=0, help="server and request seed (default 0)")
     p.add_argument("--startup-timeout", type=float, help="seconds per server start "
@@ -69,9 +77,11 @@ def _run(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
+    tools, choice = (agent_tools(), "required") if args.tools == "agent" else (None, None)
     err = Console(stderr=True, highlight=False)
     with err.status("fidelity") as status:
         report = run_fidelity(builds, reference, prompts=prompts, max_tokens=args.max_tokens,
+                              tools=tools, tool_choice=choice,
                               seed=args.seed, log_dir=out / "servers", startup_timeout=args.startup_timeout,
                               hook=lambda s: status.update(s))
     data = report.to_json()
@@ -83,24 +93,56 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if any(b.error for b in report.builds) else 0
 
 
-def print_report(report, out: Path | None = None) -> None:
+def agent_tools() -> list[dict]:
+    """The tools the agent offers on the virtual phone (open_app's names from its profile)."""
+    from agent_host.agent.tools import tool_schemas
+    from agent_host.config.phones import load_phone_profile
+
+    return tool_schemas(sorted(load_phone_profile("virtual").apps))
+
+
+def _short(text: str, width: int = 70) -> str:
+    one = " | ".join(text.splitlines()) or "(empty)"
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def print_report(report, out: Path | None = None, *, per_prompt: bool = True) -> None:
     from rich.table import Table
 
     from agent_host.cli.output import stdout_console
 
     con = stdout_console(highlight=False)
-    t = Table(title=f"fidelity vs {report.reference}: {len(report.prompts)} greedy prompts, "
+    how = "with the agent's tools" if report.tools else "plain text"
+    t = Table(title=f"fidelity vs {report.reference}: {len(report.prompts)} greedy prompts {how}, "
                     f"up to {report.max_tokens} tokens", title_justify="left")
-    for col in ("build", "weight path", "exact match", "median first divergence", "unit", "time"):
-        t.add_column(col, justify="right" if col in ("exact match", "median first divergence", "time") else "left")
+    num = ("exact match", "same tool calls", "median first divergence", "time")
+    for col in ("build", "weight path", *num[:3], "unit", "time"):
+        t.add_column(col, justify="right" if col in num else "left")
     for b in report.builds:
         if b.error:
-            t.add_row(b.build, b.weight_path, "-", "-", "-", f"{b.seconds:.0f} s", style="red")
+            t.add_row(b.build, b.weight_path, "-", "-", "-", "-", f"{b.seconds:.0f} s", style="red")
             continue
         med = b.median_divergence
-        t.add_row(b.build, b.weight_path, f"{b.exact}/{b.total}",
+        t.add_row(b.build, b.weight_path, f"{b.exact}/{b.total}", f"{b.calls_exact}/{b.total}",
                   "-" if med is None else f"{med:g}", b.unit, f"{b.seconds:.0f} s")
     con.print(t)
+    if not report.reference_deterministic:
+        con.print(f"[bold red]the reference {report.reference} is not deterministic:[/] asked twice, it "
+                  f"answered {len(report.reference_unstable)}/{len(report.prompts)} prompts differently "
+                  f"({', '.join(report.reference_unstable)}); exact-match counts mean little")
+    else:
+        con.print(f"the reference {report.reference} answered every prompt identically when asked twice")
+    for b in report.builds if per_prompt else []:
+        if b.error or not b.results:
+            continue
+        pt = Table(title=f"{b.build} vs {report.reference}, per prompt", title_justify="left")
+        for col in ("prompt", "match", "divergence", report.reference, b.build):
+            pt.add_column(col, overflow="fold")
+        for r in b.results:
+            match = "exact" if r.exact else ("same calls" if r.calls_match else "differs")
+            pt.add_row(r.prompt, match, "-" if r.divergence is None else str(r.divergence),
+                       _short(r.reference), _short(r.answer))
+        con.print(pt)
     for b in report.builds:
         if b.error:
             con.print(f"[red]{b.build}: {b.error}[/red]")

@@ -1,25 +1,33 @@
-"""The fidelity probe: do a build's greedy completions match the reference build's?
+"""The fidelity probe: does a build answer what the reference build answers?
 
 N agent-style prompts (a phone screen + a goal, asking for the next action) go to the
-reference and to every build, greedy (temperature 0, same seed). Per build: how many
-completions match the reference exactly, and the median token position of the first
-divergence among those that differ.
+reference and to every build, greedy (temperature 0, same seed), with the agent's tools when
+the caller gives them (the CLI passes the agent's own tool schemas and tool choice). An
+*answer* is what an agent build says: its tool calls (name and the canonical JSON of the
+arguments, in order) and its content. Per build: how many answers match the reference's
+exactly (calls and content both identical), and the median token position of the first
+divergence among those that differ, measured over the serialized answer (`Answer.serialized`).
+
+The reference is asked every prompt twice on the same server: if it disagrees with itself,
+serving is not deterministic and the report says so (exact counts then mean little).
 
 Builds are served one at a time through the lifecycle API (`serving.server.start`); `openai`
 builds are only checked for readiness. Tokens come from the build's own `/tokenize` endpoint
 (vLLM's `{"prompt"}` or llama.cpp's `{"content"}` form), which tokenizes both the build's and
-the reference's completion, so positions are in one tokenizer. Without `/tokenize` the
-comparison falls back to whitespace-separated words and says so (`unit`).
+the reference's serialized answers, so positions are in one tokenizer. Without `/tokenize`
+the comparison falls back to whitespace-separated words and says so (`unit`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 from pydantic import Field
@@ -65,6 +73,41 @@ def messages(ps: PromptSet, p: Prompt) -> list[dict]:
     return [{"role": "system", "content": ps.system}, {"role": "user", "content": user}]
 
 
+# ---------------------------------------------------------------------------- answers
+
+def canonical_arguments(arguments: Any) -> str:
+    """Arguments as canonical JSON (sorted keys, no spaces), so `{"a":1, "b":2}` and
+    `{"b": 2, "a": 1}` compare equal. A string that is not JSON is kept verbatim (a
+    malformed call differs from every well-formed one)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return arguments
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Answer:
+    content: str = ""
+    calls: tuple[tuple[str, str], ...] = ()     # (name, canonical JSON of the arguments)
+
+    @classmethod
+    def from_message(cls, message: dict) -> Answer:
+        calls = []
+        for c in message.get("tool_calls") or []:
+            fn = c.get("function") or {}
+            calls.append((str(fn.get("name", "")), canonical_arguments(fn.get("arguments", ""))))
+        return cls(message.get("content") or "", tuple(calls))
+
+    def serialized(self) -> str:
+        """One text for token positions and display: the content, then one line per call,
+        `name {json}`."""
+        lines = [self.content] if self.content else []
+        lines += [f"{name} {args}" for name, args in self.calls]
+        return "\n".join(lines)
+
+
 # --------------------------------------------------------------------- pure comparison
 
 def whitespace_tokens(text: str) -> list[str]:
@@ -85,11 +128,14 @@ def first_divergence(a: list, b: list) -> int | None:
 class PromptResult:
     prompt: str
     exact: bool
-    divergence: int | None           # token index of the first difference (None when exact)
-    length: int                       # completion length in `unit`
+    divergence: int | None           # position of the first difference (None when exact)
+    length: int                       # the build's serialized answer, in `unit`
     reference_length: int
     finish_reason: str | None = None
-    text: str = ""
+    answer: str = ""                  # the build's serialized answer
+    reference: str = ""               # the reference's serialized answer
+    calls_match: bool = True          # tool calls identical (names and arguments, in order)
+    content_match: bool = True
 
 
 @dataclass
@@ -106,6 +152,10 @@ class BuildResult:
         return sum(r.exact for r in self.results)
 
     @property
+    def calls_exact(self) -> int:
+        return sum(r.calls_match for r in self.results)
+
+    @property
     def total(self) -> int:
         return len(self.results)
 
@@ -116,30 +166,41 @@ class BuildResult:
 
     def to_json(self) -> dict:
         return {"build": self.build, "weight_path": self.weight_path, "unit": self.unit,
-                "exact": self.exact, "total": self.total, "median_divergence": self.median_divergence,
+                "exact": self.exact, "calls_exact": self.calls_exact, "total": self.total,
+                "median_divergence": self.median_divergence,
                 "seconds": round(self.seconds, 1), "error": self.error,
                 "prompts": [asdict(r) for r in self.results]}
 
 
-def compare(build: str, weight_path: str, prompt_ids: list[str], ref_texts: list[str],
-            texts: list[str], *, ref_tokens: list[list] | None = None,
+def _as_answer(a: Answer | str) -> Answer:
+    return a if isinstance(a, Answer) else Answer(a)
+
+
+def compare(build: str, weight_path: str, prompt_ids: list[str], ref_answers: list[Answer | str],
+            answers: list[Answer | str], *, ref_tokens: list[list] | None = None,
             tokens: list[list] | None = None, finish: list[str | None] | None = None) -> BuildResult:
-    """Compare one build's completions with the reference's. Exactness is text equality;
-    positions use `tokens`/`ref_tokens` when both are given, else whitespace words."""
-    if not (len(prompt_ids) == len(ref_texts) == len(texts)):
-        raise ValueError("prompt, reference and build completions differ in number")
+    """Compare one build's answers with the reference's (a plain string is an answer with
+    that content and no calls). Exact means calls and content both identical; positions use
+    `tokens`/`ref_tokens` (of the serialized answers) when both are given, else whitespace
+    words of the serialized answers."""
+    if not (len(prompt_ids) == len(ref_answers) == len(answers)):
+        raise ValueError("prompt, reference and build answers differ in number")
     use_tokens = tokens is not None and ref_tokens is not None
     unit = UNIT_TOKENS if use_tokens else UNIT_WORDS
     out = BuildResult(build, weight_path, unit)
     for i, pid in enumerate(prompt_ids):
-        a = ref_tokens[i] if use_tokens else whitespace_tokens(ref_texts[i])
-        b = tokens[i] if use_tokens else whitespace_tokens(texts[i])
-        exact = texts[i] == ref_texts[i]
+        ra, ba = _as_answer(ref_answers[i]), _as_answer(answers[i])
+        rs, bs = ra.serialized(), ba.serialized()
+        a = ref_tokens[i] if use_tokens else whitespace_tokens(rs)
+        b = tokens[i] if use_tokens else whitespace_tokens(bs)
+        calls_match, content_match = ra.calls == ba.calls, ra.content == ba.content
+        exact = calls_match and content_match
         div = None if exact else first_divergence(a, b)
-        if not exact and div is None:  # equal tokens, different text (e.g. a lossy tokenizer)
+        if not exact and div is None:  # equal tokens, different answers (e.g. a lossy tokenizer)
             div = len(a)
         out.results.append(PromptResult(pid, exact, div, len(b), len(a),
-                                        finish[i] if finish else None, texts[i]))
+                                        finish[i] if finish else None, bs, rs,
+                                        calls_match, content_match))
     return out
 
 
@@ -155,15 +216,22 @@ def _root(ep: Endpoint) -> str:
 
 
 def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
-             timeout: float = 600.0) -> tuple[str, str | None]:
-    """One greedy chat completion: (text, finish_reason)."""
+             tools: list[dict] | None = None, tool_choice: str | None = None,
+             timeout: float = 600.0) -> tuple[Answer, str | None]:
+    """One greedy chat completion: (answer, finish_reason). With `tools`, one call at a time
+    (parallel_tool_calls false), as the agent asks."""
+    body: dict[str, Any] = {"model": ep.model, "messages": msgs, "max_tokens": max_tokens,
+                            "temperature": 0.0, "top_p": 1.0, "seed": seed, "n": 1}
+    if tools:
+        body.update(tools=tools, parallel_tool_calls=False)
+        if tool_choice:
+            body["tool_choice"] = tool_choice
     r = httpx.post(f"{ep.base_url.rstrip('/')}/chat/completions", headers=_headers(ep), timeout=timeout,
-                   json={"model": ep.model, "messages": msgs, "max_tokens": max_tokens,
-                         "temperature": 0.0, "top_p": 1.0, "seed": seed, "n": 1})
+                   json=body)
     if r.status_code != 200:
         raise UserError(f"build {ep.build_id}: chat completion failed: HTTP {r.status_code}: {r.text[:300]}")
     choice = r.json()["choices"][0]
-    return choice["message"].get("content") or "", choice.get("finish_reason")
+    return Answer.from_message(choice.get("message") or {}), choice.get("finish_reason")
 
 
 def tokenizer(ep: Endpoint, *, timeout: float = 60.0) -> Callable[[str], list[int]] | None:
@@ -194,27 +262,27 @@ def tokenizer(ep: Endpoint, *, timeout: float = 60.0) -> Callable[[str], list[in
 # ------------------------------------------------------------------------------ running
 
 @dataclass
-class Completions:
-    build: str
-    weight_path: str
-    texts: list[str]
-    finish: list[str | None]
-    seconds: float
-
-
-@dataclass
 class FidelityReport:
     reference: str
     prompts: list[str]
     max_tokens: int
     seed: int
     builds: list[BuildResult]
-    reference_completions: list[str]
+    reference_answers: list[str]                       # serialized
+    reference_unstable: list[str] = field(default_factory=list)  # prompts it answered differently twice
+    tools: bool = False                                # the agent's tools were offered
+
+    @property
+    def reference_deterministic(self) -> bool:
+        return not self.reference_unstable
 
     def to_json(self) -> dict:
         return {"reference": self.reference, "prompts": self.prompts, "max_tokens": self.max_tokens,
-                "seed": self.seed, "builds": [b.to_json() for b in self.builds],
-                "reference_completions": dict(zip(self.prompts, self.reference_completions))}
+                "seed": self.seed, "tools": self.tools,
+                "reference_deterministic": self.reference_deterministic,
+                "reference_unstable_prompts": self.reference_unstable,
+                "builds": [b.to_json() for b in self.builds],
+                "reference_answers": dict(zip(self.prompts, self.reference_answers))}
 
 
 Hook = Callable[[str], None]
@@ -230,9 +298,10 @@ def _served(build: Build, *, log_dir: Path, seed: int, startup_timeout: float | 
 
 def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | None = None,
                  max_tokens: int = 128, seed: int = 0, log_dir: Path,
+                 tools: list[dict] | None = None, tool_choice: str | None = None,
                  startup_timeout: float | None = None, hook: Hook = lambda s: None,
                  keep_going: bool = True) -> FidelityReport:
-    """Serve the reference, then each build in turn, and compare their greedy completions.
+    """Serve the reference, then each build in turn, and compare their greedy answers.
 
     A build that fails to start or answer gets an `error` (with `keep_going`) instead of
     ending the whole probe; the reference failing ends it.
@@ -241,18 +310,20 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
     ids = [p.id for p in ps.prompts]
     msgs = [messages(ps, p) for p in ps.prompts]
 
-    def collect(ep: Endpoint, label: str) -> tuple[list[str], list[str | None]]:
-        texts, finish = [], []
+    def collect(ep: Endpoint, label: str) -> tuple[list[Answer], list[str | None]]:
+        answers, finish = [], []
         for i, m in enumerate(msgs):
             hook(f"{label}: prompt {i + 1}/{len(msgs)}")
-            t, f = complete(ep, m, max_tokens=max_tokens, seed=seed)
-            texts.append(t)
+            a, f = complete(ep, m, max_tokens=max_tokens, seed=seed, tools=tools, tool_choice=tool_choice)
+            answers.append(a)
             finish.append(f)
-        return texts, finish
+        return answers, finish
 
     hook(f"starting reference {reference.id}")
     with _served(reference, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout) as srv:
-        ref_texts, _ = collect(srv.endpoint, f"reference {reference.id}")
+        ref, _ = collect(srv.endpoint, f"reference {reference.id}")
+        again, _ = collect(srv.endpoint, f"reference {reference.id} (again, determinism)")
+    unstable = [pid for pid, a, b in zip(ids, ref, again) if a != b]
     results = []
     for b in builds:
         t0 = time.monotonic()
@@ -260,14 +331,14 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
             hook(f"starting {b.id}")
             with _served(b, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout) as srv:
                 ep = srv.endpoint
-                texts, finish = collect(ep, b.id)
+                answers, finish = collect(ep, b.id)
                 tok = tokenizer(ep)
                 tokens = ref_tokens = None
                 if tok is not None:
                     hook(f"{b.id}: tokenizing")
-                    tokens = [tok(t) for t in texts]
-                    ref_tokens = [tok(t) for t in ref_texts]
-            res = compare(b.id, b.weight_path, ids, ref_texts, texts, ref_tokens=ref_tokens,
+                    tokens = [tok(a.serialized()) for a in answers]
+                    ref_tokens = [tok(a.serialized()) for a in ref]
+            res = compare(b.id, b.weight_path, ids, ref, answers, ref_tokens=ref_tokens,
                           tokens=tokens, finish=finish)
         except (UserError, httpx.HTTPError) as exc:
             if not keep_going:
@@ -275,4 +346,5 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
             res = BuildResult(b.id, b.weight_path, UNIT_WORDS, error=str(exc).splitlines()[0])
         res.seconds = time.monotonic() - t0
         results.append(res)
-    return FidelityReport(reference.id, ids, max_tokens, seed, results, ref_texts)
+    return FidelityReport(reference.id, ids, max_tokens, seed, results, [a.serialized() for a in ref],
+                          unstable, bool(tools))
