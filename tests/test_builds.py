@@ -64,9 +64,13 @@ def test_reference_and_bar():
 
 
 def test_fused_norms_off_on_every_cpu_vllm_build_and_only_there():
+    """On the profile's own builds (vllm-omni's fused norms); the embedded builds run upstream
+    vLLM's kernels."""
+    from agent_host.config.hosts import embedded_builds
+
     for pid in CPU_PROFILES:
         for b in load_host_profile(pid).builds:
-            if b.server == "vllm" and b.role != "default":
+            if b.server == "vllm" and b.id not in embedded_builds():
                 assert b.env.get("VLLM_OMNI_CPU_FUSED_NORMS") == "0", (pid, b.id)
     for pid in ("cuda", "jetson"):
         for b in load_host_profile(pid).builds:
@@ -126,13 +130,18 @@ def test_find_build_errors(monkeypatch):
 
 
 def test_w4a8_is_refused_without_amx(monkeypatch):
-    from agent_host.serving import probe
+    from agent_host import machine
 
-    monkeypatch.setattr(probe, "read_cpu_flags", lambda: frozenset({"avx2", "avx512f"}))
+    monkeypatch.setattr(machine, "read_cpu_flags", lambda: frozenset({"avx2", "avx512f"}))
     with pytest.raises(UserError, match="amx_tile, amx_bf16.*int4_scaled_mm_cpu"):
         find_build("w4a8-amx")
-    monkeypatch.setattr(probe, "read_cpu_flags", lambda: AMX)
+    with pytest.raises(UserError, match="embedded-w4a8: needs CPU flags amx_tile, amx_bf16"):
+        find_build("embedded-w4a8")
+    monkeypatch.setattr(machine, "read_cpu_flags", lambda: AMX)
     assert find_build("w4a8-amx").id == "w4a8-amx"
+    w4a8 = find_build("embedded-w4a8")
+    assert w4a8.env["VLLM_CPU_INT4_W4A8"] == "1" and w4a8.model == find_build("embedded-w4a16").model
+    assert find_build("embedded-w4a16").env["VLLM_CPU_INT4_W4A8"] == "0"
     assert find_build("w4a16-wna16", "x86-amx").id == "w4a16-wna16"  # no flags needed
 
 

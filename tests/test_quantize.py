@@ -158,3 +158,24 @@ def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
         log = (tmp_path / "logs" / f"tiny-{name}.server.log").read_text()
         assert "Using CPUWNA16LinearKernel for CompressedTensorsWNA16" in log
     shutil.rmtree(tmp_path / "logs")
+
+
+def test_shipped_calibration_is_what_the_agent_sends():
+    """The embedded builds calibrate on serving/data/calibration.jsonl (serving cannot import
+    the agent); it must stay equal to the agent's own first turns."""
+    from agent_host.cli.quantize import agent_samples
+    from agent_host.serving.models import calibration_samples
+
+    assert calibration_samples() == json.loads(json.dumps(agent_samples()))
+
+
+def test_quantized_models_are_keyed_by_their_inputs(monkeypatch, tmp_path):
+    from agent_host.serving import models
+
+    keys = {n: models._quantized_key(n) for n in models.QUANTIZED}
+    assert len(set(keys.values())) == len(keys)
+    assert keys == {n: models._quantized_key(n) for n in models.QUANTIZED}      # stable
+    calib = tmp_path / "c.jsonl"
+    calib.write_text(models.CALIBRATION.read_text() + '{"text": "one more"}\n')
+    monkeypatch.setattr(models, "CALIBRATION", calib)
+    assert models._quantized_key("smollm2-135m-w4a16") != keys["smollm2-135m-w4a16"]

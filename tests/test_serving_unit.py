@@ -364,11 +364,13 @@ def test_serve_help_lists_the_embedded_builds():
 
 
 def test_embedded_builds_are_valid():
-    from agent_host.serving.models import EMBEDDED_BUILDS
+    from agent_host.config.hosts import embedded_builds
+    from agent_host.serving.models import KNOWN
 
-    for name, make in EMBEDDED_BUILDS.items():
-        b = make()
-        assert b.id == name and b.server == "vllm"
+    assert {"embedded-default", "embedded-bf16", "embedded-w4a16", "embedded-w4a16-asym",
+            "embedded-w8a8", "embedded-w4a8", "tiny-random"} <= set(embedded_builds())
+    for name, b in embedded_builds().items():
+        assert b.id == name and b.server == "vllm" and b.model in KNOWN
         assert b.env["VLLM_ENFORCE_STRICT_TOOL_CALLING"] == "0"
         cfg = json.loads(b.args[b.args.index("--structured-outputs-config") + 1])
         assert cfg == {"backend": "xgrammar", "disable_any_whitespace": True}

@@ -105,8 +105,8 @@ def _run(args: argparse.Namespace) -> int:
     opts = q.Options(scheme=args.scheme, group_size=args.group_size, symmetric=not args.asymmetric,
                      head=args.head, seed=args.seed, max_seq_len=args.max_seq_len)
     p = q.plan(args.model, opts)
-    q.check_output(args.out)
     samples = file_samples(args.calibration) if args.calibration else agent_samples()
+    q.check_output(args.out)
     err = Console(stderr=True, highlight=False)
     err.print(f"{p.architecture}: {p.group_reason}; " + "; ".join(p.notes))
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def resolve_build(name: str | None, *, build_file: Path | None = None, host_profile: str | None = None):
     """BUILD / --build-file / --host-profile -> Build."""
     from agent_host.config.builds import Build
+    from agent_host.config.hosts import embedded_build
     from agent_host.config.loading import load_model
-    from agent_host.serving.models import EMBEDDED_BUILDS
 
     if build_file is not None:
         if name:
@@ -66,8 +66,8 @@ def resolve_build(name: str | None, *, build_file: Path | None = None, host_prof
     if not name:
         raise UserError("name a BUILD (embedded-default, tiny-random, a host profile's build) "
                         "or give --build-file")
-    if name in EMBEDDED_BUILDS and not host_profile:
-        return EMBEDDED_BUILDS[name]()
+    if not host_profile and (emb := embedded_build(name)) is not None:
+        return emb
     return _from_host_profiles(name, host_profile)
 
 

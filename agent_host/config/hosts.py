@@ -13,12 +13,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_host.config.builds import Build, HostProfile, config_dir
+from pydantic import Field
+
+from agent_host import machine
+from agent_host.config.builds import Build, HostProfile, Strict, config_dir
 from agent_host.config.loading import format_loc, line_of, load_model, load_yaml
 from agent_host.errors import ConfigError, UserError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HOSTS_DIR = Path("device_profiles") / "hosts"
+EMBEDDED_FILE = Path(__file__).with_name("embedded_builds.yaml")
 
 
 def hosts_dirs() -> list[Path]:
@@ -41,16 +45,29 @@ def list_host_profiles() -> list[str]:
     return sorted(host_profile_paths())
 
 
-def _embedded_factories() -> dict:
-    from agent_host.serving.models import EMBEDDED_BUILDS  # lazy: serving sits above config
+class EmbeddedBuilds(Strict):
+    builds: list[Build] = Field(min_length=1)
 
-    return EMBEDDED_BUILDS
+
+_embedded: dict[str, Build] = {}
+
+
+def embedded_builds() -> dict[str, Build]:
+    """The builds agent-host defines itself (config/embedded_builds.yaml), by id: their models
+    are made by agent-host (serving.models), so they need no download."""
+    if not _embedded:
+        _embedded.update({b.id: b for b in load_model(EMBEDDED_FILE, EmbeddedBuilds).builds})
+    return _embedded
+
+
+def _embedded_factories() -> dict[str, Build]:
+    return embedded_builds()
 
 
 def embedded_build(build_id: str) -> Build | None:
-    """`embedded-default`, `tiny-random`: builds agent-host defines in code (serving.models)."""
-    factory = _embedded_factories().get(build_id)
-    return factory() if factory else None
+    """`embedded-default`, `embedded-w4a16`, `tiny-random`, ...: a copy, or None."""
+    b = embedded_builds().get(build_id)
+    return b.model_copy(deep=True) if b else None
 
 
 def load_host_profile(name_or_path: str | Path) -> HostProfile:
@@ -97,14 +114,11 @@ def _load_checked(path: Path, by_name: bool) -> HostProfile:
     for i, eid in enumerate(profile.embedded):
         if eid in ids:
             fail(("embedded", i), f"{eid!r} is also defined under builds")
-        try:
-            b = embedded_build(eid)
-        except ImportError as exc:  # pragma: no cover - the serving layer is part of the package
-            fail(("embedded", i), f"the serving layer is unavailable ({exc})")
+        b = embedded_build(eid)
         if b is None:
             fail(("embedded", i), f"unknown embedded build {eid!r} "
                                   f"(known: {', '.join(sorted(_embedded_factories()))})")
-        profile.builds.append(b.model_copy(update={"role": "default"}))
+        profile.builds.append(b)
     ids = [b.id for b in profile.builds]
     for prio, rec in profile.recommend.items():
         if rec.build not in ids:
@@ -131,9 +145,7 @@ def _known_ids(profiles: list[HostProfile]) -> list[str]:
 
 def local_host_profile_id() -> str | None:
     """This machine's host profile as `agent-host probe` names it (None if it has none)."""
-    from agent_host.serving.probe import classify, read_facts  # lazy: serving sits above config
-
-    return classify(read_facts()).hardware_class
+    return machine.classify(machine.read_facts()).hardware_class
 
 
 def find_build(build_id: str, host_profile: str | Path | None = None, *,
@@ -191,9 +203,7 @@ def hardware_problems(build: Build, cpu_flags: frozenset[str] | set[str] | None 
     if not build.requires_cpu_flags:
         return []
     if cpu_flags is None:
-        from agent_host.serving.probe import read_cpu_flags  # lazy
-
-        cpu_flags = read_cpu_flags()
+        cpu_flags = machine.read_cpu_flags()
         if cpu_flags is None:
             return []
     missing = [f for f in build.requires_cpu_flags if f not in cpu_flags]

