@@ -105,7 +105,9 @@ def test_vllm_plan(tmp_path):
         assert argv[:3] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
     i = argv.index
     assert argv[i("--served-model-name") + 1] == "b1"
-    assert argv[i("--api-key") + 1] == "KEY" and argv[i("--port") + 1] == "1234"
+    assert argv[i("--port") + 1] == "1234"
+    assert "KEY" not in argv and "--api-key" not in argv       # the key is in the environment
+    assert spec.env["VLLM_API_KEY"] == "KEY" and "VLLM_API_KEY" not in spec.env_set
     assert argv[i("--host") + 1] == "127.0.0.1"
     assert argv[i("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in argv
     assert Path(argv[i("--chat-template") + 1]).is_file()
@@ -176,12 +178,48 @@ def test_policy_and_llama_plans(tmp_path):
     spec = launch.plan(Build(id="pol", weight_path="script", server="policy", script=str(script)),
                        port=4321, api_key="k", seed=0)
     assert spec.argv[1:] == ["-m", "agent_host", "policy", "serve", "--script", str(script), "--port", "4321",
-                             "--host", "127.0.0.1", "--api-key", "k", "--model", "pol"]
+                             "--host", "127.0.0.1", "--model", "pol"]
+    assert spec.env["AGENT_HOST_POLICY_API_KEY"] == "k" and not spec.env_set
     assert not spec.readiness.health and not spec.readiness.warmup and spec.readiness.adopt_model
     llama = Build(id="q", weight_path="q4_k_m", server="llama.cpp", model=str(script))
     if not launch.shutil.which("llama-server") and launch.importlib.util.find_spec("llama_cpp") is None:
         with pytest.raises(UserError, match="llama.cpp is not installed"):
             launch.plan(llama, port=1, api_key="k", seed=0)
+
+
+def test_llama_server_key_in_the_environment(tmp_path, monkeypatch):
+    fake = tmp_path / "bin" / "llama-server"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    model = tmp_path / "m.gguf"
+    model.write_text("x")
+    spec = launch.plan(Build(id="q", weight_path="q4_k_m", server="llama.cpp", model=str(model)),
+                       port=1, api_key="sekrit", seed=0)
+    assert spec.argv[0] == str(fake) and "sekrit" not in spec.argv and "--api-key" not in spec.argv
+    assert spec.env["LLAMA_API_KEY"] == "sekrit" and "sekrit" not in spec.env_set.values()
+
+
+def test_managed_server_key_is_not_on_its_command_line(tmp_path, monkeypatch):
+    """A real managed policy server: it requires the key (401 without), and neither its
+    /proc/PID/cmdline nor its log holds the key."""
+    import httpx
+
+    from agent_host.serving.server import start
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))
+    script = tmp_path / "p.yaml"
+    script.write_text("- press_home: {}\n")
+    with start(Build(id="pol", weight_path="script", server="policy", script=str(script)),
+               log_dir=tmp_path / "logs", startup_timeout=60) as srv:
+        key = srv.endpoint.api_key
+        cmdline = Path(f"/proc/{srv.pid}/cmdline").read_bytes().decode()
+        assert key and key not in cmdline and "policy" in cmdline
+        url = srv.endpoint.base_url + "/models"
+        assert httpx.get(url).status_code == 401
+        assert httpx.get(url, headers={"Authorization": f"Bearer {key}"}).status_code == 200
+    assert key not in (tmp_path / "logs" / "pol.server.log").read_text()
 
 
 # ------------------------------------------------------- process groups (real)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from agent_host.errors import UserError
@@ -31,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--script", required=True, help="policy script YAML (or a task file's solution: use tasks check-solutions)")
     s.add_argument("--port", type=int, default=8009, help="port (0: pick a free one; default 8009)")
     s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--api-key", default=None, help="require this bearer token")
+    s.add_argument("--api-key", default=None, help="require this bearer token (default: the environment "
+                   "variable AGENT_HOST_POLICY_API_KEY, which keeps it out of the process list)")
     s.add_argument("--model", default="policy", help="the served model name (default policy)")
     s.add_argument("--delay-ms", type=int, default=0, help="answer each request this much later")
     s.add_argument("--log", default=None, help="append each request and response to this JSONL file")
@@ -46,7 +48,8 @@ def _serve(args: argparse.Namespace) -> int:
     script = load_policy(args.script)
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port: {args.port} is not a TCP port")
-    server = PolicyServer(script, host=args.host, port=args.port, api_key=args.api_key,
+    api_key = args.api_key or os.environ.get("AGENT_HOST_POLICY_API_KEY") or None
+    server = PolicyServer(script, host=args.host, port=args.port, api_key=api_key,
                           model=args.model, delay_ms=max(0, args.delay_ms), log_path=args.log)
     try:
         server.start()

