@@ -220,12 +220,13 @@ def _build_tiny(out: Path, progress=None) -> dict:
 # ------------------------------------------------------------------- quantized builds
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
-SMOLLM2_BASE = ("smollm2-135m", "v1")
-# name -> the `agent-host quantize` options that make it from SMOLLM2_BASE
-QUANTIZED: dict[str, dict] = {
-    "smollm2-135m-w4a16": {"scheme": "w4a16", "symmetric": True},
-    "smollm2-135m-w4a16-asym": {"scheme": "w4a16", "symmetric": False},
-    "smollm2-135m-w8a8": {"scheme": "w8a8", "symmetric": True},
+BASE_VERSIONS = {"smollm2-135m": "v1", "tiny-random": "v2"}
+# name -> (the model it is made from, the `agent-host quantize` options)
+QUANTIZED: dict[str, tuple[str, dict]] = {
+    "smollm2-135m-w4a16": ("smollm2-135m", {"scheme": "w4a16", "symmetric": True}),
+    "smollm2-135m-w4a16-asym": ("smollm2-135m", {"scheme": "w4a16", "symmetric": False}),
+    "smollm2-135m-w8a8": ("smollm2-135m", {"scheme": "w8a8", "symmetric": True}),
+    "tiny-random-w4a16": ("tiny-random", {"scheme": "w4a16", "symmetric": True}),   # for tests
 }
 
 
@@ -240,8 +241,9 @@ def _quantized_key(name: str) -> str:
     """A version keyed by every input of the build: base model, options, calibration, worker."""
     from agent_host.serving import quantize as q
 
+    base, opts = QUANTIZED[name]
     h = hashlib.sha256()
-    for part in (repr(SMOLLM2_BASE), json.dumps(QUANTIZED[name], sort_keys=True),
+    for part in (f"{base}-{BASE_VERSIONS[base]}", json.dumps(opts, sort_keys=True),
                  CALIBRATION.read_bytes(), q.WORKER.read_bytes()):
         h.update(part if isinstance(part, bytes) else part.encode())
     return "q" + h.hexdigest()[:10]
@@ -251,8 +253,9 @@ def _quantized_builder(name: str) -> Callable[..., dict]:
     def build(out: Path, progress=None) -> dict:
         from agent_host.serving import quantize as q
 
-        src = ensure_model(SMOLLM2_BASE[0])
-        opts = q.Options(**QUANTIZED[name])
+        base, kw = QUANTIZED[name]
+        src = ensure_model(base)
+        opts = q.Options(**kw)
         # quantize() makes its own temporary directory and renames it: into `out`'s place
         staged = out / "checkpoint"
         facts = q.quantize(src, staged, opts, calibration_samples(),
@@ -260,7 +263,7 @@ def _quantized_builder(name: str) -> Callable[..., dict]:
         for f in staged.iterdir():
             f.rename(out / f.name)
         staged.rmdir()
-        return {"source": f"{SMOLLM2_BASE[0]} quantized ({opts.scheme}, "
+        return {"source": f"{base} quantized ({opts.scheme}, "
                           f"{'symmetric' if opts.symmetric else 'asymmetric'})",
                 "quantize_seconds": facts["seconds"]}
     return build
@@ -271,8 +274,8 @@ def _quantized_builder(name: str) -> Callable[..., dict]:
 # name -> (version, builder). Bump the version when a builder's output changes; quantized
 # models are versioned by a hash of their inputs.
 KNOWN: dict[str, tuple[str, Callable[..., dict]]] = {
-    "smollm2-135m": (SMOLLM2_BASE[1], _build_smollm2),
-    "tiny-random": ("v2", _build_tiny),
+    "smollm2-135m": (BASE_VERSIONS["smollm2-135m"], _build_smollm2),
+    "tiny-random": (BASE_VERSIONS["tiny-random"], _build_tiny),
     **{name: (_quantized_key(name), _quantized_builder(name)) for name in QUANTIZED},
 }
 

@@ -1,0 +1,50 @@
+"""Speed of a served build, measured on the server: decode tok/s, TTFT and prefill tok/s from
+vLLM's /metrics around a fixed set of greedy requests (each prompt once, a fixed number of
+output tokens with ignore_eos, so every build decodes the same count)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+from agent_host.serving import metrics
+from agent_host.serving.endpoint import Endpoint
+
+# Prefill is measured on uncached tokens: the shared system prompt would otherwise hit the
+# prefix cache from the second request on.
+NO_PREFIX_CACHE = ["--no-enable-prefix-caching"]
+
+
+def measure(ep: Endpoint, prompts: list[list[dict]], *, max_tokens: int = 64,
+            hook: Callable[[str], None] = lambda s: None) -> dict:
+    """Send each prompt once; figures from the server's metrics delta (None where missing)."""
+    headers = {"Authorization": f"Bearer {ep.api_key}"} if ep.api_key else {}
+    before = metrics.snapshot(ep)
+    t0 = time.monotonic()
+    for i, msgs in enumerate(prompts):
+        hook(f"{ep.build_id}: request {i + 1}/{len(prompts)}")
+        r = httpx.post(f"{ep.base_url}/chat/completions", headers=headers, timeout=600, json={
+            "model": ep.model, "messages": msgs, "max_tokens": max_tokens, "temperature": 0.0,
+            "ignore_eos": True, "seed": 0})
+        r.raise_for_status()
+    wall = time.monotonic() - t0
+    d = metrics.delta(before, metrics.snapshot(ep))
+    s = metrics.summarize(d) or {}
+    prefill_s = (d or {}).get(f"{metrics.PREFILL}_sum")
+    prompt_tokens = s.get("prompt_tokens")
+    return {"requests": len(prompts), "wall_s": round(wall, 2),
+            "decode_tok_s": s.get("decode_tok_s"), "mean_ttft_s": s.get("mean_ttft_s"),
+            "prefill_tok_s": (prompt_tokens / prefill_s) if prefill_s and prompt_tokens else None,
+            "prompt_tokens": prompt_tokens, "generation_tokens": s.get("generation_tokens")}
+
+
+def ratios(rows: dict[str, dict], reference: str,
+           keys: tuple[str, ...] = ("decode_tok_s", "mean_ttft_s", "prefill_tok_s")) -> dict[str, dict]:
+    """Each build's figure over the reference's, per key (None where either is missing)."""
+    ref = rows.get(reference) or {}
+    out = {}
+    for bid, row in rows.items():
+        out[bid] = {k: (row[k] / ref[k]) if row.get(k) and ref.get(k) else None for k in keys}
+    return out
