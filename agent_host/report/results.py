@@ -64,6 +64,53 @@ def _provenance(run: Run) -> dict[str, Any]:
     }
 
 
+def _pp(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:+.1f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "n/a" if not a or not b else f"{a / b:.2f}x"
+
+
+def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: dict) -> list[str]:
+    """The report's first lines, in words: which build is the reference, what each paired
+    comparison found (with its interval), and, where the run measured them, fidelity and the
+    speed ratios against the reference."""
+    by = {s["build"]: s for s in summaries}
+    lines = [f"Reference: {base}. Each other build is compared with it on the same task instances "
+             "(paired; 95% intervals)."]
+    fid = manifest.get("fidelity") if isinstance(manifest.get("fidelity"), dict) else {}
+    if fid and fid.get("reference_deterministic") is False:
+        lines.append(f"Warning: the reference {base} did not answer the fidelity prompts the same way twice "
+                     "(serving is not deterministic): fidelity counts mean little.")
+    for c in comparisons:
+        b = c["build"]
+        succ = lambda x: (by.get(x) or {}).get("rates", {}).get("success", {}).get("mean")  # noqa: E731
+        if c.get("mean_diff") is None:
+            lines.append(f"{b}: no task instance has counted episodes on both builds; no comparison.")
+            continue
+        lo, hi = c.get("low"), c.get("high")
+        if lo is not None and lo > 0:
+            verdict = f"{b} succeeded more often than the reference"
+        elif hi is not None and hi < 0:
+            verdict = f"{b} succeeded less often than the reference"
+        else:
+            verdict = "no difference detected (the interval includes 0; not evidence of equality)"
+        sb, sr = succ(b), succ(base)
+        rates = f"success {100 * sb:.0f}% vs {100 * sr:.0f}%, " if sb is not None and sr is not None else ""
+        lines.append(f"{b} vs {base}: {rates}difference {_pp(c['mean_diff'])} pp, 95% CI {_pp(lo)} to "
+                     f"{_pp(hi)} pp over {c['n_tasks']} task instances: {verdict}.")
+        f = (fid.get("builds") or {}).get(b)
+        if f and not f.get("error"):
+            lines.append(f"{b} fidelity: {f['exact']}/{f['total']} agent answers identical to {base}'s "
+                         f"({f['calls_exact']}/{f['total']} with the same tool calls).")
+        spb, spr = (by.get(b) or {}).get("speed") or {}, (by.get(base) or {}).get("speed") or {}
+        if spb.get("decode_tok_s") or spb.get("step_s"):
+            lines.append(f"{b} speed relative to {base} (this run): decode {_ratio(spb.get('decode_tok_s'), spr.get('decode_tok_s'))}, "
+                         f"TTFT {_ratio(spb.get('ttft_s'), spr.get('ttft_s'))}, s/step {_ratio(spb.get('step_s'), spr.get('step_s'))}.")
+    return lines
+
+
 def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
     records = run.records
     builds = run.builds()
@@ -98,6 +145,7 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "provenance": _provenance(run),
         "baseline": base,
+        "headline": headline(base, summaries, comparisons, run.manifest),
         "builds": summaries,
         "per_task": per_task,
         "comparisons": comparisons,

@@ -296,6 +296,11 @@ def _quiet_transformers() -> None:
         pass
 
 
+def is_made(name: str) -> bool:
+    """True when model `name` is in the cache (ensure_model returns at once)."""
+    return (model_path(name) / MARKER).is_file()
+
+
 def ensure_model(name: str, progress=None) -> Path:
     """The directory of model `name`, building it (offline) on first use. `progress(done,
     total, what)` hears about long builds (quantization)."""

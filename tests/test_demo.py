@@ -1,0 +1,76 @@
+"""`agent-host demo` compares builds: the headline in words, and the whole comparison path
+(fidelity, paired episodes, speed ratios, report) with the tiny model's two builds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent_host.report.results import headline
+
+
+def _summary(build, success, decode, step):
+    return {"build": build, "rates": {"success": {"mean": success}},
+            "speed": {"decode_tok_s": decode, "ttft_s": 0.5, "step_s": step}}
+
+
+def _comparison(build, diff, low, high, n=4):
+    return {"build": build, "baseline": "ref", "mean_diff": diff, "low": low, "high": high, "n_tasks": n}
+
+
+def test_headline_names_the_reference_and_the_finding_with_its_interval():
+    summaries = [_summary("ref", 0.5, 10.0, 2.0), _summary("w4", 0.25, 15.0, 1.5), _summary("w8", 0.5, 12.0, 2.0)]
+    comps = [_comparison("w4", -0.25, -0.45, -0.05), _comparison("w8", 0.0, -0.2, 0.2)]
+    fid = {"reference_deterministic": True, "builds": {"w4": {"exact": 3, "calls_exact": 5, "total": 12}}}
+    lines = headline("ref", summaries, comps, {"fidelity": fid})
+    assert lines[0].startswith("Reference: ref.")
+    assert lines[1] == ("w4 vs ref: success 25% vs 50%, difference -25.0 pp, 95% CI -45.0 to -5.0 pp over "
+                        "4 task instances: w4 succeeded less often than the reference.")
+    assert lines[2] == "w4 fidelity: 3/12 agent answers identical to ref's (5/12 with the same tool calls)."
+    assert lines[3] == "w4 speed relative to ref (this run): decode 1.50x, TTFT 1.00x, s/step 0.75x."
+    assert "no difference detected (the interval includes 0" in lines[4]
+    bad = headline("ref", summaries, comps[:1], {"fidelity": {**fid, "reference_deterministic": False}})
+    assert bad[1].startswith("Warning: the reference ref did not answer")
+    assert headline("ref", summaries, [_comparison("w4", None, None, None, 0)], {})[1].startswith(
+        "w4: no task instance has counted episodes on both builds")
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
+    """The demo's comparison path, small: tiny-random (fp32) against its GPTQ W4A16 build, one
+    task, base and verify, 2 repeats, 2 steps: fidelity with tool calls, paired comparison,
+    speed ratios from this run, and the report's first lines saying so."""
+    from fixtures_vllm import vllm_missing_reason
+    from agent_host.serving.quantize import quantize_env_missing
+
+    for reason in (vllm_missing_reason(), quantize_env_missing()):
+        if reason:
+            pytest.skip(reason)
+    from agent_host.cli import main
+
+    out = tmp_path / "run"
+    rc = main(["demo", "--builds", "tiny-random,tiny-random-w4a16", "--tasks", "wifi-on", "--repeats", "2",
+               "--max-steps", "2", "--fidelity-max-tokens", "8", "--out", str(out), "--startup-timeout", "600"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["baseline"] == "tiny-random" and manifest["host"]["threads"] >= 1
+    assert manifest["checkpoints"]["tiny-random-w4a16"]["quantization"]["weights"] == "w4a16"
+    fid = manifest["fidelity"]
+    assert fid["tools"] and fid["builds"]["tiny-random-w4a16"]["total"] == 12
+    assert fid["reference_deterministic"] is True
+    assert json.loads((out / "fidelity.json").read_text())["reference"] == "tiny-random"
+    results = json.loads((out / "results.json").read_text())
+    lines = results["headline"]
+    assert lines[0].startswith("Reference: tiny-random.")
+    assert lines[1].startswith("tiny-random-w4a16 vs tiny-random: ") and "95% CI" in lines[1]
+    assert "over 2 task instances" in lines[1]
+    assert any(ln.startswith("tiny-random-w4a16 fidelity: ") for ln in lines)
+    assert any("speed relative to tiny-random (this run): decode " in ln for ln in lines)
+    speeds = {b["build"]: b["speed"] for b in results["builds"]}
+    assert all(s["decode_tok_s"] and s["step_s"] for s in speeds.values())
+    assert lines[0] in text
+    assert (out / "report.md").read_text().split("\n")[2].startswith("**Reference: tiny-random.")
+    assert list((out / "servers").glob("fidelity-*.server.log"))
