@@ -464,3 +464,16 @@ def test_api_key_never_reads_as_an_option(monkeypatch):
     monkeypatch.setattr(secrets, "token_urlsafe", lambda n=None: "-starts-with-a-dash")
     key = new_api_key()
     assert not key.startswith("-") and key.endswith("-starts-with-a-dash")
+
+
+def test_server_kind_registry_matches_the_config_names():
+    """A server kind is one module in serving/kinds; config's ServerKind names the same set."""
+    from typing import get_args
+
+    from agent_host.config.builds import ServerKind
+    from agent_host.serving.kinds import KINDS
+
+    assert set(KINDS) == set(get_args(ServerKind))
+    for name, mod in KINDS.items():
+        assert mod.KIND == name and callable(mod.plan) and isinstance(mod.KEY_ENV, tuple)
+        assert isinstance(mod.MANAGED, bool) and isinstance(mod.LOCAL_MODEL, bool)

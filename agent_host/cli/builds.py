@@ -51,8 +51,10 @@ def _run(args: argparse.Namespace) -> int:
         return 0
 
 
-    from agent_host.cli.output import stdout_console
     from rich.table import Table
+
+    from agent_host.cli.output import stdout_console
+    from agent_host.serving.kinds import KINDS
 
 
     con = stdout_console(highlight=False)
@@ -72,7 +74,7 @@ def _run(args: argparse.Namespace) -> int:
                       b.kernel or "-", "yes" if b.verified else "no", "yes" if b.runnable else "no",
                       b.measured.summary() if b.measured else "-",
                       ", ".join([b.role] + rec.get(b.id, [])))
-            if b.model and b.server in ("vllm", "llama.cpp") and b.runnable:
+            if b.model and KINDS[b.server].LOCAL_MODEL and b.runnable:
                 models.setdefault(b.model, _model(b))
         con.print(t)
         con.print()

@@ -28,10 +28,11 @@ def checkpoint_facts(build: Build) -> dict:
     """{path, sha256, quantization} for a build agent-host serves from local files; {note}
     when there is nothing local (remote or scripted builds) or it is not made yet."""
     from agent_host.serving import models
+    from agent_host.serving.kinds import kind
     from agent_host.serving.launch import resolve_model
     from agent_host.serving.quantize import facts_of
 
-    if build.server not in ("vllm", "llama.cpp") or not build.model:
+    if not kind(build).LOCAL_MODEL or not build.model:
         return {"note": f"server {build.server}: no local checkpoint"}
     if build.model in models.KNOWN:
         path = models.model_path(build.model)

