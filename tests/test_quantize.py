@@ -179,3 +179,15 @@ def test_quantized_models_are_keyed_by_their_inputs(monkeypatch, tmp_path):
     calib.write_text(models.CALIBRATION.read_text() + '{"text": "one more"}\n')
     monkeypatch.setattr(models, "CALIBRATION", calib)
     assert models._quantized_key("smollm2-135m-w4a16") != keys["smollm2-135m-w4a16"]
+
+
+def test_a_quantized_build_without_the_quantize_environment_is_refused_up_front(tmp_path, monkeypatch):
+    from agent_host.config.hosts import find_build
+    from agent_host.serving.launch import preflight
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))          # nothing made yet
+    monkeypatch.setenv("AGENT_HOST_QUANTIZE_PYTHON", str(tmp_path / "none"))
+    with pytest.raises(q.UserError, match="embedded-w4a16: model smollm2-135m-w4a16 is not made yet and "
+                                          "the quantize environment is not set up"):
+        preflight(find_build("embedded-w4a16"))
+    preflight(find_build("embedded-bf16"))        # made from the package, no quantize environment

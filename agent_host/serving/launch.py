@@ -148,6 +148,21 @@ def preflight(build: Build) -> None:
     elif missing := missing_packages(build):
         raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "
                         f"pip install --no-deps {' '.join(missing)}")
+    elif why := unmakeable(build):
+        raise UserError(f"build {build.id}: {why}")
+
+
+def unmakeable(build: Build) -> str | None:
+    """Why agent-host cannot make this build's model here (a quantized model not cached yet
+    needs the quantize environment), or None."""
+    from agent_host.serving import models
+    from agent_host.serving.quantize import quantize_env_missing
+
+    if build.model in models.QUANTIZED and not models.is_made(build.model):
+        missing = quantize_env_missing()
+        if missing:
+            return f"model {build.model} is not made yet and {missing}"
+    return None
 
 
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:

@@ -92,6 +92,10 @@ def _blockers(build) -> list[str]:
         import importlib.util
         if importlib.util.find_spec("vllm") is None:
             out.append("vLLM is not installed (run `make setup`)")
+    from agent_host.serving.launch import unmakeable
+
+    if why := unmakeable(build):
+        out.append(why)
     path, where = model_location(build)
     from agent_host.serving.kinds import kind
 
