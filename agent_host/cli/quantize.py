@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--calibration", type=Path, help="calibration samples, JSON lines (default: the "
                    "agent's own prompts)")
     p.add_argument("--seed", type=int, default=0, help="shuffles the calibration samples (default 0)")
-    p.add_argument("--max-seq-len", type=int, default=512, help="tokens per calibration sample (default 512)")
+    p.add_argument("--max-seq-len", type=int, default=2048, help="tokens per calibration sample, longer ones "
+                   "are cut (default 2048: the agent's prompts, ~1400 tokens, stay whole)")
     p.add_argument("--json", action="store_true", help="print the facts file as JSON")
     p.set_defaults(func=_run)
 

@@ -239,11 +239,13 @@ def calibration_samples() -> list[dict]:
 
 def _quantized_key(name: str) -> str:
     """A version keyed by every input of the build: base model, options, calibration, worker."""
+    from dataclasses import asdict
+
     from agent_host.serving import quantize as q
 
     base, opts = QUANTIZED[name]
     h = hashlib.sha256()
-    for part in (f"{base}-{BASE_VERSIONS[base]}", json.dumps(opts, sort_keys=True),
+    for part in (f"{base}-{BASE_VERSIONS[base]}", json.dumps(asdict(q.Options(**opts)), sort_keys=True),
                  CALIBRATION.read_bytes(), q.WORKER.read_bytes()):
         h.update(part if isinstance(part, bytes) else part.encode())
     return "q" + h.hexdigest()[:10]

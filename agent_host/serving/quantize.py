@@ -46,7 +46,7 @@ class Options:
     symmetric: bool = True
     head: str = "keep"                   # keep (16-bit lm_head) or quantize (untied if tied)
     seed: int = 0
-    max_seq_len: int = 512
+    max_seq_len: int = 2048          # the agent's first turns are ~1400 SmolLM2 tokens: keep them whole
     dtype: str = "bfloat16"
 
 
