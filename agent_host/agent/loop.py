@@ -1,6 +1,6 @@
 """The step loop: observe -> model -> parse -> act -> settle -> judge, one tool call per step.
 
-The conversation is append-only (DESIGN.md): every request's messages extend the previous
+The conversation is append-only: every request's messages extend the previous
 request's, so the server's prefix cache serves all but the newest turn. Per step:
 
 1. the user message carries the screen the model acts on (rendered by phone/render.py);
