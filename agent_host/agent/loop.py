@@ -29,9 +29,9 @@ from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
 from agent_host.config.records import Action, PhaseTimes, StepRecord, Usage
+from agent_host.phone.device import PhoneError
 from agent_host.phone.parse import parse
 from agent_host.phone.render import render
-from agent_host.phone.device import PhoneError
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
            "observe_xml"]
