@@ -5,7 +5,9 @@ exit of a server, the serve CLI's build resolution."""
 from __future__ import annotations
 
 import json
+import importlib.util
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -182,7 +184,7 @@ def test_policy_and_llama_plans(tmp_path):
     assert spec.env["AGENT_HOST_POLICY_API_KEY"] == "k" and not spec.env_set
     assert not spec.readiness.health and not spec.readiness.warmup and spec.readiness.adopt_model
     llama = Build(id="q", weight_path="q4_k_m", server="llama.cpp", model=str(script))
-    if not launch.shutil.which("llama-server") and launch.importlib.util.find_spec("llama_cpp") is None:
+    if not shutil.which("llama-server") and importlib.util.find_spec("llama_cpp") is None:
         with pytest.raises(UserError, match="llama.cpp is not installed"):
             launch.plan(llama, port=1, api_key="k", seed=0)
 

@@ -126,7 +126,7 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
     from agent_host.config.phones import load_phone_profile
     from agent_host.runs.progress import RunProgress
     from agent_host.runs.run import start_run
-    from agent_host.runs.summary import print_summary, write_report
+    from agent_host.cli.summary import print_summary, write_report
     from agent_host.serving.fidelity import run_fidelity
     from agent_host.virtual_phone import adb_server
     from agent_host.virtual_phone.phone import VirtualPhone

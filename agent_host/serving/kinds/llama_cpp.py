@@ -10,7 +10,7 @@ import sys
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
-from agent_host.serving.launch import HOST, LaunchSpec, resolve_chat_template, resolve_model
+from agent_host.serving.spec import HOST, LaunchSpec, resolve_chat_template, resolve_model
 from agent_host.serving.ready import Readiness
 
 KIND = "llama.cpp"

@@ -7,7 +7,7 @@ import os
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
-from agent_host.serving.launch import LaunchSpec
+from agent_host.serving.spec import LaunchSpec
 from agent_host.serving.ready import Readiness
 
 KIND = "openai"

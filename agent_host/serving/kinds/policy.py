@@ -9,7 +9,7 @@ from pathlib import Path
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
-from agent_host.serving.launch import HOST, LaunchSpec
+from agent_host.serving.spec import HOST, LaunchSpec
 from agent_host.serving.ready import Readiness
 
 KIND = "policy"
