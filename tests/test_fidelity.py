@@ -194,6 +194,7 @@ def test_fidelity_cli_on_tiny_random(tiny_vllm, tmp_path, capsys, monkeypatch):
     started and stopped by the probe) -> divergences reported."""
     import yaml
 
+    from agent_host.agent.tools import TOOL_NAMES
     from agent_host.cli import main
     from agent_host.serving.launch import resolve_chat_template
     from agent_host.serving.models import tiny_random_build
@@ -210,8 +211,19 @@ def test_fidelity_cli_on_tiny_random(tiny_vllm, tmp_path, capsys, monkeypatch):
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(profile, sort_keys=False))
     out = tmp_path / "out"
+    # with the agent's tools: the shared server against itself, tool calls in every answer
+    rc = main(["fidelity", "--builds", "tiny-remote", "--reference", "tiny-remote", "--host-profile",
+               str(path), "--max-tokens", "48", "--out", str(tmp_path / "tools"), "--json"])
+    assert rc == 0
+    with_tools = json.loads(capsys.readouterr().out)
+    assert with_tools["tools"] is True and with_tools["reference_deterministic"] is True
+    (self_,) = with_tools["builds"]
+    assert (self_["exact"], self_["calls_exact"], self_["total"]) == (12, 12, 12)
+    assert sum(p["answer"].split(" ", 1)[0] in TOOL_NAMES for p in self_["prompts"]) >= 6
+    # plain text: a different chat template diverges
     rc = main(["fidelity", "--builds", "tiny-remote,tiny-random-tpl", "--reference", "tiny-remote",
-               "--host-profile", str(path), "--max-tokens", "24", "--out", str(out), "--json"])
+               "--host-profile", str(path), "--max-tokens", "24", "--out", str(out), "--json",
+               "--tools", "none"])
     assert rc == 0
     data = json.loads(capsys.readouterr().out)
     assert data == json.loads((out / "fidelity.json").read_text())
