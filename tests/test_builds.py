@@ -245,7 +245,8 @@ def test_builds_cli_table_and_json(capsys):
     rc, out, err = _main(capsys, "builds", "--host-profile", "x86-amx")
     assert rc == 0, err
     for text in ("w4a8-amx", "int4_scaled_mm_cpu", "86.6", "80.0", "41.0", "90.0", "4.25", "4.5",
-                 "2.2x", "speed pick", "fidelity pick", "embedded-default"):
+                 "2.2x", "speed pick", "fidelity pick", "embedded-default", "embedded-w4a8",
+                 "embedded reference: embedded-bf16 (bf16)"):
         assert text in out, text
     rc, out, _ = _main(capsys, "builds", "--json")
     data = json.loads(out)

@@ -78,6 +78,12 @@ def _run(args: argparse.Namespace) -> int:
                 models.setdefault(b.model, _model(b))
         con.print(t)
         con.print()
+    from agent_host.config.hosts import embedded_builds
+
+    ref = next((b for b in embedded_builds().values() if b.role == "reference"), None)
+    if ref is not None and any(ref.id in {b.id for b in p.builds} for p in profiles):
+        con.print(f"[bold]embedded reference:[/bold] {ref.id} ({ref.weight_path}): {' '.join(ref.notes.split())}")
+        con.print()
     if models:
         con.print("[bold]models[/bold] (names you map to local paths: docs/builds.md)")
         for name, where in sorted(models.items()):
