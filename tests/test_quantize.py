@@ -191,3 +191,19 @@ def test_a_quantized_build_without_the_quantize_environment_is_refused_up_front(
                                           "the quantize environment is not set up"):
         preflight(find_build("embedded-w4a16"))
     preflight(find_build("embedded-bf16"))        # made from the package, no quantize environment
+
+
+def test_ensure_model_clears_temporaries_of_a_killed_build(tmp_path, monkeypatch):
+    """A build killed by SIGTERM leaves its temporary directory; the next build of that model
+    removes it (under the model's lock, so it is nobody's work in progress)."""
+    from agent_host.serving import models
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path))
+    monkeypatch.setitem(models.KNOWN, "fake", ("v1", lambda out, progress=None: {"source": "test"}))
+    stale = models.models_dir() / ".fake-v1.abcd1234"
+    (stale / "checkpoint").mkdir(parents=True)
+    other = models.models_dir() / ".fake-v10.keep"
+    other.mkdir()
+    path = models.ensure_model("fake")
+    assert models.is_made("fake") and path.name == "fake-v1"
+    assert not stale.exists() and other.exists()

@@ -318,6 +318,9 @@ def ensure_model(name: str, progress=None) -> Path:
             return target
         if target.exists():  # an incomplete directory from an older crash
             shutil.rmtree(target, ignore_errors=True)
+        for stale in target.parent.glob(f".{target.name}.*"):  # temporaries of a killed build
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
         tmp.chmod(0o755)
         try:
