@@ -47,3 +47,14 @@ def test_manifest_records_host_and_checkpoints(tmp_path):
                                          "quantization": {"weights": "w4a16", "group_size": 64}}
     assert "no local checkpoint" in m["checkpoints"]["remote"]["note"]
     assert "path" in checkpoint_facts(Build(id="e", weight_path="fp32", server="vllm", model="tiny-random"))
+
+
+def test_a_build_whose_role_is_reference_is_the_reports_baseline(tmp_path):
+    """A run of embedded-w4a16 and embedded-bf16 (listed in that order, no --baseline) is
+    compared against the 16-bit reference, not against whichever build came first."""
+    from agent_host.config.hosts import find_build
+    from agent_host.report.load import Run
+
+    builds = [find_build("embedded-w4a16"), find_build("embedded-bf16")]
+    run = Run(tmp_path, {"builds": [b.model_dump(mode="json") for b in builds]}, [])
+    assert run.reference_build() == "embedded-bf16"

@@ -41,12 +41,12 @@ class Run:
 
     def reference_build(self) -> str | None:
         """A build the manifest marks as the reference (`baseline` key, or a build with
-        `reference: true`), else None."""
+        `reference: true` or `role: reference`), else None."""
         ref = self.manifest.get("baseline") or self.manifest.get("reference_build")
         if isinstance(ref, str):
             return ref
         for b in self.manifest.get("builds") or []:
-            if isinstance(b, dict) and (b.get("reference") or b.get("baseline")):
+            if isinstance(b, dict) and (b.get("reference") or b.get("baseline") or b.get("role") == "reference"):
                 return b.get("id")
         return None
 
