@@ -60,10 +60,6 @@ def embedded_builds() -> dict[str, Build]:
     return _embedded
 
 
-def _embedded_factories() -> dict[str, Build]:
-    return embedded_builds()
-
-
 def embedded_build(build_id: str) -> Build | None:
     """`embedded-default`, `embedded-w4a16`, `tiny-random`, ...: a copy, or None."""
     b = embedded_builds().get(build_id)
@@ -117,7 +113,7 @@ def _load_checked(path: Path, by_name: bool) -> HostProfile:
         b = embedded_build(eid)
         if b is None:
             fail(("embedded", i), f"unknown embedded build {eid!r} "
-                                  f"(known: {', '.join(sorted(_embedded_factories()))})")
+                                  f"(known: {', '.join(sorted(embedded_builds()))})")
         profile.builds.append(b)
     ids = [b.id for b in profile.builds]
     for prio, rec in profile.recommend.items():
@@ -137,7 +133,7 @@ def all_host_profiles() -> list[HostProfile]:
 
 
 def _known_ids(profiles: list[HostProfile]) -> list[str]:
-    ids = set(_embedded_factories())
+    ids = set(embedded_builds())
     for prof in profiles:
         ids.update(b.id for b in prof.builds)
     return sorted(ids)
@@ -175,7 +171,7 @@ def _lookup(build_id: str, host_profile: str | Path | None) -> Build:
         emb = embedded_build(build_id)
         if emb is not None:
             return emb
-        known = sorted({x.id for x in prof.builds} | set(_embedded_factories()))
+        known = sorted({x.id for x in prof.builds} | set(embedded_builds()))
         raise UserError(f"unknown build {build_id!r} in host profile {prof.id} (known: {', '.join(known)})")
     emb = embedded_build(build_id)
     if emb is not None:
