@@ -42,7 +42,7 @@ class Shell(StateCommands, AppCommands, ContentCommands):
             "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": lambda a, i: ok(),
             "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
-            "pidof": self.pidof, "which": self.which,
+            "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
         }
 
     # --- the little sh --------------------------------------------------------------------

@@ -275,6 +275,10 @@ class Ui:
         self._windows = wins
         return wins
 
+    def active_window(self) -> Window:
+        """The window with input focus (UiAutomation.getRootInActiveWindow): the topmost but the status bar."""
+        return [w for w in self.windows() if w.kind != "status"][-1]
+
     def dump(self, max_depth: int = 50, compressed: bool = False) -> str:
         with self.lock:
             return to_xml([w.root for w in self.windows()], max_depth, compressed)
