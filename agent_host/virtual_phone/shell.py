@@ -43,6 +43,7 @@ class Shell(StateCommands, AppCommands, ContentCommands):
             "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
             "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
+            "appops": self.appops,
         }
 
     # --- the little sh --------------------------------------------------------------------

@@ -100,10 +100,8 @@ class AppCommands(Commands):
             return ok(f"Starting: Intent {{ cmp={comp} }}\n")
         head = f"Starting: Intent {{ act={act}{' (has extras)' if extras else ''} }}\n"
         intent = Intent(action=act, data=opts.get("-d", ""), mime=opts.get("-t", ""), extras=extras)
-        for app in w.apps.values():  # registration order stands in for Android's resolver ranking
-            handler = app.intents.get(act)
-            if handler is not None and handler(w, intent):
-                return ok(head)
+        if w.start(intent):
+            return ok(head)
         if act == "android.intent.action.MAIN" and "-n" not in opts:
             w.home()
             return ok(head)
