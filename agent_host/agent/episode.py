@@ -30,6 +30,7 @@ from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usa
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
 from agent_host.phone.device import PhoneError
+from agent_host.phone.steps import run_steps
 
 SETTLE_S = 3.0
 
@@ -140,14 +141,11 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     `sampling`: the build's Sampling (temperature, top_p, max_tokens); `seed` goes into every
     chat request; `on_step(StepRecord)` is called after each step is written (step 0 too);
     `client`: an openai.OpenAI to use instead of one made from `endpoint` (tests)."""
-    from agent_host.config.tasks import run_steps
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started_at = _now()
     t_start = time.monotonic()
     build = build_id or getattr(endpoint, "build_id", "") or endpoint.model
-    apps = dict(profile.apps) if profile is not None else None
 
     metrics_before = _metrics(endpoint)
     log = _StepLog(out_dir / "steps.jsonl", on_step)
@@ -159,7 +157,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     try:
         judge = Judge(task, profile)
         t0 = time.monotonic()
-        run_steps(task.setup, phone, apps)
+        run_steps(task.setup, phone, profile)
         xml = phone.settle(settle_s, min_s=settle_min_s(profile))
         first = observe_xml(xml)
         setup_times.settle = time.monotonic() - t0
@@ -211,7 +209,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
 
     teardown_error = None
     try:
-        run_steps(task.teardown, phone, apps)
+        run_steps(task.teardown, phone, profile)
     except Exception as exc:  # the outcome stands; the next episode finds out about the phone
         teardown_error = f"teardown: {type(exc).__name__}: {exc}"
         with (out_dir / "error.txt").open("a", encoding="utf-8") as f:
@@ -241,7 +239,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
         wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
-        usage=state.usage, server_metrics=server_metrics, reason=reason)
+        usage=state.usage, server_metrics=server_metrics, reason=reason, answer=state.answer)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
 

@@ -88,3 +88,4 @@ class EpisodeRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     server_metrics: dict[str, float] | None = None   # delta of the server's /metrics
     reason: str | None = None                  # the model's reason for complete/infeasible
+    answer: str | None = None                  # the text of the last `answer` action (question tasks)
