@@ -322,8 +322,10 @@ class DeviceState:
         return phones[0] if phones else None
 
     def clear_contacts(self) -> None:
+        """A new contacts2.db: no rows, and ids start at 1 again (AUTOINCREMENT state is in the file)."""
         self.raw_contacts.clear()
         self.data_rows.clear()
+        self.next_raw_id = self.next_data_id = 1
 
     def contact_for_number(self, number: str) -> int | None:
         """The raw contact whose phone number is `number` (PhoneLookup), if any."""

@@ -31,16 +31,27 @@ def same_number(a: str, b: str) -> bool:
 
 
 def format_us(number: str) -> str:
-    """The dialpad's as-you-type formatting of a North American number: 555-0100, (650) 555-0142."""
+    """How Messages and Phone show a North American number: 555-0100, (650) 555-0142; others as given."""
     d = digits(number)
-    if not d or len(d) != len(number.replace(" ", "")) or len(d) > 10:
+    if len(d) == 11 and d[0] == "1":
+        d = d[1:]
+    if len(d) == 10:
+        return f"({d[:3]}) {d[3:6]}-{d[6:]}"
+    if len(d) == 7:
+        return f"{d[:3]}-{d[3:]}"
+    return number
+
+
+def as_you_type(number: str) -> str:
+    """The keypad's formatting while digits are entered: 555, 555-0, 555-0100, (555) 010-00."""
+    d = digits(number)
+    if not d or d != number or len(d) > 10:
         return number
     if len(d) <= 3:
         return d
     if len(d) <= 7:
         return f"{d[:3]}-{d[3:]}"
-    rest = d[6:]
-    return f"({d[:3]}) {d[3:6]}-{rest}"
+    return f"({d[:3]}) {d[3:6]}-{d[6:]}"
 
 
 @dataclass
@@ -135,6 +146,7 @@ class Telephony:
     def clear_sms(self) -> None:
         self.sms.clear()
         self.threads.clear()
+        self.next_sms_id = 1
 
     # --- calls --------------------------------------------------------------------------
 
@@ -161,3 +173,4 @@ class Telephony:
 
     def clear_calls(self) -> None:
         self.calls.clear()
+        self.next_call_id = 1

@@ -12,7 +12,7 @@ import time
 
 from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node
-from ..telephony import CALL_INCOMING, CALL_MISSED, CALL_OUTGOING, CALL_REJECTED, Call, digits, format_us
+from ..telephony import CALL_INCOMING, CALL_MISSED, CALL_OUTGOING, CALL_REJECTED, Call, as_you_type, digits, format_us
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, STATUS_H, TV, VIEW_GROUP, Row, Scroll, lay_out_list, window_frame,
 )
@@ -127,7 +127,7 @@ class Dialer(Screen):
                                  children=[Node(TV, (210, y + 31, 900, y + 95), text=text,
                                                 rid=D + "search_action_text")]))
                 y += 126
-        shown = format_us(self.number)
+        shown = as_you_type(self.number)
         digits_row = Node(VIEW_GROUP, (0, 988, SCREEN_W, 1132), rid=D + "digits_container", children=[
             Node(IMAGE_BUTTON, (0, 988, 147, 1132), desc="More options", rid=D + "dialpad_overflow", clickable=True,
                  focusable=True, on_click=lambda: None),

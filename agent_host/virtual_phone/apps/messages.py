@@ -8,6 +8,7 @@ content://sms/sent` sees a sent message the moment Send is tapped, as on a phone
 
 from __future__ import annotations
 
+import re
 import time
 
 from ..core import App, AppHost, Dialog, Intent, Screen
@@ -78,7 +79,7 @@ class ConversationList(Screen):
             if self.selected is not None:
                 self.selected = None
                 return
-            w.open(Conversation(last.address))
+            open_thread(w, last.address)
 
         def select() -> None:
             self.selected = last.thread_id
@@ -143,7 +144,7 @@ class NewConversation(Screen):
     def build(self, w: AppHost) -> Node:
         self._host = w
         rows: list[Row] = []
-        if len(digits(self.query)) >= 3 and digits(self.query) == self.query.replace(" ", "").lstrip("+"):
+        if len(digits(self.query)) >= 3 and re.fullmatch(r"[\d\s()+.-]+", self.query):
             number = self.query.strip()
             rows.append(Row(height=190, draw=lambda y: self._row(w, f"Send to {format_us(number)}", "", number, y)))
         for name, number in self._matches(w):
@@ -162,7 +163,7 @@ class NewConversation(Screen):
     def _row(self, w: AppHost, title: str, sub: str, number: str, y: int) -> Node:
         def pick() -> None:
             w.finish()
-            w.open(Conversation(number))
+            open_thread(w, number)
 
         kids = [Node(TV, (210, y + 35, 1000, y + 100), text=title, rid=M + "contact_name")]
         if sub:
@@ -183,7 +184,7 @@ class NewConversation(Screen):
         """The keyboard's Enter on a typed number picks it, as the top suggestion would."""
         if len(digits(self.query)) >= 3 and self._host is not None:
             self._host.finish()
-            self._host.open(Conversation(self.query.strip()))
+            open_thread(self._host, self.query.strip())
 
 
 class Conversation(Screen):
@@ -203,7 +204,6 @@ class Conversation(Screen):
 
     def build(self, w: AppHost) -> Node:
         tel = w.state.telephony
-        tel.mark_read(self.address)  # reading the thread is what marks it read
         name = who(w, self.address)
         msgs = tel.thread(self.address)
         rows = [Row(height=60 * (1 + len(m.body) // 32) + 120, draw=lambda y, m=m: self._bubble(m, y)) for m in msgs]
@@ -265,13 +265,19 @@ class Conversation(Screen):
         w.start(Intent(action="android.intent.action.CALL", data=f"tel:{self.address}"))
 
 
+def open_thread(w: AppHost, address: str, draft: str = "") -> None:
+    """Showing a thread is what marks its messages read (there is no Mark as read button)."""
+    w.state.telephony.mark_read(address)
+    w.open(Conversation(address, draft))
+
+
 def _sendto(w: AppHost, intent: Intent) -> bool:
     """ACTION_SENDTO sms:/smsto: NUMBER (extra sms_body): the thread opens with the text as a draft."""
     scheme, _, number = intent.data.partition(":")
     if scheme not in ("sms", "smsto") or not number:
         return False
     w.launch(PKG)
-    w.open(Conversation(number, intent.extras.get("sms_body", "")))
+    open_thread(w, number, intent.extras.get("sms_body", ""))
     return True
 
 
