@@ -2,8 +2,9 @@
 
 Everything else is derived from `ACTIONS`: the OpenAI tool schemas and the validation of a
 model's call (agent/tools.py), the system prompt's tool lines (agent/prompt.py), the items of
-task solutions and policy scripts (`script_model`, used by config/tasks.py and policy/script.py),
-and how each action is performed on a phone and described to the model (agent/perform.py).
+task solutions and policy scripts (`script_model`, `ScriptItem`: config/tasks.py and
+policy/script.py), and how each action is performed on a phone and described to the model
+(agent/perform.py, one row per action).
 
 A model names an element by its `index` on the screen; a script may name it instead by a
 selector (`text`, `text_contains`, `resource_id`, `desc`), resolved to an index against the
