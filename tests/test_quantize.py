@@ -108,7 +108,8 @@ def test_worker_failure_leaves_nothing(tmp_path):
 @pytest.mark.vllm
 def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
     """GPTQ W4A16 of the tiny random model (symmetric, head kept; asymmetric with the head
-    untied and quantized), each served by vLLM CPU through CPUWNA16LinearKernel."""
+    untied and quantized), each served by vLLM CPU through CPUWNA16LinearKernel; and W8A8
+    through CPUInt8ScaledMMLinearKernel."""
     import platform
 
     from fixtures_vllm import vllm_missing_reason
@@ -126,17 +127,19 @@ def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
 
     tiny = ensure_model("tiny-random")
     outs = {}
-    for name, extra in (("sym", []), ("asym-head", ["--asymmetric", "--head", "quantize"])):
+    for name, extra in (("sym", []), ("asym-head", ["--asymmetric", "--head", "quantize"]),
+                        ("w8a8", ["--scheme", "w8a8"])):
         out = tmp_path / name
         assert main(["quantize", str(tiny), str(out), "--json", "--seed", "3"]  + extra) == 0
         facts = json.loads(capsys.readouterr().out)
         assert facts == json.loads((out / q.QUANT_FACTS).read_text())
-        assert facts["group_size"] == 64 and facts["weights"] == "w4a16"
+        assert facts["weights"] == ("w8a8" if name == "w8a8" else "w4a16")
+        assert facts["group_size"] == (None if name == "w8a8" else 64)
         assert facts["calibration"]["samples"] == 12 and len(facts["calibration"]["sha256"]) == 64
         assert facts["calibration"]["seed"] == 3
         assert facts["versions"]["llmcompressor"] and facts["seconds"] > 0
         cfg = json.loads((out / "config.json").read_text())
-        assert cfg["quantization_config"]["format"] == "pack-quantized"
+        assert cfg["quantization_config"]["format"] == ("int-quantized" if name == "w8a8" else "pack-quantized")
         outs[name] = (out, facts, cfg)
     assert outs["sym"][1]["symmetric"] is True and outs["asym-head"][1]["symmetric"] is False
     assert outs["sym"][1]["calibration"]["sha256"] == outs["asym-head"][1]["calibration"]["sha256"]
@@ -161,7 +164,8 @@ def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
                                  "messages": [{"role": "user", "content": "open settings"}]})
             assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] > 0
         log = (tmp_path / "logs" / f"tiny-{name}.server.log").read_text()
-        assert "Using CPUWNA16LinearKernel for CompressedTensorsWNA16" in log
+        assert ("Selected CPUInt8ScaledMMLinearKernel for CompressedTensorsW8A8Int8" if name == "w8a8"
+                else "Using CPUWNA16LinearKernel for CompressedTensorsWNA16") in log
     shutil.rmtree(tmp_path / "logs")
 
 
