@@ -130,8 +130,18 @@ def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
     for name, extra in (("sym", []), ("asym-head", ["--asymmetric", "--head", "quantize"]),
                         ("w8a8", ["--scheme", "w8a8"])):
         out = tmp_path / name
-        assert main(["quantize", str(tiny), str(out), "--json", "--seed", "3"]  + extra) == 0
-        facts = json.loads(capsys.readouterr().out)
+        if name == "sym":  # through the API, to see the progress events
+            from agent_host.cli.quantize import agent_samples
+
+            seen: list[tuple[int, int, str]] = []
+            facts = q.quantize(tiny, out, q.Options(seed=3), agent_samples(),
+                               progress=lambda d, t, w: seen.append((d, t, w)))
+            assert seen[0] == (0, 14, "loading") and seen[-1] == (14, 14, "saving")
+            gptq = [d for d, _, w in seen if w == "GPTQ"]
+            assert gptq == sorted(gptq) and gptq[-1] == 14      # 2 layers x 7 linear
+        else:
+            assert main(["quantize", str(tiny), str(out), "--json", "--seed", "3"] + extra) == 0
+            facts = json.loads(capsys.readouterr().out)
         assert facts == json.loads((out / q.QUANT_FACTS).read_text())
         assert facts["weights"] == ("w8a8" if name == "w8a8" else "w4a16")
         assert facts["group_size"] == (None if name == "w8a8" else 64)
