@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_host.errors import UserError
@@ -207,7 +207,7 @@ def quantize(model: Path | str, out: Path | str, opts: Options, samples: list[di
 def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[dict], progress: Progress,
                 log_path: Path) -> dict:
     n_layers = json.loads((p.model / "config.json").read_text())["num_hidden_layers"]
-    per_layer = 7
+    per_layer = 7   # q, k, v, o, gate, up, down: the progress total
     req = {"model": str(p.model), "out": str(tmp), "scheme": opts.scheme, "group_size": p.group_size,
            "symmetric": opts.symmetric, "head": opts.head, "seed": opts.seed,
            "max_seq_len": opts.max_seq_len, "dtype": opts.dtype, "samples": samples,
@@ -258,9 +258,3 @@ def facts_of(checkpoint: Path | str) -> dict | None:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-
-
-def as_dict(p: Plan) -> dict:
-    d = asdict(p)
-    d["model"] = str(p.model)
-    return d
