@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--script", required=True, help="policy script YAML (or a task file's solution: use tasks check-solutions)")
     s.add_argument("--port", type=int, default=8009, help="port (0: pick a free one; default 8009)")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--api-key", default=None, help="require this bearer token")
     s.add_argument("--model", default="policy", help="the served model name (default policy)")
     s.add_argument("--delay-ms", type=int, default=0, help="answer each request this much later")
