@@ -84,7 +84,8 @@ def _validate(args: argparse.Namespace) -> int:
     if report.errors:
         for line in report.errors:
             print(line)
-        print(f"{len(report.errors)} error(s) in {report.files} file(s)", file=sys.stderr)
+        print(f"{len(report.errors)} error(s) in {report.files_with_errors} file(s) "
+              f"({report.files} file(s) checked)", file=sys.stderr)
         return 1
     if not report.files:
         print(f"no task files in {', '.join(map(str, paths))}", file=sys.stderr)
