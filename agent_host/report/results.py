@@ -80,8 +80,13 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
     base = choose_baseline(run, baseline)
     max_k = max((stats.build_summary(b, records)["repeats_max"] for b in builds), default=0)
     summaries = [stats.build_summary(b, records, max_k=max_k) for b in builds]
+    servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
         s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
+        s["speed"]["scripted"] = servers.get(s["build"]) == "policy"
+        if s["speed"]["scripted"]:
+            # A script decodes nothing: its "tokens" are the policy server's length estimates.
+            s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")
 
     units: dict[str, dict[str, Any]] = {}
     for s in summaries:

