@@ -25,6 +25,26 @@
     return p;
   }
 
+  // A long value (a model's reason can be hundreds of characters with no space) is cut
+  // short with a button that shows all of it; CSS wraps whatever is shown.
+  var LONG = 120;
+  function field(name, value) {
+    var text = String(value), s = el("span", "field", name + ": ");
+    if (text.length <= LONG) { s.appendChild(document.createTextNode(text)); return s; }
+    var cut = text.slice(0, LONG - 20) + "…", v = el("span", "value", cut), b = el("button", "more", "more");
+    b.type = "button";
+    b.title = "show all " + text.length + " characters";
+    b.setAttribute("aria-expanded", "false");
+    b.addEventListener("click", function () {
+      var open = b.getAttribute("aria-expanded") !== "true";
+      v.textContent = open ? text : cut;
+      b.textContent = open ? "less" : "more";
+      b.setAttribute("aria-expanded", String(open));
+    });
+    s.appendChild(v); s.appendChild(b);
+    return s;
+  }
+
   // ------------------------------------------------------------------ frames of an episode
   function frames(ep) {
     var out = [], before = [], after = [];
@@ -88,7 +108,7 @@
     if (ep.reason) kv.push(["reason", ep.reason]);
     if (ep.error) kv.push(["error", ep.error]);
     var meta = this.meta;
-    kv.forEach(function (p) { meta.appendChild(el("span", null, p[0] + ": " + p[1])); });
+    kv.forEach(function (p) { meta.appendChild(field(p[0], p[1])); });
     this.drawTimeline();
     this.go(i || 0);
   };
