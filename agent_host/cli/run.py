@@ -19,6 +19,9 @@ examples:
   # after a crash or kill: run exactly what is missing
   agent-host run --resume reports/runs/20261130-101500-ab12
 
+Builds come from host profiles (docs/builds.md); a `server: policy` build is a scripted
+policy (docs/policies.md: scripts, suites of task solutions with seeded flaws).
+
 Episodes that fail because of the phone, the server or the harness are labelled `error`,
 retried (--max-attempts) and never counted as model failures. The run directory's
 episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
