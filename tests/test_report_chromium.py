@@ -150,3 +150,34 @@ def test_viewer_header_keeps_long_text_inside_with_the_full_text_a_click_away(br
     more.click()                                                 # and one more hides it again
     assert LONG_REASON not in meta.text_content()
     page.close()
+
+
+def test_kind_and_app_filters_and_breakdown_links(browser, tmp_path):
+    """Issue 12: a user sees where a build fails: filter the viewer by task kind and app, and a
+    group in the breakdown table opens its episodes."""
+    import json
+
+    from test_report_breakdown import TASKS
+
+    run = make_run(tmp_path, xss=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["tasks"] = TASKS
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    html = write_reports(run)["html"]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(html.as_uri(), wait_until="load")
+    counter = page.locator("#ep-counter")
+    assert counter.text_content() == "1 / 18"
+    page.select_option("#f-kind", "infeasible")
+    assert counter.text_content() == "1 / 6"                     # impossible x 2 builds x 3 repeats
+    assert "impossible" in page.locator("#main-panel .head").text_content()
+    page.select_option("#f-kind", "")
+    page.select_option("#f-app", "settings")
+    assert counter.text_content() == "1 / 12"                    # wifi-on and wifi-on@verify
+    page.click('#breakdown a.group-link[data-by="kind"][data-group="infeasible"]')
+    assert counter.text_content() == "1 / 6" and page.locator("#f-app").input_value() == ""
+    assert page.locator("#f-kind").input_value() == "infeasible"
+    page.close()
+    assert problems == []

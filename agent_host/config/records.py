@@ -18,6 +18,17 @@ OUTCOMES: tuple[str, ...] = (
 )
 Variant = Literal["base", "verify"]
 
+# The kinds of task a report breaks success down by: tags with these exact spellings in a
+# task's `tags:` (an infeasible task is of kind `infeasible` by its flag too).
+TASK_KINDS: tuple[str, ...] = ("multi-app", "text-entry", "retrieval", "long-horizon", "infeasible", "recognition")
+NO_KIND = "no kind tag"
+
+
+def task_kinds(tags: list[str] | tuple[str, ...], infeasible: bool = False) -> list[str]:
+    """A task's kinds, in TASK_KINDS order; [NO_KIND] when it has none."""
+    have = set(tags) | ({"infeasible"} if infeasible else set())
+    return [k for k in TASK_KINDS if k in have] or [NO_KIND]
+
 
 class Usage(BaseModel):
     prompt_tokens: int = 0

@@ -267,8 +267,10 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
                     row = {"name": p.name, "shot": None}
                     pending.append((row, store.add(p)))
                     extra.append(row)
+        facts = results.get("task_facts", {}).get(r.task) or {}
         episodes.append({
             "id": r.episode_id, "build": r.build, "unit": stats.unit_of(r), "task": r.task,
+            "app": facts.get("app"), "kinds": facts.get("kinds", []),
             "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
             "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
             "label": stats.effective_label(r), "success": r.outcome != "error" and stats.is_success(r),

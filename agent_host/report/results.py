@@ -8,6 +8,7 @@ from typing import Any
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
 from agent_host.report import stats
+from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 
 SCHEMA = "agent-host.report/1"
@@ -116,6 +117,8 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
         "builds": summaries,
         "per_task": per_task,
         "comparisons": comparisons,
+        "task_facts": task_facts(run.manifest),
+        "breakdown": breakdown(records, builds, task_facts(run.manifest)),
         "max_repeats": max_k,
         "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
                    "errored": len(sel.errored), "error_attempts": len(sel.error_attempts),
