@@ -65,3 +65,16 @@ def test_scripted_builds_get_no_tok_s(tmp_path):
     assert cell and cell.group(1) == "n/a", cell and cell.group(0)
     plot = html.split('id="speed-plot"')[1].split("</svg>")[0]
     assert "decode tokens/s" not in plot and "seconds per step" in plot
+
+
+def test_terminal_summary_marks_scripted_speed_na(tmp_path):
+    from rich.console import Console
+
+    from agent_host.report.summary import summary_tables
+    from test_report_fixture import OTHER
+
+    paths = _speed_run(tmp_path)
+    console = Console(width=200, record=True)
+    console.print(summary_tables(paths["results"])[0])
+    row = next(line for line in console.export_text().splitlines() if line.strip().startswith(OTHER))
+    assert "n/a" in row and "20.0" not in row

@@ -33,7 +33,7 @@ def summary_tables(results: dict[str, Any]) -> list[Table]:
         t.add_row(escape(b["build"]) + (" *" if b["build"] == results["baseline"] else ""),
                   str(b["tasks"]), str(b["episodes"]), str(b["errors"]["episodes"]),
                   *(_rate(r[n]) for n in ("success", "navigation", "recognition")),
-                  "–" if s["decode_tok_s"] is None else f"{s['decode_tok_s']:.1f}",
+                  "n/a" if s.get("scripted") else "–" if s["decode_tok_s"] is None else f"{s['decode_tok_s']:.1f}",
                   "–" if s["step_s"] is None else f"{s['step_s']:.2f}")
     out = [t]
     if results["comparisons"]:
