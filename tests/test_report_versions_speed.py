@@ -76,5 +76,5 @@ def test_terminal_summary_marks_scripted_speed_na(tmp_path):
     paths = _speed_run(tmp_path)
     console = Console(width=200, record=True)
     console.print(summary_tables(paths["results"])[0])
-    row = next(line for line in console.export_text().splitlines() if line.strip().startswith(OTHER))
+    row = next(line for line in console.export_text().splitlines() if line.strip("│ ").startswith(OTHER))
     assert "n/a" in row and "20.0" not in row
