@@ -75,3 +75,12 @@ def test_help_points_to_the_guide(capsys):
         assert shape in script_help, script_help
     assert "check-solutions" in script_help and "not a script" in script_help
     assert "docs/policies.md" in _help(["run", "--help"], capsys)
+
+
+def test_the_guide_names_every_tool():
+    """The guide's list of tools is the agent's (a new tool must be documented here too)."""
+    from agent_host.agent.tools import TOOL_NAMES
+
+    text = DOC.read_text(encoding="utf-8")
+    listed = text.split("The tools are the\nagent's:", 1)[1].split(".", 1)[0]
+    assert sorted(re.findall(r"`(\w+)`", listed)) == sorted(TOOL_NAMES)
