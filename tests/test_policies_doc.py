@@ -4,6 +4,9 @@ server and ends in the outcome the comment before it states (so the guide cannot
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,19 +41,35 @@ def test_the_guide_has_an_example_of_each_format():
         assert len(tasks) == len(spec["outcome"]), spec
 
 
+@contextmanager
+def serve(script: Path):
+    """`agent-host policy serve --script SCRIPT --port 0`, as a user starts it -> its base URL."""
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "policy", "serve", "--script", str(script),
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("policy server: http://127.0.0.1:"), (line, proc.stderr.read() if not line else "")
+        yield line.split()[2]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+
+
 @pytest.mark.parametrize("spec,script", EXAMPLES,
                          ids=[f"{i}-{','.join(s.get('task') or s['tasks'])}" for i, (s, _) in enumerate(EXAMPLES)])
 def test_example_runs_on_the_virtual_phone(spec, script, virtual_phone, virtual_profile, tmp_path):
-    from agent_host.agent.policy import PolicyServer
-    from agent_host.agent.policy_suite import load_policy
+    from agent_host.serving.endpoint import Endpoint
 
     path = tmp_path / "script.yaml"
     path.write_text(script, encoding="utf-8")
     tasks = spec.get("task") or spec["tasks"]
-    with PolicyServer(load_policy(path)) as server:
+    with serve(path) as base_url:
+        endpoint = Endpoint(base_url, "none", "policy", "policy", None)
         for n, (task_id, outcome) in enumerate(zip(tasks, spec["outcome"])):
             task = load_tasks([task_id], variants=("base",))[0]
-            rec = run_episode(task, Phone.connect(virtual_phone.serial), server.endpoint(),
+            rec = run_episode(task, Phone.connect(virtual_phone.serial), endpoint,
                               out_dir=tmp_path / f"ep{n}", profile=virtual_profile, screenshots=False)
             assert rec.outcome == outcome, (task_id, rec.outcome, rec.reason, rec.error)
             if "steps" in spec:
