@@ -97,9 +97,9 @@ def test_help_points_to_the_guide(capsys):
 
 
 def test_the_guide_names_every_tool():
-    """The guide's list of tools is the agent's (a new tool must be documented here too)."""
+    """The guide's list of tools holds every tool of the agent (a new one is documented here too)."""
     from agent_host.agent.tools import TOOL_NAMES
 
     text = DOC.read_text(encoding="utf-8")
     listed = text.split("The tools are the\nagent's:", 1)[1].split(".", 1)[0]
-    assert sorted(re.findall(r"`(\w+)`", listed)) == sorted(TOOL_NAMES)
+    assert set(TOOL_NAMES) <= set(re.findall(r"`(\w+)`", listed)), TOOL_NAMES
