@@ -50,8 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from agent_host.agent.policy import PolicyServer
-    from agent_host.agent.policy_suite import load_policy
+    from agent_host.policy.server import PolicyServer
+    from agent_host.policy.suite import load_policy
 
     script = load_policy(args.script)
     if not 0 <= args.port <= 65535:
@@ -75,7 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _describe(script: object) -> str:
-    from agent_host.agent.policy_suite import SuitePolicy
+    from agent_host.policy.suite import SuitePolicy
 
     if isinstance(script, SuitePolicy):
         flaws = ", ".join(f"{k}={v:g}" for k, v in script.flaws.items()) or "none"
