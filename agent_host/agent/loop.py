@@ -28,7 +28,7 @@ from typing import Any
 
 from agent_host.agent import prompt as prompts
 from agent_host.agent.tools import FINAL_TOOLS, ToolError, tool_schemas, validate_call
-from agent_host.config.records import Action, PhaseTimes, StepRecord, Usage
+from agent_host.config.records import Action, Exhaustion, PhaseTimes, StepRecord, Usage
 
 
 class ServerError(Exception):
@@ -37,6 +37,14 @@ class ServerError(Exception):
 
 class ContextExceeded(Exception):
     """The conversation no longer fits the server's context window."""
+
+
+def context_exhaustion(step: int, tokens: int | None, message: str) -> Exhaustion:
+    """What ran out: the conversation's size so far (`tokens`: the last prompt plus its reply,
+    as the server counted them) and the window the server named, if it did."""
+    m = re.search(r"maximum context length is (\d+)", message) or re.search(r"\((\d+) tokens\)", message)
+    return Exhaustion(kind="context", step=step, tokens=tokens or None,
+                      limit=int(m.group(1)) if m else None, detail=message[:300])
 
 
 # -- talking to the server ---------------------------------------------------------------------
@@ -64,6 +72,9 @@ class ModelClient:
                                               timeout=timeout, max_retries=1)
         self.tool_choice: str | None = "required"
         self.parallel: bool | None = False
+
+    def max_tokens(self) -> int:
+        return int(self._kwargs()["max_tokens"])
 
     def _kwargs(self) -> dict[str, Any]:
         s = self.sampling
@@ -301,6 +312,7 @@ class LoopState:
     infeasible_step: int | None = None
     reason: str | None = None
     stop: str | None = None            # why the loop ended early (context window)
+    exhausted: Exhaustion | None = None  # the harness budget that ended it (outcome `exhausted`)
     usage: Usage = field(default_factory=Usage)
     times: PhaseTimes = field(default_factory=PhaseTimes)
 
@@ -332,6 +344,7 @@ class StepLoop:
             {"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[goal_initial])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
+        self._context_tokens = 0                 # prompt + reply tokens of the latest request
 
     def run(self) -> LoopState:
         for n in range(1, self.max_steps + 1):
@@ -342,6 +355,7 @@ class StepLoop:
     def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]]) -> dict[str, Any]:
         reply = self.model.chat(self.messages, self.tools)
         times.model += reply.seconds
+        self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
         usage.prompt_tokens += reply.usage.prompt_tokens
         usage.completion_tokens += reply.usage.completion_tokens
         if reply.usage.cached_tokens is not None:
@@ -404,6 +418,13 @@ class StepLoop:
             if n == 1:  # the build cannot take even the first prompt: a setup problem, not the model's
                 raise ServerError(f"the first prompt does not fit the server's context window: {exc}") from exc
             st.stop = f"context window exceeded at step {n}: {exc}"
+            st.exhausted = context_exhaustion(n, self._context_tokens, str(exc))
+            return False
+        if parsed is None and raws and all(r.get("finish_reason") == "length" for r in raws):
+            # Every try of this step was cut at the per-reply token cap: a harness budget.
+            st.stop = f"reply token cap hit on every try at step {n}"
+            st.exhausted = Exhaustion(kind="reply_tokens", step=n, tokens=usage.completion_tokens,
+                                      limit=self.model.max_tokens(), detail=st.stop)
             return False
 
         t_b = time.monotonic()

@@ -24,8 +24,10 @@ from markupsafe import Markup
 
 from agent_host.errors import check_dir_usable
 from agent_host.report import stats
+from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.results import analyse, csv_rows
+from agent_host.report.tables import builds_table, comparisons_table
 
 TEMPLATES = Path(__file__).with_name("templates")
 SHOT_MAX_WIDTH = 300
@@ -34,44 +36,8 @@ SHOT_QUALITY = 65
 OUTCOME_COLOURS = {
     "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa",
     "unrecognised": "#1e88e5", "infeasible_claimed": "#6d4c41", "nav_fail": "#c62828",
-    "error": "#757575",
+    "exhausted": "#455a64", "error": "#757575",
 }
-
-
-# --------------------------------------------------------------------------- formatting
-
-def pct(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}%"
-
-
-def interval(lo: float | None, hi: float | None) -> str:
-    if lo is None or hi is None:
-        return "[–]"
-    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def signed_pp(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:+.1f} pp"
-
-
-def num(x: float | None, digits: int = 2) -> str:
-    if x is None:
-        return "–"
-    return f"{x:.{digits}f}"
-
-
-def pval(p: float | None) -> str:
-    if p is None:
-        return "–"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def md_cell(x: Any) -> str:
-    """Markdown table cell: escape what would break the table or become HTML."""
-    s = "–" if x is None else str(x)
-    for a, b in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("\n", " ")):
-        s = s.replace(a, b)
-    return s
 
 
 def json_for_script(data: Any) -> Markup:
@@ -314,8 +280,12 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def _tables(results: dict[str, Any]) -> dict[str, Any]:
+    return {"builds": builds_table(results), "comparisons": comparisons_table(results)}
+
+
 def render_markdown(results: dict[str, Any]) -> str:
-    return _env(False).get_template("report.md.j2").render(r=results)
+    return _env(False).get_template("report.md.j2").render(r=results, tables=_tables(results))
 
 
 def render_html(results: dict[str, Any], viewer: dict[str, Any]) -> str:
@@ -325,7 +295,7 @@ def render_html(results: dict[str, Any], viewer: dict[str, Any]) -> str:
     # if escaping ever failed.
     digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode()
     return _env(True).get_template("report.html.j2").render(
-        r=results, viewer=viewer, bars=outcome_bars(results), speed=speed_plot(results),
+        r=results, tables=_tables(results), viewer=viewer, bars=outcome_bars(results), speed=speed_plot(results),
         script=Markup(js), style=Markup(css), script_hash=Markup(f"'sha256-{digest}'"))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
-from agent_host.report import stats
+from agent_host.report import intervals, stats
 from agent_host.report.load import Run
 
 SCHEMA = "agent-host.report/1"
@@ -64,7 +64,7 @@ def _provenance(run: Run) -> dict[str, Any]:
     }
 
 
-def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
+def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict[str, Any]:
     records = run.records
     builds = run.builds()
     base = choose_baseline(run, baseline)
@@ -81,14 +81,21 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
             entry["builds"][s["build"]] = {k: row[k] for k in ("k", "n", "rate", "low", "high", "errors")}
     per_task = [units[u] for u in sorted(units)]
 
-    comparisons = [stats.compare(base, b, records) for b in builds if b != base]
+    comparisons = [stats.compare(base, b, records, target=target) for b in builds if b != base]
 
     warnings = list(run.warnings)
     sel = stats.select_latest(records)
     planned = run.manifest.get("episodes_planned")
-    have = len(sel.counted) + len(sel.errored)
+    have = len(sel.counted) + len(sel.errored) + len(sel.exhausted)
     if isinstance(planned, int) and have < planned:
         warnings.append(f"run incomplete: {have} of {planned} planned episodes have a record")
+    for s in summaries:
+        ex = s["exhausted"]
+        if ex["episodes"]:
+            kinds = ", ".join(f"{v} {k}" for k, v in sorted(ex["kinds"].items()))
+            warnings.append(f"{s['build']}: {ex['episodes']} episode(s) ended because a harness budget ran out "
+                            f"({kinds}); they are left out of every rate: raise the budget (context window, "
+                            "max_tokens) or the rates describe only the episodes that fit")
     for c in comparisons:
         if c["only_baseline"] or c["only_build"]:
             warnings.append(f"{c['build']} vs {base}: {len(c['only_baseline']) + len(c['only_build'])} "
@@ -103,16 +110,23 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
         "comparisons": comparisons,
         "max_repeats": max_k,
         "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
-                   "errored": len(sel.errored), "error_attempts": len(sel.error_attempts),
+                   "errored": len(sel.errored), "exhausted": len(sel.exhausted),
+                   "error_attempts": len(sel.error_attempts),
                    "superseded_attempts": sel.superseded},
         "statistics": {
             "unit": "task instance (task id plus variant: t and t@verify are separate units)",
             "confidence": 1 - stats.ALPHA,
             "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
-            "headline": "mean of per-task rates, t interval over tasks (Wilson of the one task if only one)",
-            "comparison": "per-task paired differences; t interval; two-sided sign-flip permutation test",
+            "headline": f"mean of per-task rates; {intervals.METHOD} (Wilson of the one task if only one)",
+            "headline_reference": intervals.REFERENCE,
+            "comparison": f"per-task paired differences; {intervals.DIFF_METHOD}; two-sided sign-flip permutation test",
+            "comparison_reference": intervals.DIFF_REFERENCE,
             "mcnemar": "exact binomial on discordant episode pairs (same task instance, repeat, seed)",
             "mde": f"alpha {stats.ALPHA}, power {stats.POWER}, paired t over tasks with the observed SD",
+            "navigation": "P(goal ever true), base variants of feasible tasks only",
+            "recognition_base": "P(success | goal reached), base variants (after the model navigated)",
+            "recognition_verify": "P(success | goal held), verify variants (the model is placed at the goal)",
+            "exhausted": "episodes a harness budget ended (context window, reply token cap) are excluded from every rate and counted apart",
             "errors": "episodes whose latest attempt is an error are excluded from every rate",
             "infeasible": "on infeasible tasks infeasible_claimed counts as success, task_complete as premature",
         },

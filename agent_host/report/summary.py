@@ -7,7 +7,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from agent_host.report.render import pval, signed_pp
+from agent_host.report.format import pval, signed_pp
 
 
 def _rate(x: dict[str, Any]) -> str:
@@ -25,14 +25,14 @@ def _ci(lo: float | None, hi: float | None) -> str:
 
 def summary_tables(results: dict[str, Any]) -> list[Table]:
     t = Table(title=f"run {escape(results['provenance']['run_id'])} (95% intervals over task instances; * baseline)")
-    for col in ("build", "tasks", "eps", "err", "success", "nav", "recog", "tok/s", "s/step"):
+    for col in ("build", "tasks", "eps", "err", "exh", "success", "nav", "recog", "recog@goal", "tok/s", "s/step"):
         t.add_column(col, justify="left" if col == "build" else "right")
     for b in results["builds"]:
         r = b["rates"]
         s = b["speed"]
         t.add_row(escape(b["build"]) + (" *" if b["build"] == results["baseline"] else ""),
-                  str(b["tasks"]), str(b["episodes"]), str(b["errors"]["episodes"]),
-                  *(_rate(r[n]) for n in ("success", "navigation", "recognition")),
+                  str(b["tasks"]), str(b["episodes"]), str(b["errors"]["episodes"]), str(b["exhausted"]["episodes"]),
+                  *(_rate(r[n]) for n in ("success", "navigation", "recognition_base", "recognition_verify")),
                   "–" if s["decode_tok_s"] is None else f"{s['decode_tok_s']:.1f}",
                   "–" if s["step_s"] is None else f"{s['step_s']:.2f}")
     out = [t]
