@@ -26,6 +26,7 @@ from agent_host.errors import check_dir_usable
 from agent_host.report import stats
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.load import Run, load_run, load_steps
+from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.tables import builds_table, comparisons_table
 
@@ -304,7 +305,9 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     """Read a run directory and write the four report files into `out` (default: the run
     directory). Returns their paths and the results dict."""
     run = load_run(run_dir)
-    results = finite(analyse(run, baseline))
+    # Validated against the typed model before anything is written: a field of the wrong
+    # type is a bug here, never a results.json that its readers cannot load.
+    results = Results.model_validate(finite(analyse(run, baseline))).as_dict()
     viewer = finite(viewer_data(run, results, screenshots=screenshots))
     results["warnings"] += viewer.pop("warnings")
     out_dir = Path(out) if out else run.dir
