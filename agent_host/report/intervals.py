@@ -90,6 +90,7 @@ def informative_df(rates: np.ndarray) -> np.ndarray:
 
 
 DF_FACTOR = 1.5
+R_SHRINK = 0.25
 
 
 def korn_graubard(rates: np.ndarray, counts: np.ndarray,
@@ -120,7 +121,8 @@ def mover_difference(ra: np.ndarray, ca: np.ndarray, rb: np.ndarray, cb: np.ndar
     """(mean difference B - A, low, high) for builds paired by task; last axis = tasks (T >= 2).
 
     The correlation between the two means is the Pearson correlation of the per-task rates (0
-    where either build's rates do not vary: no evidence of a shared component)."""
+    where either build's rates do not vary: no evidence of a shared component), shrunk a
+    little toward 0 (below)."""
     ra, rb = np.asarray(ra, float), np.asarray(rb, float)
     pa, la, ua = korn_graubard(ra, ca, alpha)
     pb, lb, ub = korn_graubard(rb, cb, alpha)
@@ -129,6 +131,14 @@ def mover_difference(ra: np.ndarray, ca: np.ndarray, rb: np.ndarray, cb: np.ndar
     with np.errstate(invalid="ignore", divide="ignore"):
         r = np.where((sa > 1e-12) & (sb > 1e-12), (da * db).sum(-1) / (sa * sb), 0.0)
     r = np.clip(np.nan_to_num(r), -1.0, 1.0)
+    # With r near 1 the margins are differences of near-equal terms, so an r estimated from a
+    # few informative tasks overstates the cancellation: take r a quarter of a standard error
+    # lower on Fisher's z scale, with the informative tasks as its sample size. Without this,
+    # two cells of the bench's paired grid fell to 92.7%; with it the worst is 93.6% (half a
+    # standard error gave 94.6% but 4% wider intervals on average).
+    m = np.minimum(informative_df(ra), informative_df(rb)) + 1
+    z = np.arctanh(np.clip(r, -0.999999, 0.999999)) - R_SHRINK / np.sqrt(np.maximum(m - 3, 1))
+    r = np.tanh(z)
     d = pb - pa
     low = d - np.sqrt(np.maximum((pb - lb) ** 2 + (ua - pa) ** 2 - 2 * r * (pb - lb) * (ua - pa), 0.0))
     high = d + np.sqrt(np.maximum((ub - pb) ** 2 + (pa - la) ** 2 - 2 * r * (ub - pb) * (pa - la), 0.0))

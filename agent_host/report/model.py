@@ -156,8 +156,23 @@ class Comparison(_M):
     needed: Needed | None = None
 
 
+class PlanNeeded(_M):
+    target: float
+    tasks: int | None = None
+    repeats: int | None = None
+
+
+class Power(_M):
+    tasks: int
+    repeats: int
+    assumed: dict[str, float]
+    mde: float | None
+    needed: PlanNeeded
+
+
 class Results(_M):
     schema_: str = Field(alias="schema")
+    power: Power | None = None
     generated_at: str
     provenance: dict[str, Any]
     baseline: str

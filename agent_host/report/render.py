@@ -301,13 +301,13 @@ def render_html(results: dict[str, Any], viewer: dict[str, Any]) -> str:
 
 
 def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None,
-                  screenshots: bool = True) -> dict[str, Any]:
+                  screenshots: bool = True, target: float = 0.10) -> dict[str, Any]:
     """Read a run directory and write the four report files into `out` (default: the run
     directory). Returns their paths and the results dict."""
     run = load_run(run_dir)
     # Validated against the typed model before anything is written: a field of the wrong
     # type is a bug here, never a results.json that its readers cannot load.
-    results = Results.model_validate(finite(analyse(run, baseline))).as_dict()
+    results = Results.model_validate(finite(analyse(run, baseline, target=target))).as_dict()
     viewer = finite(viewer_data(run, results, screenshots=screenshots))
     results["warnings"] += viewer.pop("warnings")
     out_dir = Path(out) if out else run.dir

@@ -102,6 +102,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
                             "task instance(s) lack counted episodes on one side and are left out of the comparison")
     return {
         "schema": SCHEMA,
+        "power": design_power(summaries, base, target),
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "provenance": _provenance(run),
         "baseline": base,
@@ -132,6 +133,20 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
         },
         "warnings": warnings,
     }
+
+
+def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) -> dict[str, Any] | None:
+    """What this run's design could detect in a comparison of two builds (80% power), under the
+    planning assumptions with the baseline's observed success rate, and what `target` needs."""
+    base = next((s for s in summaries if s["build"] == baseline), None)
+    if base is None or not base["tasks"]:
+        return None
+    tasks, repeats = base["tasks"], max(1, base["repeats_min"])
+    rate = base["rates"]["success"]["mean"]
+    rate = min(max(rate if rate is not None else stats.PLAN_RATE, 0.05), 0.95)
+    p = stats.plan(tasks, repeats, rate=rate)
+    return {"tasks": tasks, "repeats": repeats, "assumed": p["assumed"], "mde": p["mde"]["value"],
+            "needed": stats.plan_needed(tasks, repeats, target, rate=rate)}
 
 
 def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:

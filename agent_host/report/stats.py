@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from scipy import stats as sst
@@ -437,6 +437,30 @@ def plan(tasks: int, repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_IC
             "by_tasks": {t: min_detectable_effect(sd, t)["value"] for t in (8, 20, 60, 100)}}
 
 
+def fewest(detects: Callable[[int], bool], top: int) -> int | None:
+    """The smallest n in 2..top with detects(n), for a detects that only turns true as n grows."""
+    if not detects(top):
+        return None
+    lo, hi = 1, top
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if detects(mid) else (mid, hi)
+    return hi
+
+
+def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
+                tau: float = PLAN_TAU) -> dict[str, Any]:
+    """Under the planning assumptions: tasks (at these repeats) and repeats (at these tasks)
+    that detect a true difference of `target` with 80% power."""
+    def ok(sd: float, n: int) -> bool:
+        v = min_detectable_effect(sd, n)["value"]
+        return v is not None and v <= target
+    sd = planned_sd(repeats, rate, icc, tau)
+    return {"target": target,
+            "tasks": fewest(lambda t: ok(sd, t), 10_000),
+            "repeats": fewest(lambda r: ok(planned_sd(r, rate, icc, tau), tasks), 100) if tasks >= 2 else None}
+
+
 def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: Sequence[str],
                   sd: float | None, target: float, max_repeats: int = 100, max_tasks: int = 10_000) -> dict[str, Any]:
     """What would detect a true difference of `target` at 80% power: tasks at this run's
@@ -451,12 +475,7 @@ def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: 
     def detects(t: int) -> bool:
         v = min_detectable_effect(sd, t)["value"]
         return v is not None and v <= target
-    if detects(max_tasks):              # the MDE falls with tasks: bisect for the fewest
-        lo, hi = 1, max_tasks
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if detects(mid) else (mid, hi)
-        out["tasks"] = hi
+    out["tasks"] = fewest(detects, max_tasks)
     reps = np.array([min(ua[u].n, ub[u].n) for u in common], dtype=float)
     noise = []
     for u in common:

@@ -63,8 +63,8 @@ def builds_table(results: Any) -> Table:
                                            cls="n bad" if b["exhausted"]["episodes"] else "n"), "budget ran out"),
         Column("success", _rate("success")),
         Column("navigation", _rate("navigation"), "base variants"),
-        Column("recognition", _rate("recognition_base"), "after navigating (base)"),
-        Column("recognition", _rate("recognition_verify"), "placed at the goal (verify)"),
+        Column("recognition after navigating", _rate("recognition_base"), "base variants"),
+        Column("recognition at the goal", _rate("recognition_verify"), "verify variants"),
         Column("premature", _rate("premature")),
         Column("undone", _rate("undone")),
         Column("unrecognised", _rate("unrecognised")),
@@ -95,8 +95,8 @@ def comparisons_table(results: Any) -> Table:
         if n.get("tasks"):
             parts.append(f"{n['tasks']} tasks")
         if n.get("repeats"):
-            parts.append(f"or {n['repeats']} repeats")
-        return Cell(f"{goal}: " + (" ".join(parts) if parts else "–"), n.get("note") or "")
+            parts.append(f"{n['repeats']} repeats")
+        return Cell(f"{goal}: " + (" or ".join(parts) if parts else "–"), f"({n['note']})" if n.get("note") else "")
 
     cols = [
         Column("build", lambda c: Cell(c["build"], cls="")),
