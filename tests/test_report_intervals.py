@@ -126,3 +126,34 @@ def test_plan_and_what_a_run_would_need():
     need = c["needed"]
     assert need["tasks"] and stats.min_detectable_effect(c["sd"], need["tasks"])["value"] <= 0.10
     assert stats.min_detectable_effect(c["sd"], need["tasks"] - 1)["value"] > 0.10
+
+
+def test_report_says_what_the_design_detects_and_needs():
+    recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
+            for b in ("a", "b") for t in range(20) for i in range(3)]
+    w = analyse(_run(recs), target=0.10)["power"]
+    assert (w["tasks"], w["repeats"]) == (20, 3)
+    assert w["mde"] == pytest.approx(stats.plan(20, 3, rate=0.5)["mde"]["value"])
+    need = w["needed"]
+    assert need["tasks"] > 20 and stats.plan(need["tasks"], 3)["mde"]["value"] <= 0.10
+    assert stats.plan(need["tasks"] - 1, 3)["mde"]["value"] > 0.10
+    r = need["repeats"]                     # at 20 tasks: many repeats, as episode noise is only part of it
+    assert stats.plan(20, r)["mde"]["value"] <= 0.10 < stats.plan(20, r - 1)["mde"]["value"]
+
+
+def _cli(*argv: str):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    return subprocess.run([sys.executable, "-m", "agent_host", *argv], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_run_plan_prints_the_mde_without_running(tmp_path):
+    out = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "base,verify", "--repeats", "3")
+    assert out.returncode == 0, out.stderr
+    assert "2 task instances x 3 repeats" in out.stdout and "no difference up to 100 pp" in out.stdout
+    assert "60: 13 pp" in out.stdout                      # at 60 tasks, 3 repeats
+    bad = _cli("run", "--plan", "--tasks", "wifi-on", "--plan-rate", "1.5")
+    assert bad.returncode != 0 and "--plan-rate" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
