@@ -14,6 +14,7 @@ from scipy import stats as sst
 from agent_host.config.records import EpisodeRecord, Exhaustion
 from agent_host.report import intervals, stats
 from agent_host.report.load import Run
+from agent_host.report.model import Results
 from agent_host.report.render import render_markdown
 from agent_host.report.results import analyse
 
@@ -97,7 +98,7 @@ def test_exhausted_episodes_are_apart_and_warned():
     assert b["rates"]["navigation"]["k"] == 1 and b["rates"]["navigation"]["n"] == 3
     assert "exhausted" not in b["outcomes"]
     assert any("harness budget ran out" in w for w in res["warnings"])
-    md = render_markdown(res)
+    md = render_markdown(Results.model_validate(res))
     assert "context at step 4, 2040 tokens (limit 2048)" in md
 
 

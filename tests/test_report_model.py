@@ -17,7 +17,7 @@ def test_written_results_load_into_the_model_and_older_ones_too(tmp_path):
     res = load_results(out["json"])
     (b,) = [x for x in res.builds if x.build == BASE]
     assert b.rates["navigation"].n_tasks == 1 and b.exhausted.episodes == 0
-    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/1"
+    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/2"
     # a results.json from before the navigation split, exhausted and power planning
     old = json.loads(out["json"].read_text())
     for x in old["builds"]:

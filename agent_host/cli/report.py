@@ -49,10 +49,12 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.cli.output import stdout_console
     from rich.markup import escape
 
-    from agent_host.report.summary import summary_tables
+    from agent_host.report.summary import power_line, summary_tables
     console = stdout_console()
-    for table in summary_tables(results):
+    for table in summary_tables(paths["model"]):
         console.print(table)
+    if (line := power_line(paths["model"])) is not None:
+        console.print(escape(line), highlight=False, soft_wrap=True)
     for w in results["warnings"]:
         console.print(f"[yellow]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)
     for key in ("html", "md", "json", "csv"):

@@ -71,16 +71,16 @@ def _svg(fig: Any, salt: str) -> Markup:
     return Markup(text[text.index("<svg"):])
 
 
-def outcome_bars(results: dict[str, Any]) -> Markup:
+def outcome_bars(results: Results) -> Markup:
     from matplotlib.figure import Figure
-    builds = results["builds"]
+    builds = results.builds
     fig = Figure(figsize=(8, 0.55 * len(builds) + 1.2))
     ax = fig.add_subplot()
-    names = [b["build"] for b in builds]
+    names = [b.build for b in builds]
     y = list(range(len(builds)))[::-1]
     left = [0.0] * len(builds)
     for label in stats.BAR_LABELS:
-        w = [100 * (b["outcomes"][label]["fraction"] or 0) for b in builds]
+        w = [100 * (b.outcomes[label].fraction or 0) for b in builds]
         name = "infeasible_claimed (feasible task)" if label == "infeasible_claimed" else label
         ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=name, height=0.6)
         for yi, li, wi in zip(y, left, w):
@@ -95,20 +95,23 @@ def outcome_bars(results: dict[str, Any]) -> Markup:
     return _svg(fig, "outcomes")
 
 
-def speed_plot(results: dict[str, Any]) -> Markup | None:
+def speed_plot(results: Results) -> Markup | None:
     from matplotlib.figure import Figure
     pts = []
     # decode tok/s on the x axis only if every build has it from the same kind of source
-    kinds = {(b["speed"]["decode_source"] or "").split(":")[0] for b in results["builds"]}
-    use_decode = all(b["speed"]["decode_tok_s"] for b in results["builds"]) and len(kinds) == 1
-    for b in results["builds"]:
-        s = b["rates"]["success"]
-        x = b["speed"]["decode_tok_s"] if use_decode else b["speed"]["step_s"]
-        if x is None or s["mean"] is None:
+    speeds = [b.speed for b in results.builds if b.speed is not None]
+    kinds = {(sp.decode_source or "").split(":")[0] for sp in speeds}
+    use_decode = len(speeds) == len(results.builds) and all(sp.decode_tok_s for sp in speeds) and len(kinds) == 1
+    for b in results.builds:
+        s = b.rates["success"]
+        if b.speed is None:
             continue
-        lo = s["low"] if s["low"] is not None else s["mean"]
-        hi = s["high"] if s["high"] is not None else s["mean"]
-        pts.append((b["build"], x, 100 * s["mean"], 100 * (s["mean"] - lo), 100 * (hi - s["mean"])))
+        x = b.speed.decode_tok_s if use_decode else b.speed.step_s
+        if x is None or s.mean is None:
+            continue
+        lo = s.low if s.low is not None else s.mean
+        hi = s.high if s.high is not None else s.mean
+        pts.append((b.build, x, 100 * s.mean, 100 * (s.mean - lo), 100 * (hi - s.mean)))
     if not pts:
         return None
     fig = Figure(figsize=(6, 4))
@@ -198,7 +201,7 @@ class ShotStore:
         return srcs, refs
 
 
-def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> dict[str, Any]:
+def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
     sel = stats.select_latest(run.records)
     final = sel.counted + sel.errored
     order = {b: i for i, b in enumerate(run.builds())}
@@ -250,7 +253,7 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
         row["shot"] = refs[i]
     for ep in episodes:
         ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
-    return {"builds": run.builds(), "baseline": results["baseline"], "episodes": episodes,
+    return {"builds": run.builds(), "baseline": baseline, "episodes": episodes,
             "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings}
 
 
@@ -281,15 +284,15 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def _tables(results: dict[str, Any]) -> dict[str, Any]:
+def _tables(results: Results) -> dict[str, Any]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results)}
 
 
-def render_markdown(results: dict[str, Any]) -> str:
+def render_markdown(results: Results) -> str:
     return _env(False).get_template("report.md.j2").render(r=results, tables=_tables(results))
 
 
-def render_html(results: dict[str, Any], viewer: dict[str, Any]) -> str:
+def render_html(results: Results, viewer: dict[str, Any]) -> str:
     js = (TEMPLATES / "viewer.js").read_text(encoding="utf-8").replace("</", "<\\/")
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8").replace("</", "")
     # Only this exact script may run (CSP hash): an injected <script> would be blocked even
@@ -303,19 +306,21 @@ def render_html(results: dict[str, Any], viewer: dict[str, Any]) -> str:
 def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None,
                   screenshots: bool = True, target: float = 0.10) -> dict[str, Any]:
     """Read a run directory and write the four report files into `out` (default: the run
-    directory). Returns their paths and the results dict."""
+    directory). Returns their paths, the typed results (key model) and their JSON form
+    (key results)."""
     run = load_run(run_dir)
     # Validated against the typed model before anything is written: a field of the wrong
     # type is a bug here, never a results.json that its readers cannot load.
-    results = Results.model_validate(finite(analyse(run, baseline, target=target))).as_dict()
-    viewer = finite(viewer_data(run, results, screenshots=screenshots))
-    results["warnings"] += viewer.pop("warnings")
+    results = Results.model_validate(finite(analyse(run, baseline, target=target)))
+    viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
+    results.warnings += viewer.pop("warnings")
     out_dir = Path(out) if out else run.dir
     check_dir_usable(out_dir, "--out")
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / "report.md", "html": out_dir / "report.html",
              "json": out_dir / "results.json", "csv": out_dir / "episodes.csv"}
-    _atomic_write(paths["json"], json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    data = results.as_dict()
+    _atomic_write(paths["json"], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
     header, rows = csv_rows(run.records)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -324,4 +329,4 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     _atomic_write(paths["csv"], buf.getvalue())
     _atomic_write(paths["md"], render_markdown(results))
     _atomic_write(paths["html"], render_html(results, viewer))
-    return {**paths, "results": results}
+    return {**paths, "results": data, "model": results}

@@ -10,7 +10,7 @@ from agent_host.errors import UserError
 from agent_host.report import intervals, stats
 from agent_host.report.load import Run
 
-SCHEMA = "agent-host.report/1"
+SCHEMA = "agent-host.report/2"
 
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
