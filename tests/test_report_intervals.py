@@ -15,8 +15,8 @@ from agent_host.config.records import EpisodeRecord, Exhaustion
 from agent_host.report import intervals, stats
 from agent_host.report.load import Run
 from agent_host.report.model import Results
-from agent_host.report.render import render_markdown
-from agent_host.report.results import analyse
+from agent_host.report.render import render_markdown, viewer_data
+from agent_host.report.results import analyse, csv_rows
 
 _spec = importlib.util.spec_from_file_location("coverage_bench", Path(__file__).parents[1] / "bench" / "coverage.py")
 bench = importlib.util.module_from_spec(_spec)
@@ -100,6 +100,11 @@ def test_exhausted_episodes_are_apart_and_warned():
     assert any("harness budget ran out" in w for w in res["warnings"])
     md = render_markdown(Results.model_validate(res))
     assert "context at step 4, 2040 tokens (limit 2048)" in md
+    header, rows = csv_rows(recs)
+    row = dict(zip(header, rows[1]))
+    assert (row["outcome"], row["latest_attempt"], row["counted"], row["success"]) == ("exhausted", True, False, "")
+    shown = viewer_data(_run(recs), "b", screenshots=False)["episodes"]
+    assert [e["outcome"] for e in shown].count("exhausted") == 1          # the viewer lists it too
 
 
 def test_reference_role_is_the_default_baseline_and_flag_overrides():

@@ -89,7 +89,7 @@ def outcome_bars(results: Results) -> Markup:
         left = [a + b for a, b in zip(left, w)]
     ax.set_yticks(y, names)
     ax.set_xlim(0, 100)
-    ax.set_xlabel("% of counted episodes (errors excluded)")
+    ax.set_xlabel("% of counted episodes (errors and exhausted excluded)")
     ax.legend(ncol=3, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return _svg(fig, "outcomes")
@@ -203,7 +203,7 @@ class ShotStore:
 
 def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
     sel = stats.select_latest(run.records)
-    final = sel.counted + sel.errored
+    final = sel.counted + sel.errored + sel.exhausted
     order = {b: i for i, b in enumerate(run.builds())}
     final.sort(key=lambda r: (stats.unit_of(r), r.repeat, order.get(r.build, 99)))
     episodes = []

@@ -153,7 +153,7 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
     """One row per attempt; `counted` marks the rows the statistics use."""
     sel = stats.select_latest(records)
     counted = {id(r) for r in sel.counted}
-    final = counted | {id(r) for r in sel.errored}
+    final = counted | {id(r) for r in sel.errored} | {id(r) for r in sel.exhausted}
     header = ["episode_id", "build", "task", "variant", "unit", "infeasible", "repeat", "seed", "attempt",
               "latest_attempt", "counted", "outcome", "effective_outcome", "success", "goal_initial",
               "goal_ever_true", "goal_first_step", "goal_lost_step", "goal_final", "complete_step",
@@ -164,7 +164,7 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
     for r in records:
         rows.append([r.episode_id, r.build, r.task, r.variant, stats.unit_of(r), r.infeasible, r.repeat,
                      r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
-                     stats.effective_label(r), stats.is_success(r) if r.outcome != "error" else "",
+                     stats.effective_label(r), stats.is_success(r) if r.outcome not in stats.EXCLUDED else "",
                      r.goal_initial, stats.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,
                      r.goal_final, r.complete_step, r.infeasible_step, r.steps, r.max_steps,
                      r.wasted_steps, round(r.wall_s, 3), round(r.times.model, 3), r.usage.prompt_tokens,
