@@ -163,3 +163,17 @@ def test_run_plan_prints_the_mde_without_running(tmp_path):
     assert "60: 13 pp" in out.stdout                      # at 60 tasks, 3 repeats
     bad = _cli("run", "--plan", "--tasks", "wifi-on", "--plan-rate", "1.5")
     assert bad.returncode != 0 and "--plan-rate" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_report_headline_is_the_simulated_method():
+    # what the coverage test checks is what the report computes, episode records to interval
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        t, r = int(rng.integers(2, 12)), int(rng.integers(1, 6))
+        _, k = bench.draw(rng, 1, t, r, 0.9, 1.0)
+        recs = [_rec("b", f"t{i}", "base", j, "success" if j < k[0, i] else "nav_fail")
+                for i in range(t) for j in range(r)]
+        got = analyse(_run(recs))["builds"][0]["rates"]["success"]
+        _, lo, hi = intervals.korn_graubard(k / r, np.full((1, t), float(r)))
+        assert (got["low"], got["high"]) == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
+        assert got["high"] > got["low"]
