@@ -98,9 +98,10 @@ def korn_graubard(rates: np.ndarray, counts: np.ndarray,
     """(mean, low, high) of the mean success probability over tasks; last axis = tasks (T >= 2).
 
     Wilson limits at n* = n_eff * (z / t_df)^2 (the modified-Wilson form of Korn-Graubard;
-    Clopper-Pearson at the same n* was wider on every grid row and no better on the worst
-    cell), except when every task has exactly one episode: the data are then exactly
-    binomial(T, mean) and the Clopper-Pearson interval at n = T is exact."""
+    Clopper-Pearson at n* held 93% in every grid cell too, but needed a df factor of 2 and
+    was wider: 30.6 pp mean width over the grid against 29.3), except when every task has
+    exactly one episode: the data are then exactly binomial(T, mean), and the Clopper-Pearson
+    interval at n = T is exact."""
     rates = np.asarray(rates, float)
     counts = np.asarray(counts, float)
     t = rates.shape[-1]
