@@ -103,6 +103,24 @@ class BuildSummary(_M):
     speed: Speed | None = None
 
 
+class TaskBuild(_M):
+    k: int
+    n: int
+    rate: float | None
+    low: float | None
+    high: float | None
+    errors: int
+
+
+class TaskRow(_M):
+    """One task instance across builds (the per-task table)."""
+    unit: str
+    task: str
+    variant: str
+    infeasible: bool
+    builds: dict[str, TaskBuild]
+
+
 class SignFlip(_M):
     p: float | None
     method: str
@@ -177,7 +195,7 @@ class Results(_M):
     provenance: dict[str, Any]
     baseline: str
     builds: list[BuildSummary]
-    per_task: list[dict[str, Any]]
+    per_task: list[TaskRow]
     comparisons: list[Comparison]
     max_repeats: int
     totals: dict[str, int]
