@@ -64,7 +64,8 @@ def test_breakdown_in_markdown_and_html(written):
     assert "| kind | infeasible | 1 | 33.3%" in section and "| app | settings | 2 | 66.7%" in section
     html = written["html"].read_text()
     table = html.split('id="breakdown"', 1)[1].split("</table>", 1)[0]
-    assert 'data-by="kind" data-group="infeasible"' in table and "66.7%" in table
+    assert '<a href="#viewer" class="viewer-filter" data-kind="infeasible">infeasible</a>' in table
+    assert 'data-app="settings"' in table and "66.7%" in table
     assert 'id="f-kind"' in html and 'id="f-app"' in html
 
 

@@ -176,7 +176,7 @@ def test_kind_and_app_filters_and_breakdown_links(browser, tmp_path):
     page.select_option("#f-kind", "")
     page.select_option("#f-app", "settings")
     assert counter.text_content() == "1 / 12"                    # wifi-on and wifi-on@verify
-    page.click('#breakdown a.group-link[data-by="kind"][data-group="infeasible"]')
+    page.click('#breakdown a.viewer-filter[data-kind="infeasible"]')
     assert counter.text_content() == "1 / 6" and page.locator("#f-app").input_value() == ""
     assert page.locator("#f-kind").input_value() == "infeasible"
     page.close()

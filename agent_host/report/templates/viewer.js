@@ -265,11 +265,12 @@
       fTask.value = a.getAttribute("data-unit"); fBuild.value = ""; fOutcome.value = ""; fKind.value = ""; fApp.value = ""; filter();
     });
   });
-  Array.prototype.forEach.call(document.querySelectorAll("a.group-link"), function (a) {
+  // a link that sets the filters it names (data-kind, data-app, ...) and clears the others
+  var FILTERS = { build: fBuild, outcome: fOutcome, task: fTask, kind: fKind, app: fApp };
+  Array.prototype.forEach.call(document.querySelectorAll("a.viewer-filter"), function (a) {
     a.addEventListener("click", function () {
-      var kind = a.getAttribute("data-by") === "kind";
-      fKind.value = kind ? a.getAttribute("data-group") : ""; fApp.value = kind ? "" : a.getAttribute("data-group");
-      fTask.value = ""; fBuild.value = ""; fOutcome.value = ""; filter();
+      Object.keys(FILTERS).forEach(function (k) { FILTERS[k].value = a.getAttribute("data-" + k) || ""; });
+      filter();
     });
   });
 
