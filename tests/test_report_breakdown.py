@@ -105,3 +105,16 @@ def test_tasks_list_counts_per_app_and_kind(capsys, tmp_path):
     text = capsys.readouterr().out
     assert "per app: clock 1, settings 2" in " ".join(text.split())
     assert "per kind: text-entry 2, retrieval 1, no kind tag 1" in " ".join(text.split())
+
+
+def test_breakdown_renders_from_the_one_table_spec(written):
+    import html
+
+    from agent_host.report.tables import breakdown_table
+
+    table = breakdown_table(written["model"])
+    md, page = written["md"].read_text(), html.unescape(written["html"].read_text())
+    assert len(table.rows) == 4 and table.markdown() in md
+    for row in table.rows:
+        for cell in row:
+            assert cell.text in page and cell.sub in page
