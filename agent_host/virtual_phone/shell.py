@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .shell_apps import AppCommands
 from .shell_base import Exit, Out, fail, ok
 from .shell_content import ContentCommands
+from .shell_files import FileCommands
 from .shell_state import StateCommands
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def _tokens(command: str) -> list[str]:
     return list(lex)
 
 
-class Shell(StateCommands, AppCommands, ContentCommands):
+class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
     def __init__(self, world: World) -> None:
         self.w = world
         self.last = 0
@@ -44,7 +45,7 @@ class Shell(StateCommands, AppCommands, ContentCommands):
             "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": lambda a, i: ok(),
             "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
-            "pidof": self.pidof, "which": self.which,
+            "pidof": self.pidof, "which": self.which, "mv": self.mv, "cp": self.cp, "stat": self.stat,
         }
 
     # --- the little sh --------------------------------------------------------------------

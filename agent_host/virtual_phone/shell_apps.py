@@ -172,6 +172,8 @@ class AppCommands(Commands):
                 w.state.clear_alarms()
             elif pkg == "com.android.providers.contacts":
                 w.state.clear_contacts()
+            elif pkg == "com.android.providers.calendar":
+                w.state.calendar.events.clear()
             return ok("Success\n")
         if verb == "path":
             pkg = a[-1]

@@ -1,4 +1,4 @@
-"""`content query|insert|delete` over the contacts provider (Android's cmds/content formats)."""
+"""`content query|insert|update|delete` over the contacts and calendar providers (Android's cmds/content formats)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import re
 
 from .shell_base import Commands, Out, fail, ok
 from .state import MIME_PHONE
+
+CALENDAR_AUTHORITY = "content://com.android.calendar"
 
 
 class ContentCommands(Commands):
@@ -26,6 +28,8 @@ class ContentCommands(Commands):
                 k += 1
         uri = opts.get("--uri", "").rstrip("/")
         st = self.w.state
+        if uri.startswith(CALENDAR_AUTHORITY) and verb in ("insert", "update", "delete"):
+            return self._calendar_write(verb, uri, binds, opts.get("--where"))
         if verb == "query":
             rows = self._query(uri)
             if rows is None:
@@ -67,8 +71,31 @@ class ContentCommands(Commands):
             return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
         return fail("usage: content [subcommand] [options]\n", 1)
 
+    def _calendar_write(self, verb: str, uri: str, binds: dict[str, str], where: str | None) -> Out:
+        cal = self.w.state.calendar
+        m = re.fullmatch(re.escape(CALENDAR_AUTHORITY) + r"/events(?:/(\d+))?", uri)
+        if m is None:
+            return fail(f"java.lang.IllegalArgumentException: Unknown URL {uri}\n", 1)
+        if verb == "insert":
+            try:
+                cal.insert(binds)
+            except ValueError as e:
+                return fail(f"java.lang.IllegalArgumentException: {e}\n", 1)
+            return Out()
+        rows = cal.rows() if m.group(1) is None else [r for r in cal.rows() if str(r["_id"]) == m.group(1)]
+        for r in _where(rows, where):
+            if verb == "delete":
+                cal.delete(int(r["_id"]))  # type: ignore[call-overload]
+            else:
+                cal.update(int(r["_id"]), binds)  # type: ignore[call-overload]
+        return Out()
+
     def _query(self, uri: str) -> list[dict[str, object]] | None:
         st = self.w.state
+        if uri == CALENDAR_AUTHORITY + "/events":
+            return st.calendar.rows()
+        if uri == CALENDAR_AUTHORITY + "/calendars":
+            return [c.row() for c in st.calendar.calendars]
         if uri in ("content://com.android.contacts/data/phones", "content://contacts/phones"):
             return [{"_id": d.id, "raw_contact_id": d.raw_contact_id, "display_name": st.display_name(d.raw_contact_id),
                      "number": d.data1, "data1": d.data1, "data2": d.data2, "type": d.data2,

@@ -11,6 +11,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from .calendar_provider import CalendarStore
+
 # Values a freshly set-up Pixel on Android 14 reports (Wi-Fi and Bluetooth off so tasks start
 # from a known state; adaptive brightness on as shipped).
 DEFAULT_GLOBAL = {
@@ -116,6 +118,7 @@ class DeviceState:
     next_raw_id: int = 1
     next_data_id: int = 1
     clipboard: str = ""
+    calendar: CalendarStore = field(default_factory=CalendarStore)
 
     # --- settings tables ------------------------------------------------------------------
 
