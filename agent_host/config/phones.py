@@ -27,6 +27,9 @@ DEFAULT_APPS: dict[str, str] = {
     "chrome": "com.android.chrome",
     "camera": "com.google.android.GoogleCamera",
     "photos": "com.google.android.apps.photos",
+    "calendar": "com.google.android.calendar",
+    "files": "com.google.android.documentsui",
+    "markor": "net.gsantner.markor",
     "launcher": "com.google.android.apps.nexuslauncher",
 }
 

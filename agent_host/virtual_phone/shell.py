@@ -12,16 +12,14 @@ import re
 import shlex
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from .core import ShellResult
 from .shell_apps import AppCommands
 from .shell_base import Exit, Out, fail, ok
 from .shell_content import ContentCommands
 from .shell_files import FileCommands
 from .shell_state import StateCommands
-
-if TYPE_CHECKING:
-    from .world import ShellResult, World
+from .ui import Ui
 
 
 def _tokens(command: str) -> list[str]:
@@ -32,7 +30,7 @@ def _tokens(command: str) -> list[str]:
 
 
 class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: Ui) -> None:
         self.w = world
         self.last = 0
         self.cmds: dict[str, Callable[[list[str], bytes], Out]] = {
@@ -51,8 +49,6 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
     # --- the little sh --------------------------------------------------------------------
 
     def run(self, command: str) -> ShellResult:
-        from .world import ShellResult
-
         try:
             toks = _tokens(command)
         except ValueError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .core import Intent
+from .screenshot import render
 from .shell_base import Commands, Out, fail, ok
 
 KEYCODES = {
@@ -9,20 +11,6 @@ KEYCODES = {
     "DPAD_RIGHT": 22, "DPAD_CENTER": 23, "VOLUME_UP": 24, "VOLUME_DOWN": 25, "POWER": 26, "CAMERA": 27,
     "TAB": 61, "SPACE": 62, "ENTER": 66, "DEL": 67, "MENU": 82, "SEARCH": 84, "APP_SWITCH": 187,
     "WAKEUP": 224, "SLEEP": 223, "VOLUME_MUTE": 164, "ESCAPE": 111,
-}
-
-SETTINGS_ACTIONS = {
-    "android.settings.SETTINGS": "SettingsHome",
-    "android.settings.WIFI_SETTINGS": "InternetPage",
-    "android.settings.WIRELESS_SETTINGS": "NetworkInternet",
-    "android.settings.AIRPLANE_MODE_SETTINGS": "NetworkInternet",
-    "android.settings.BLUETOOTH_SETTINGS": "BluetoothPage",
-    "android.settings.DISPLAY_SETTINGS": "DisplayPage",
-    "android.settings.SOUND_SETTINGS": "SoundVibration",
-    "android.settings.ZEN_MODE_SETTINGS": "DoNotDisturb",
-    "android.settings.LOCATION_SOURCE_SETTINGS": "LocationPage",
-    "android.settings.BATTERY_SAVER_SETTINGS": "BatterySaverPage",
-    "android.settings.DEVICE_INFO_SETTINGS": "AboutPhone",
 }
 
 
@@ -72,30 +60,11 @@ class AppCommands(Commands):
             w.launch(pkg)
             return ok(f"Starting: Intent {{ cmp={comp} }}\n")
         head = f"Starting: Intent {{ act={act}{' (has extras)' if extras else ''} }}\n"
-        if act == "android.intent.action.SET_ALARM":
-            h = int(extras.get("android.intent.extra.alarm.HOUR", "0"))
-            m = int(extras.get("android.intent.extra.alarm.MINUTES", "0"))
-            w.state.add_alarm(h % 24, m % 60)
-            if extras.get("android.intent.extra.alarm.SKIP_UI", "false") != "true":
-                w.launch("com.google.android.deskclock")
-            return ok(head)
-        if act == "android.intent.action.SHOW_ALARMS":
-            w.launch("com.google.android.deskclock")
-            return ok(head)
-        if act == "android.intent.action.INSERT" and "contact" in opts.get("-t", ""):
-            from .apps.contacts import ContactEditor
-
-            w.launch("com.google.android.contacts")
-            w.open(ContactEditor())
-            return ok(head)
-        if act in SETTINGS_ACTIONS:
-            from .apps import settings as sp
-
-            w.launch("com.android.settings", fresh=True)
-            cls_name = SETTINGS_ACTIONS[act]
-            if cls_name != "SettingsHome":
-                w.open(getattr(sp, cls_name)())
-            return ok(head)
+        intent = Intent(action=act, data=opts.get("-d", ""), mime=opts.get("-t", ""), extras=extras)
+        for app in w.apps.values():  # registration order stands in for Android's resolver ranking
+            handler = app.intents.get(act)
+            if handler is not None and handler(w, intent):
+                return ok(head)
         if act == "android.intent.action.MAIN" and "-n" not in opts:
             w.home()
             return ok(head)
@@ -112,8 +81,6 @@ class AppCommands(Commands):
                   "12ms not connected)\n")
 
     def input(self, a: list[str], i: bytes) -> Out:
-        from .rpc import press_keycode
-
         w = self.w
         if a and a[0] in ("touchscreen", "touchpad", "keyboard"):
             a = a[1:]
@@ -125,7 +92,7 @@ class AppCommands(Commands):
                 if code == 62:
                     w.type_text(" ")
                 elif code >= 0:
-                    press_keycode(w, code)
+                    w.press_key(code)
             return Out()
         if verb == "tap":
             w.tap(int(float(a[1])), int(float(a[2])))
@@ -144,7 +111,7 @@ class AppCommands(Commands):
         return fail(f"Error: Unknown command: {verb}\n", 1)
 
     def screencap(self, a: list[str], i: bytes) -> Out:
-        png = self.w.screenshot_png()
+        png = render(self.w, "PNG")
         files = [x for x in a if not x.startswith("-")]
         if files:
             self.w.fs.write(files[0], png)
@@ -168,12 +135,9 @@ class AppCommands(Commands):
             if pkg not in self._packages():
                 return ok("Failed\n", 1)
             w.force_stop(pkg)
-            if pkg == "com.google.android.deskclock":
-                w.state.clear_alarms()
-            elif pkg == "com.android.providers.contacts":
-                w.state.clear_contacts()
-            elif pkg == "com.android.providers.calendar":
-                w.state.calendar.events.clear()
+            clear = w.packages[pkg].clear
+            if clear is not None:
+                clear(w.state)
             return ok("Success\n")
         if verb == "path":
             pkg = a[-1]

@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING
-
 from ..calendar_provider import DAY_MS, HOUR_MS, Event, day_start, fmt_date, fmt_time, utc_ms
+from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
-    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Dialog, Screen,
-    Scroll, alert_dialog, popup_menu, window_frame,
+    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll, alert_dialog, popup_menu, window_frame,
 )
 from .clock import TimePicker
-
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "com.google.android.calendar"
 C = PKG + ":id/"
@@ -48,7 +43,7 @@ class CalendarHome(Screen):
     def title(self) -> str:
         return "Calendar"
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         top, bottom = 320, NAV_TOP
         rows: list[tuple[int, Node | None, Event | None, str]] = []
         last_day = None
@@ -91,7 +86,7 @@ class CalendarHome(Screen):
                          on_click=lambda: w.open(EventEditor(w))))
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=body)])
 
-    def _chip(self, w: World, e: Event, y: int, h: int) -> Node:
+    def _chip(self, w: AppHost, e: Event, y: int, h: int) -> Node:
         desc = ", ".join(p for p in (e.title or "(No title)", _time_range(e), e.location) if p)
         kids = [Node(TV, (105, y + 30, 1000, y + 95), text=e.title or "(No title)", rid=C + "title"),
                 Node(TV, (105, y + 95, 1000, y + 145), text=_time_range(e), rid=C + "time")]
@@ -107,7 +102,7 @@ class EventEditor(Screen):
     pkg = PKG
     activity = "com.google.android.calendar.event.EditEventActivity"
 
-    def __init__(self, w: World, event_id: int | None = None) -> None:
+    def __init__(self, w: AppHost, event_id: int | None = None) -> None:
         super().__init__()
         self.event_id = event_id
         e = w.state.calendar.get(event_id) if event_id is not None else None
@@ -139,7 +134,7 @@ class EventEditor(Screen):
                     clickable=True, focusable=True, focused=self.focus == key, long_clickable=True,
                     on_click=focus, on_text=setter)
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         bar = Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
             Node(IMAGE_BUTTON, (0, STATUS_H, 147, 300), desc="Cancel", clickable=True, focusable=True,
                  on_click=w.back),
@@ -186,7 +181,7 @@ class EventEditor(Screen):
         elif ms >= self.start:
             self.end = ms
 
-    def _pick_date(self, w: World, which: str) -> None:
+    def _pick_date(self, w: AppHost, which: str) -> None:
         cur = self.start if which == "start" else self.end
         picker = DatePicker(cur)
 
@@ -201,7 +196,7 @@ class EventEditor(Screen):
 
         w.show_dialog(Dialog(build=lambda _w: picker.build(w, ok), pkg=PKG))
 
-    def _pick_time(self, w: World, which: str) -> None:
+    def _pick_time(self, w: AppHost, which: str) -> None:
         cur = self.start if which == "start" else self.end
         t = time.gmtime(cur / 1000)
         picker = TimePicker(t.tm_hour, t.tm_min, pkg=PKG)
@@ -220,7 +215,7 @@ class EventEditor(Screen):
         if self.focus is not None:
             self.values[self.focus] = self.values[self.focus][:-1]
 
-    def save(self, w: World) -> None:
+    def save(self, w: AppHost) -> None:
         cal = w.state.calendar
         v = self.values
         if self.event_id is None:
@@ -234,7 +229,7 @@ class EventEditor(Screen):
                                        "dtend": str(self.end), "allDay": "1" if self.all_day else "0"})
             w.finish()
 
-    def on_back(self, w: World) -> bool:
+    def on_back(self, w: AppHost) -> bool:
         if (self.values, self.start, self.end, self.all_day) == self.original:
             return False
 
@@ -278,7 +273,7 @@ class DatePicker:
         y, m = y + (m - 1) // 12, (m - 1) % 12 + 1
         self.shown = (y, m)
 
-    def build(self, w: World, ok) -> Node:  # noqa: ANN001
+    def build(self, w: AppHost, ok) -> Node:  # noqa: ANN001
         l, t, r, b = 63, 420, 1017, 1980
         sel = time.strftime("%b %d, %Y", time.gmtime(utc_ms(self.year, self.month, self.day) / 1000))
         kids: list[Node] = [
@@ -350,7 +345,7 @@ class EventDetails(Screen):
     def title(self) -> str:
         return "Event"
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         e = w.state.calendar.get(self.event_id)
         if e is None or e.deleted:
             return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=[
@@ -372,7 +367,7 @@ class EventDetails(Screen):
                 y += 130
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=kids)])
 
-    def _menu(self, w: World) -> None:
+    def _menu(self, w: AppHost) -> None:
         def confirm() -> None:
             def delete() -> None:
                 w.state.calendar.delete(self.event_id)
@@ -387,3 +382,6 @@ class EventDetails(Screen):
         w.show_dialog(Dialog(build=lambda _w: popup_menu([("Delete", confirm)]),
                              pkg=PKG))
 
+
+
+APP = App(pkg=PKG, label="Calendar", activity=ACTIVITY, root=CalendarHome)

@@ -2,7 +2,7 @@
 
 The state is the file system itself (/sdcard is /storage/emulated/0): a real phone answers
 `ls /sdcard/Download`, `stat -c %s FILE` and the like the same way (toybox). DocumentsUI is
-the "Files" app of AOSP and of Google's emulator images (AndroidWorld's Files tasks use it);
+the "Files" app of AOSP and of Google's emulator images (AndroidAppHost's Files tasks use it);
 the wording follows its Android 14 strings ("Show roots", "Move to…", "Rename", "New folder").
 """
 
@@ -10,16 +10,11 @@ from __future__ import annotations
 
 import posixpath
 import time
-from typing import TYPE_CHECKING
-
+from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
-    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Dialog,
-    Screen, Scroll, alert_dialog, popup_menu, window_frame,
+    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll, alert_dialog, popup_menu, window_frame,
 )
-
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "com.google.android.documentsui"
 C = PKG + ":id/"
@@ -58,7 +53,7 @@ class Browser(Screen):
     def title(self) -> str:
         return self._label(self.path)
 
-    def _label(self, path: str, w: World | None = None) -> str:
+    def _label(self, path: str, w: AppHost | None = None) -> str:
         if path == DOWNLOADS:
             return "Downloads"
         if path == STORAGE:
@@ -71,7 +66,7 @@ class Browser(Screen):
         self.selected.clear()
         self.scroll = Scroll()
 
-    def on_back(self, w: World) -> bool:
+    def on_back(self, w: AppHost) -> bool:
         if self.selected:
             self.selected.clear()
             return True
@@ -81,7 +76,7 @@ class Browser(Screen):
             return True
         return False
 
-    def entries(self, w: World) -> list[tuple[str, bool, int, int]]:
+    def entries(self, w: AppHost) -> list[tuple[str, bool, int, int]]:
         """(name, is_dir, size, mtime): folders first, then files, by name (DocumentsUI's default)."""
         try:
             items = w.fs.listdir(self.path)
@@ -90,7 +85,7 @@ class Browser(Screen):
         out = [(n, s.is_dir, s.size, s.mtime) for n, s in items if not n.startswith(".")]
         return sorted(out, key=lambda e: (not e[1], e[0].lower()))
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         if not w.fs.exists(self.path):
             self.path = DOWNLOADS if w.fs.exists(DOWNLOADS) else STORAGE
         entries = self.entries(w)
@@ -123,7 +118,7 @@ class Browser(Screen):
                      on_click=lambda: self._move_here(w))]))
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=kids)])
 
-    def _toolbar(self, w: World) -> Node:
+    def _toolbar(self, w: AppHost) -> Node:
         c = C
         if self.selected and self.pick_for is None:
             n = len(self.selected)
@@ -147,7 +142,7 @@ class Browser(Screen):
                          focusable=True, on_click=lambda: self._folder_menu(w)))
         return Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=c + "toolbar", children=kids)
 
-    def _breadcrumb(self, w: World) -> Node:
+    def _breadcrumb(self, w: AppHost) -> Node:
         """The path under the toolbar: storage name > folder > subfolder, each tappable."""
         parts = [STORAGE]
         if self.path != STORAGE:
@@ -163,7 +158,7 @@ class Browser(Screen):
             x += wdt + 40
         return Node(RECYCLER, (0, 300, SCREEN_W, 450), rid=C + "horizontal_breadcrumb", children=crumbs)
 
-    def _row(self, w: World, name: str, is_dir: bool, size: int, mtime: int, y: int) -> Node:
+    def _row(self, w: AppHost, name: str, is_dir: bool, size: int, mtime: int, y: int) -> Node:
         path = posixpath.join(self.path, name)
         sel = name in self.selected
         date = time.strftime("%b %d", time.gmtime(mtime)).replace(" 0", " ")
@@ -193,7 +188,7 @@ class Browser(Screen):
 
     # --- menus and dialogs ---------------------------------------------------------------
 
-    def _roots(self, w: World) -> None:
+    def _roots(self, w: AppHost) -> None:
         def pick(path: str) -> None:
             w.close_dialog()
             self.go(path)
@@ -201,14 +196,14 @@ class Browser(Screen):
         roots = [("Downloads", DOWNLOADS), (w.model, STORAGE)]
         w.show_dialog(Dialog(build=lambda _w: roots_drawer(roots, pick), pkg=PKG))
 
-    def _folder_menu(self, w: World) -> None:
+    def _folder_menu(self, w: AppHost) -> None:
         def new_folder() -> None:
             w.close_dialog()
             self._name_dialog(w, "New folder", "", lambda name: w.fs.mkdir(posixpath.join(self.path, name)))
 
         w.show_dialog(Dialog(build=lambda _w: popup_menu([("New folder", new_folder)]), pkg=PKG))
 
-    def _selection_menu(self, w: World) -> None:
+    def _selection_menu(self, w: AppHost) -> None:
         items: list[tuple[str, object]] = [("Select all", lambda: self._select_all(w))]
         paths = [posixpath.join(self.path, n) for n in sorted(self.selected)]
 
@@ -230,11 +225,11 @@ class Browser(Screen):
             items.append(("Rename", rename))
         w.show_dialog(Dialog(build=lambda _w: popup_menu(items), pkg=PKG))
 
-    def _select_all(self, w: World) -> None:
+    def _select_all(self, w: AppHost) -> None:
         self.selected = {e[0] for e in self.entries(w)}
         w.close_dialog()
 
-    def _confirm_delete(self, w: World) -> None:
+    def _confirm_delete(self, w: AppHost) -> None:
         names = sorted(self.selected)
         msg = f'Delete "{names[0]}"?' if len(names) == 1 else f"Delete {len(names)} items?"
 
@@ -251,7 +246,7 @@ class Browser(Screen):
                                                                       ("Cancel", "android:id/button2",
                                                                        w.close_dialog)]), pkg=PKG))
 
-    def _name_dialog(self, w: World, title: str, initial: str, done) -> None:  # noqa: ANN001
+    def _name_dialog(self, w: AppHost, title: str, initial: str, done) -> None:  # noqa: ANN001
         box = {"text": initial, "error": ""}
 
         def setter(text: str) -> None:
@@ -284,7 +279,7 @@ class Browser(Screen):
                                                                          w.close_dialog)], extra=extra),
                              pkg=PKG))
 
-    def _move_here(self, w: World) -> None:
+    def _move_here(self, w: AppHost) -> None:
         for src in self.pick_for or []:
             dst = posixpath.join(self.path, posixpath.basename(src))
             if dst != src and w.fs.exists(src):
@@ -303,3 +298,6 @@ def roots_drawer(roots: list[tuple[str, str]], pick) -> Node:  # noqa: ANN001
         y += 147
     return Node(FL, (0, 0, 840, NAV_TOP), rid=C + "drawer_roots", children=[
         Node(RECYCLER, (0, STATUS_H, 840, NAV_TOP), rid=C + "roots_list", children=rows)])
+
+
+APP = App(pkg=PKG, label="Files", activity="com.android.documentsui.LauncherActivity", root=Browser)

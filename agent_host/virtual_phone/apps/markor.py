@@ -1,6 +1,6 @@
 """Markor (net.gsantner.markor): a notebook of plain files, the note editor, new file/folder, delete, rename.
 
-Notes are files under /sdcard/Documents/Markor (AndroidWorld's MARKOR_DATA is the same folder,
+Notes are files under /sdcard/Documents/Markor (AndroidAppHost's MARKOR_DATA is the same folder,
 /storage/emulated/0/Documents/Markor), so a real phone answers `ls`, `cat` and `stat` on them
 exactly as the virtual one does. A new Markdown note gets the `.md` extension; the editor saves
 on Save and when the user leaves it (Markor's autosave).
@@ -10,17 +10,12 @@ from __future__ import annotations
 
 import posixpath
 import time
-from typing import TYPE_CHECKING
-
+from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
-    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Dialog,
-    Screen, Scroll, alert_dialog, popup_menu, window_frame,
+    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll, alert_dialog, popup_menu, window_frame,
 )
 from .files import human_size
-
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "net.gsantner.markor"
 C = PKG + ":id/"
@@ -42,7 +37,7 @@ class Notebook(Screen):
     def title(self) -> str:
         return "Notebook"
 
-    def on_back(self, w: World) -> bool:
+    def on_back(self, w: AppHost) -> bool:
         if self.selected:
             self.selected.clear()
             return True
@@ -51,7 +46,7 @@ class Notebook(Screen):
             return True
         return False
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         w.fs.mkdir(NOTEBOOK)  # Markor creates its notebook folder on first start
         if not w.fs.exists(self.path):
             self.path = NOTEBOOK
@@ -89,7 +84,7 @@ class Notebook(Screen):
         kids.append(Node(FL, (0, 2127, SCREEN_W, NAV_TOP), rid=C + "bottom_navigation_bar", children=tabs))
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=kids)])
 
-    def _toolbar(self, w: World) -> Node:
+    def _toolbar(self, w: AppHost) -> Node:
         if self.selected:
             return Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
                 Node(TV, (63, 180, 600, 260), text=f"{len(self.selected)} selected", rid=C + "toolbar_title"),
@@ -103,7 +98,7 @@ class Notebook(Screen):
             Node(IMAGE_BUTTON, (954, STATUS_H, 1080, 300), desc="Search", clickable=True, focusable=True,
                  on_click=lambda: None)])
 
-    def _row(self, w: World, name: str, is_dir: bool, size: int, mtime: int, y: int) -> Node:
+    def _row(self, w: AppHost, name: str, is_dir: bool, size: int, mtime: int, y: int) -> Node:
         path = posixpath.join(self.path, name)
 
         def click() -> None:
@@ -127,7 +122,7 @@ class Notebook(Screen):
                              text=when if is_dir else f"{when}   {human_size(size)}",
                              rid=C + "ui__filesystem_item__description")])
 
-    def _new_dialog(self, w: World) -> None:
+    def _new_dialog(self, w: AppHost) -> None:
         box = {"name": "", "error": ""}
 
         def setter(text: str) -> None:
@@ -168,7 +163,7 @@ class Notebook(Screen):
                                       ("Cancel", "android:id/button2", w.close_dialog),
                                       ("Folder", "android:id/button3", lambda: make(True))], extra=extra), pkg=PKG))
 
-    def _confirm_delete(self, w: World) -> None:
+    def _confirm_delete(self, w: AppHost) -> None:
         names = sorted(self.selected)
 
         def delete() -> None:
@@ -183,7 +178,7 @@ class Notebook(Screen):
             "Delete", "\n".join(names), [("OK", "android:id/button1", delete),
                                          ("Cancel", "android:id/button2", w.close_dialog)]), pkg=PKG))
 
-    def _selection_menu(self, w: World) -> None:
+    def _selection_menu(self, w: AppHost) -> None:
         names = sorted(self.selected)
         items = []
         if len(names) == 1:
@@ -193,7 +188,7 @@ class Notebook(Screen):
             items.append(("Rename", rename))
         w.show_dialog(Dialog(build=lambda _w: popup_menu(items or [("Rename", w.close_dialog)]), pkg=PKG))
 
-    def _rename_dialog(self, w: World, old: str) -> None:
+    def _rename_dialog(self, w: AppHost, old: str) -> None:
         box = {"name": old, "error": ""}
 
         def setter(text: str) -> None:
@@ -241,7 +236,7 @@ class Editor(Screen):
     def title(self) -> str:
         return posixpath.basename(self.path)
 
-    def _load(self, w: World) -> str:
+    def _load(self, w: AppHost) -> str:
         if self.text is None:
             try:
                 self.text = w.fs.read(self.path).decode("utf-8", errors="replace")
@@ -250,7 +245,7 @@ class Editor(Screen):
             self.loaded = self.text
         return self.text
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         text = self._load(w)
 
         def setter(t: str) -> None:
@@ -285,11 +280,14 @@ class Editor(Screen):
         if self.focused and self.text:
             self.text = self.text[:-1]
 
-    def save(self, w: World) -> None:
+    def save(self, w: AppHost) -> None:
         if self.text is not None and self.text != self.loaded:
             w.fs.write(self.path, self.text.encode())
             self.loaded = self.text
 
-    def on_back(self, w: World) -> bool:
+    def on_back(self, w: AppHost) -> bool:
         self.save(w)
         return False
+
+
+APP = App(pkg=PKG, label="Markor", activity="net.gsantner.markor.activity.MainActivity", root=Notebook)
