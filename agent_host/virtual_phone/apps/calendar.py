@@ -184,6 +184,7 @@ class EventEditor(Screen):
     def _pick_date(self, w: AppHost, which: str) -> None:
         cur = self.start if which == "start" else self.end
         picker = DatePicker(cur)
+        self.focus = None  # the dialog's field takes the keyboard
 
         def ok() -> None:
             picked = picker.value()
@@ -200,6 +201,7 @@ class EventEditor(Screen):
         cur = self.start if which == "start" else self.end
         t = time.gmtime(cur / 1000)
         picker = TimePicker(t.tm_hour, t.tm_min, pkg=PKG)
+        self.focus = None
 
         def ok() -> None:
             self._set(which, day_start(cur) + picker.hour24 * HOUR_MS + picker.minute * 60_000)
