@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import traceback
 from collections.abc import Callable
@@ -26,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_host.agent.loop import ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml
-from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usage
+from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
 from agent_host.phone.device import PhoneError
+from agent_host.phone.steps import run_steps
 
 SETTLE_S = 3.0
 
@@ -37,11 +37,6 @@ SETTLE_S = 3.0
 def settle_min_s(profile: Any) -> float:
     """How long to let an action start before the first settle dump (PhoneProfile.settle_min_s)."""
     return float(getattr(profile, "settle_min_s", 0.3))
-
-
-def episode_id(build: str, task: str, variant: str, repeat: int) -> str:
-    raw = f"{build or 'model'}__{task}__{variant}__r{repeat}"
-    return re.sub(r"[^A-Za-z0-9._@-]", "_", raw)
 
 
 def _now() -> str:
@@ -134,20 +129,23 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
                 sampling: Any = None, build_id: str = "", repeat: int = 0,
                 on_step: Callable[[StepRecord], Any] | None = None, settle_s: float = SETTLE_S,
                 request_timeout: float = 600.0, client: Any = None,
-                screenshots: bool = True) -> EpisodeRecord:
+                screenshots: bool = True, identity: EpisodeIdentity | None = None) -> EpisodeRecord:
     """Run one episode of `task` on `phone` against `endpoint`; always returns a record.
 
     `sampling`: the build's Sampling (temperature, top_p, max_tokens); `seed` goes into every
     chat request; `on_step(StepRecord)` is called after each step is written (step 0 too);
-    `client`: an openai.OpenAI to use instead of one made from `endpoint` (tests)."""
-    from agent_host.config.tasks import run_steps
-
+    `client`: an openai.OpenAI to use instead of one made from `endpoint` (tests);
+    `identity`: the episode's id, build, repeat, seed, attempt and run (from the run's plan;
+    without it one is made from `build_id`, `repeat` and `seed`). `episode.json` is written
+    here, once."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started_at = _now()
     t_start = time.monotonic()
-    build = build_id or getattr(endpoint, "build_id", "") or endpoint.model
-    apps = dict(profile.apps) if profile is not None else None
+    if identity is None:
+        build = build_id or getattr(endpoint, "build_id", "") or endpoint.model or "model"
+        identity = EpisodeIdentity.of(build, task, repeat, seed)
+    build, seed = identity.build, identity.seed
 
     metrics_before = _metrics(endpoint)
     log = _StepLog(out_dir / "steps.jsonl", on_step)
@@ -159,7 +157,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     try:
         judge = Judge(task, profile)
         t0 = time.monotonic()
-        run_steps(task.setup, phone, apps)
+        run_steps(task.setup, phone, profile)
         xml = phone.settle(settle_s, min_s=settle_min_s(profile))
         first = observe_xml(xml)
         setup_times.settle = time.monotonic() - t0
@@ -211,7 +209,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
 
     teardown_error = None
     try:
-        run_steps(task.teardown, phone, apps)
+        run_steps(task.teardown, phone, profile)
     except Exception as exc:  # the outcome stands; the next episode finds out about the phone
         teardown_error = f"teardown: {type(exc).__name__}: {exc}"
         with (out_dir / "error.txt").open("a", encoding="utf-8") as f:
@@ -232,16 +230,16 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     if reason is None and state.stop:
         reason = state.stop
     rec = EpisodeRecord(
-        episode_id=episode_id(build, task.id, task.variant, repeat),
+        episode_id=identity.episode_id, run_id=identity.run_id, attempt=identity.attempt,
         build=build, model=endpoint.model, task=task.id, task_file=str(task.source),
-        variant=task.variant, infeasible=bool(task.infeasible), repeat=repeat, seed=seed,
+        variant=task.variant, infeasible=bool(task.infeasible), repeat=identity.repeat, seed=seed,
         phone=getattr(phone, "serial", str(phone)), outcome=j.outcome,  # type: ignore[arg-type]
         error=error, goal_initial=j.goal_initial, goal_first_step=j.goal_first_step,
         goal_lost_step=j.goal_lost_step, goal_final=j.goal_final, complete_step=j.complete_step,
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
         wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
-        usage=state.usage, server_metrics=server_metrics, reason=reason)
+        usage=state.usage, server_metrics=server_metrics, reason=reason, answer=state.answer)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
 
@@ -264,4 +262,4 @@ def _metrics(endpoint: Any) -> dict[str, float] | None:
         return None
 
 
-__all__ = ["run_episode", "episode_id", "ContextExceeded", "Usage"]
+__all__ = ["run_episode", "ContextExceeded", "Usage"]

@@ -3,7 +3,7 @@
 The conversation is append-only (DESIGN.md): every request's messages extend the previous
 request's, so the server's prefix cache serves all but the newest turn. Per step:
 
-1. the user message carries the screen the model acts on (rendered by phone.observe);
+1. the user message carries the screen the model acts on (rendered by phone/render.py);
 2. the model is asked with tool_choice="required", parallel_tool_calls=false, the build's
    sampling and the episode seed;
 3. a reply without a valid tool call (no call, unknown tool, bad arguments, an index not on
@@ -29,7 +29,8 @@ from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
 from agent_host.config.records import Action, PhaseTimes, StepRecord, Usage
-from agent_host.phone import observe
+from agent_host.phone.parse import parse
+from agent_host.phone.render import render
 from agent_host.phone.device import PhoneError
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
@@ -49,10 +50,10 @@ class Observation:
 def observe_xml(xml: str) -> Observation:
     """Parse and render a dump; an unreadable dump is the phone's failure (PhoneError)."""
     try:
-        screen = observe.parse(xml)
+        screen = parse(xml)
     except ValueError as exc:
         raise PhoneError(f"unreadable hierarchy dump: {exc} ({xml[:80]!r})") from exc
-    return Observation(xml, screen, observe.render(screen))
+    return Observation(xml, screen, render(screen))
 
 
 @dataclass
@@ -63,6 +64,7 @@ class LoopState:
     complete_step: int | None = None
     infeasible_step: int | None = None
     reason: str | None = None
+    answer: str | None = None         # the latest `answer` action's text, for the judge
     stop: str | None = None            # why the loop ended early (context window)
     usage: Usage = field(default_factory=Usage)
     times: PhaseTimes = field(default_factory=PhaseTimes)
@@ -187,6 +189,8 @@ class StepLoop:
             action = act(self.phone, parsed.name or "", parsed.args, obs.screen, self.profile)
             times.act += time.monotonic() - t1
             result = describe_result(action, obs.screen)
+            if parsed.name == "answer":
+                st.answer = parsed.args["text"]
             if parsed.name in FINAL_TOOLS:
                 reason = parsed.args.get("reason", "")
                 st.reason = reason
@@ -213,7 +217,7 @@ class StepLoop:
             goal_screen = next_obs.screen
 
         t3 = time.monotonic()
-        verdict = self.judge.evaluate(self.phone, goal_screen)
+        verdict = self.judge.evaluate(self.phone, goal_screen, answer=st.answer)
         times.judge += time.monotonic() - t3
         st.goals.append(verdict.goal)
         st.steps = n

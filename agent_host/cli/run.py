@@ -60,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from agent_host.runs.progress import RunProgress
     from agent_host.runs.run import resume_run, start_run
-    from agent_host.runs.summary import print_summary
+    from agent_host.cli.summary import print_summary
 
     if args.max_attempts < 1:
         raise UserError("--max-attempts must be at least 1")
@@ -101,7 +101,7 @@ def _run(args: argparse.Namespace) -> int:
     out = stdout_console()
     print_summary(result, console=out)
     if not args.no_report:
-        from agent_host.runs.summary import write_report
+        from agent_host.cli.summary import write_report
         html = write_report(result.run_dir, console=out)
         out.print(f"report: {html}")
     return 0
