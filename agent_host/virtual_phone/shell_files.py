@@ -1,7 +1,8 @@
 """toybox `mv`, `cp` and `stat`: what file tasks set up and check with (Android 14 ships toybox 0.8.x).
 
-`stat -c FORMAT` knows %n (name), %s (size), %Y (mtime, epoch s), %F (file type, e.g.
-"regular file", "directory"), %a (octal permissions), as toybox's stat.c documents them.
+`stat -c FORMAT` knows %n (name), %s (size), %Y (mtime, epoch s), %F (file type: "directory",
+"regular file", "regular empty file" for size 0), %a (octal permissions), as toybox's
+toys/other/stat.c prints them; a missing file is `stat: 'PATH': No such file or directory`.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class FileCommands(Commands):
                 out += text + "\n"
             else:
                 mt = time.strftime("%Y-%m-%d %H:%M:%S.000000000 +0000", time.gmtime(st.mtime))
-                out += (f"  File: {p}\n  Size: {st.size}\t Blocks: {(st.size + 511) // 512}\t IO Blocks: 4096\t"
+                out += (f"  File: `{p}'\n  Size: {st.size}\t Blocks: {(st.size + 511) // 512}\t IO Blocks: 4096\t"
                         f"{_ftype(st.mode, st.size)}\nAccess: ({st.mode & 0o7777:04o})\tUid: ( 2000/   shell)\t"
                         f"Gid: ( 9997/everybody)\nModify: {mt}\n")
         return Out(out.encode(), err.encode(), code)
