@@ -35,6 +35,7 @@ REAL_COMMANDS = re.compile(
     r"|am start -a android\.intent\.action\.SET_ALARM .*"
     r"|content (query|delete) --uri content://com\.android\.contacts/.*"
     r"|cmd wifi set-wifi-enabled (enabled|disabled)"
+    r"|getprop ro\.build\.version\.release"
     r"|cmd bluetooth_manager (enable|disable)"
     r"|content (query|insert|update|delete) --uri content://com\.android\.calendar/events .*"
     # toybox file tools on shared storage (Files, Markor); paths only under /sdcard
