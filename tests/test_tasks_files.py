@@ -46,6 +46,7 @@ REAL_COMMANDS = re.compile(
     r"|(ls|cat) (\"/sdcard/[^\"]*\"|/sdcard/\S*)( /sdcard/\S+)*( \| grep -c -i '[^']*')?"
     r"|stat -c %F \"?/sdcard/[^;&|]*"
     r"|dumpsys alarm \| grep .*"
+    r"|dumpsys activity activities \| grep topResumedActivity"
     r"|settings (get|put) (global|system|secure) \S+( \S+)?)$")
 
 
