@@ -21,7 +21,7 @@ REQUIRED = ["wifi-on", "wifi-off", "bluetooth-off", "airplane-mode-on", "dark-th
             "screen-timeout-1min", "dnd-on", "location-off", "battery-saver-on", "alarm-0730", "contact-add"]
 ALIASES = ["settings", "clock", "contacts", "phone", "messages", "chrome", "camera", "photos"]
 
-# How real Android 13-15 is driven over `adb shell` (../shared/notes/android-state-commands.md);
+# How real Android 13-15 is driven over `adb shell` (docs/android-state.md);
 # a task command outside these would not run unchanged on a phone.
 REAL_COMMANDS = re.compile(
     r"^(svc (wifi|bluetooth) (enable|disable)"

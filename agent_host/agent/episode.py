@@ -19,6 +19,7 @@ import json
 import os
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,8 +29,9 @@ from agent_host.agent.loop import ContextExceeded, LoopState, ModelClient, Serve
 from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
-from agent_host.phone.device import PhoneError
+from agent_host.phone.device import PhoneError, png_bytes
 from agent_host.phone.steps import run_steps
+from agent_host.serving import metrics
 
 SETTLE_S = 3.0
 
@@ -60,7 +62,6 @@ class _Shots:
     writing run on another worker. `close()` waits for all writes."""
 
     def __init__(self, out_dir: Path, enabled: bool = True):
-        from concurrent.futures import ThreadPoolExecutor
         self.out_dir = out_dir
         self.enabled = enabled
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="screenshots")
@@ -85,8 +86,6 @@ class _Shots:
     def save(self, name: str, img: Any) -> str | None:
         if not self.enabled or img is None:
             return None
-        from agent_host.phone.device import png_bytes
-
         def write() -> None:
             (self.out_dir / name).write_bytes(png_bytes(img))
         self.futures.append(self.pool.submit(write))
@@ -222,7 +221,6 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     server_metrics = None
     if metrics_before is not None and metrics_after is not None:
         try:
-            from agent_host.serving import metrics
             server_metrics = metrics.delta(metrics_before, metrics_after)
         except Exception:
             server_metrics = None
@@ -256,7 +254,6 @@ def _metrics(endpoint: Any) -> dict[str, float] | None:
     if not getattr(endpoint, "metrics_url", None):
         return None
     try:
-        from agent_host.serving import metrics
         return metrics.snapshot(endpoint)
     except Exception:
         return None

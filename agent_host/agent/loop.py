@@ -1,6 +1,6 @@
 """The step loop: observe -> model -> parse -> act -> settle -> judge, one tool call per step.
 
-The conversation is append-only (DESIGN.md): every request's messages extend the previous
+The conversation is append-only: every request's messages extend the previous
 request's, so the server's prefix cache serves all but the newest turn. Per step:
 
 1. the user message carries the screen the model acts on (rendered by phone/render.py);
@@ -29,9 +29,9 @@ from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
 from agent_host.config.records import Action, PhaseTimes, StepRecord, Usage
+from agent_host.phone.device import PhoneError
 from agent_host.phone.parse import parse
 from agent_host.phone.render import render
-from agent_host.phone.device import PhoneError
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
            "observe_xml"]

@@ -9,7 +9,7 @@ actions:                      # the list above
   - tap: {text: "Network & internet"}
 after: wait                   # what to answer past the end: wait | task_complete |
                               #   task_infeasible | say   (default: wait)
-wait_seconds: 0.5             # the `wait` played by `after: wait` (default 0.5)
+wait_seconds: 0.5             # the `wait` played by `after: wait` (default 0.5, at most 10)
 retries: 2                    # a selector not on screen: answer `wait` this many times ...
 retry_wait: 0.5               # ... of this many seconds, then give up on that item
 ```
@@ -41,7 +41,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_host.config.actions import ACTIONS, BARE_ACTIONS, script_model, split_selector
+from agent_host.config.actions import ACTIONS, BARE_ACTIONS, MAX_WAIT_S, script_model, split_selector
 from agent_host.config.loading import format_loc, line_of, load_yaml
 from agent_host.errors import ConfigError
 from agent_host.phone.render import parse_rendered
@@ -95,11 +95,12 @@ class PolicyScript:
             if after not in AFTER:
                 raise fail(("after",), f"one of {', '.join(AFTER)}")
             opts["after"] = after
-            for key, lo, hi in (("wait_seconds", 0, 60), ("retry_wait", 0, 60), ("retries", 0, 100)):
+            # a wait the script answers is a model call: the action's own bound applies
+            for key, lo, hi in (("wait_seconds", 0, MAX_WAIT_S), ("retry_wait", 0, MAX_WAIT_S), ("retries", 0, 100)):
                 if key in data:
                     v = data[key]
                     if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-                        raise fail((key,), f"a number from {lo} to {hi}")
+                        raise fail((key,), f"a number from {lo:g} to {hi:g}")
                     opts[key] = int(v) if key == "retries" else float(v)
             items_data = data.get("actions", [])
             prefix = ("actions",)
