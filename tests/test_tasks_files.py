@@ -45,6 +45,12 @@ REAL_COMMANDS = re.compile(
     r"|mv /sdcard/[^;&|]*"
     r"|(ls|cat) (\"/sdcard/[^\"]*\"|/sdcard/\S*)( /sdcard/\S+)*( \| grep -c -i '[^']*')?"
     r"|stat -c %F \"?/sdcard/[^;&|]*"
+    # Messages, Phone and Contacts tasks (sources in agent_host/virtual_phone/shell_content.py)
+    r"|pm clear com\.android\.providers\.contacts"
+    r"|content (query|insert|delete) --uri content://(com\.android\.contacts/|sms\b|call_log/calls\b).*"
+    r"|appops set com\.android\.shell WRITE_SMS (allow|default)"
+    r"|dumpsys telephony\.registry \| grep -q 'mCallState=2' && input keyevent KEYCODE_ENDCALL"
+    r"|am start -a android\.intent\.action\.SENDTO -d sms:\d+ --es sms_body .*"
     r"|dumpsys alarm \| grep .*"
     r"|dumpsys activity activities \| grep topResumedActivity"
     r"|settings (get|put) (global|system|secure) \S+( \S+)?)$")
@@ -102,11 +108,9 @@ def test_tasks_start_from_a_defined_screen_and_use_real_commands(report, instanc
         assert task.solution, f"{path}: no solution"
         assert task.max_steps >= len(task.solution) * 2, f"{path}: budget under 2x the solution"
         assert task.tags, path
-        # No verify variant: infeasible tasks, answers (nothing can set one up), and goals that need
-        # a new raw contact's id between two inserts.
-        answers = task.check is not None and "answer" in json.dumps(task.check.model_dump(by_alias=True))
-        assert has_verify(task) == (not task.infeasible and not answers
-                                    and task.id not in ("contact-add", "calendar-to-contact", "markor-to-contacts")), path
+        # a feasible task has a verify variant unless it opts out (verify: false) and says why in notes
+        assert has_verify(task) == (not task.infeasible and task.verify), path
+        assert task.verify or task.infeasible or task.notes, f"{path}: verify: false needs notes saying why"
         resolve_app(task.app)
         for step in task.setup + task.goal_setup + task.teardown:
             if isinstance(step, (LaunchStep, ForceStopStep)):

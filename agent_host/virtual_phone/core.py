@@ -20,6 +20,7 @@ class Screen:
 
     pkg: str = ""
     activity: str = ""  # fully qualified class name
+    call_screen = False  # an in-call screen: it finishes when the call ends
 
     def __init__(self) -> None:
         self.dialog: Dialog | None = None
@@ -101,6 +102,8 @@ class AppHost(Protocol):
     def close_internet_dialog(self) -> None: ...
     def date_text(self) -> str: ...
     def invalidate(self) -> None: ...
+    def end_call(self) -> None: ...
+    def start(self, intent: Intent) -> bool: ...
 
 
 @dataclass

@@ -43,7 +43,8 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
             "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": lambda a, i: ok(),
             "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
-            "pidof": self.pidof, "which": self.which, "mv": self.mv, "cp": self.cp, "stat": self.stat,
+            "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
+            "appops": self.appops, "mv": self.mv, "cp": self.cp, "stat": self.stat,
         }
 
     # --- the little sh --------------------------------------------------------------------

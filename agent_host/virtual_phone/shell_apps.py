@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .core import Intent
+from .hierarchy import to_dump_xml
 from .screenshot import render
 from .shell_base import Commands, Out, fail, ok
 
@@ -12,6 +13,44 @@ KEYCODES = {
     "TAB": 61, "SPACE": 62, "ENTER": 66, "DEL": 67, "MENU": 82, "SEARCH": 84, "APP_SWITCH": 187,
     "WAKEUP": 224, "SLEEP": 223, "VOLUME_MUTE": 164, "ESCAPE": 111,
 }
+
+
+# AOSP cmds/uiautomator Launcher.HelpCommand with the dump and events subcommands.
+_UIAUTOMATOR_USAGE = """Usage: uiautomator <subcommand> [options]
+
+Available subcommands:
+
+help: displays help message
+
+runtest: executes UI automation tests
+    runtest <class spec> [options]
+    <class spec>: <JARS> < -c <CLASSES> | -e class <CLASSES> >
+      <JARS>: a list of jar files containing test classes and dependencies. If
+        the path is relative, it's assumed to be under /data/local/tmp. Use
+        absolute path if the file is elsewhere. Multiple files can be
+        specified, separated by space.
+      <CLASSES>: a list of test class names to run, separated by comma. To
+        a single method, use TestClass#testMethod format. The -e or -c option
+        may be repeated. This option is not required and if not provided then
+        all the tests in provided jars will be run automatically.
+    options:
+      --nohup: trap SIG_HUP, so test won't terminate even if parent process
+               is terminated, e.g. USB is disconnected.
+      -e debug [true|false]: wait for debugger to connect before starting.
+      -e runner [CLASS]: use specified test runner class instead. If
+        unspecified, framework default runner will be used.
+      -e <NAME> <VALUE>: other name-value pairs to be passed to test classes.
+        May be repeated.
+      -e outputFormat simple | -s: enabled less verbose JUnit style output.
+
+dump: creates an XML dump of current UI hierarchy
+    dump [--verbose][file]
+      [--compressed]: dumps compressed layout information.
+      [file]: the location where the dumped XML should be stored, default is
+      /sdcard/window_dump.xml
+
+events: prints out accessibility events until terminated
+"""
 
 
 class AppCommands(Commands):
@@ -61,10 +100,8 @@ class AppCommands(Commands):
             return ok(f"Starting: Intent {{ cmp={comp} }}\n")
         head = f"Starting: Intent {{ act={act}{' (has extras)' if extras else ''} }}\n"
         intent = Intent(action=act, data=opts.get("-d", ""), mime=opts.get("-t", ""), extras=extras)
-        for app in w.apps.values():  # registration order stands in for Android's resolver ranking
-            handler = app.intents.get(act)
-            if handler is not None and handler(w, intent):
-                return ok(head)
+        if w.start(intent):
+            return ok(head)
         if act == "android.intent.action.MAIN" and "-n" not in opts:
             w.home()
             return ok(head)
@@ -117,6 +154,26 @@ class AppCommands(Commands):
             self.w.fs.write(files[0], png)
             return Out()
         return Out(png)
+
+    def uiautomator(self, a: list[str], i: bytes) -> Out:
+        """`uiautomator dump [--compressed] [FILE]` as AOSP's DumpCommand answers it.
+
+        The file defaults to /sdcard/window_dump.xml; /dev/tty (the usual `exec-out` idiom)
+        is the command's own output, so the XML comes first and the message right after it.
+        """
+        if not a or a[0] != "dump":
+            return ok(_UIAUTOMATOR_USAGE)
+        path = "/sdcard/window_dump.xml"
+        for arg in a[1:]:
+            if not arg.startswith("-"):
+                path = arg if arg.startswith("/") else "/" + arg  # java.io.File against cwd /
+        xml = to_dump_xml(self.w.active_window().root, compressed="--compressed" in a[1:])
+        msg = f"UI hierchary dumped to: {path}\n"  # sic: AOSP's spelling
+        if path == "/dev/tty":
+            return ok(xml + msg)
+        if self.w.fs.exists(path.rsplit("/", 1)[0] or "/"):
+            self.w.fs.write(path, xml.encode())
+        return ok(msg)  # a FileWriter failure is only logged; the message is printed regardless
 
     # --- packages and processes -------------------------------------------------------------------
 

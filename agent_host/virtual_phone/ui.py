@@ -14,7 +14,7 @@ from .apps.base import FL, IMAGE_VIEW, LL, STATUS_H, TV, alert_dialog
 from .apps.launcher import PKG as LAUNCHER_PKG
 from .apps.launcher import Launcher
 from .apps.systemui import internet_dialog, shade
-from .core import App, Dialog, Package, Screen
+from .core import App, Dialog, Intent, Package, Screen
 from .fs import VirtualFS
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
 from .state import DeviceState
@@ -117,6 +117,15 @@ class Ui:
         self.invalidate()
         return True
 
+    def start(self, intent: Intent) -> bool:
+        """startActivity(intent) by action: the first app (registration order) that takes it."""
+        for app in self.apps.values():
+            handler = app.intents.get(intent.action)
+            if handler is not None and handler(self, intent):
+                self.invalidate()
+                return True
+        return False
+
     def open(self, screen: Screen) -> None:
         """startActivity inside the foreground app."""
         if self.fg == LAUNCHER_PKG:
@@ -183,12 +192,27 @@ class Ui:
             self.home()
         elif code == 4:
             self.back()
+        elif code == 6:
+            self.end_call()
         elif code == 187:
             self.home()  # no recents screen: treat like leaving the app, as the overview would
         elif code in (67, 66):
             handler = getattr(self.top, "delete_char" if code == 67 else "on_enter", None)
             if handler is not None:
                 handler()
+        self.invalidate()
+
+    def end_call(self) -> None:
+        """KEYCODE_ENDCALL or the End call button: log the call, close the in-call screen."""
+        tel = self.state.telephony
+        if tel.in_call is not None:
+            tel.hang_up(self.state.name_for_number(tel.in_call))
+        for pkg, task in list(self.tasks.items()):
+            task.stack = [s for s in task.stack if not s.call_screen]
+            if not task.stack:
+                self.tasks.pop(pkg)
+                if self.fg == pkg:
+                    self.fg = LAUNCHER_PKG
         self.invalidate()
 
     def force_stop(self, pkg: str) -> None:
@@ -274,6 +298,10 @@ class Ui:
         wins.append(Window(self.status_bar(), kind="status"))
         self._windows = wins
         return wins
+
+    def active_window(self) -> Window:
+        """The window with input focus (UiAutomation.getRootInActiveWindow): the topmost but the status bar."""
+        return [w for w in self.windows() if w.kind != "status"][-1]
 
     def dump(self, max_depth: int = 50, compressed: bool = False) -> str:
         with self.lock:

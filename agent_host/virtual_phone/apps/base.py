@@ -302,3 +302,20 @@ def popup_menu(items: list[tuple[str, Callable[[], None]]]) -> Node:
         y += 147
     return Node(FL, (l, t, r, y + 21), children=[
         Node("android.widget.ListView", (l, t, r, y + 21), children=rows)])
+
+
+@dataclass
+class Row(Item):
+    """A list row drawn by a function of its top y (app lists that are not preference rows)."""
+
+    draw: Callable[[int], Node] | None = None
+
+    def render(self, y: int) -> Node:
+        assert self.draw is not None
+        return self.draw(y)
+
+
+def toolbar_button(desc: str, x: int, on_click: Callable[[], None], y: int = STATUS_H + 21) -> Node:
+    """A toolbar icon: Compose-style View with the description on its icon child, as Messages draws them."""
+    return Node(VIEW_GROUP, (x, y, x + 126, y + 126), clickable=True, focusable=True, on_click=on_click, children=[
+        Node("android.view.View", (x + 31, y + 31, x + 94, y + 94), desc=desc)])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..core import App, AppHost, Dialog, Intent, Screen
 from ..hierarchy import SCREEN_W, Node, clip
-from ..state import MIME_PHONE
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
     alert_dialog, window_frame,
@@ -158,15 +157,29 @@ class ContactView(Screen):
     def build(self, w: AppHost) -> Node:
         st = w.state
         name = st.display_name(self.raw_id) or "(No name)"
-        phones = [d.data1 or "" for d in st.data_rows if d.raw_contact_id == self.raw_id and d.mimetype == MIME_PHONE]
+        phones = st.phones(self.raw_id)
         kids: list[Node] = [
             Node(IMAGE_BUTTON, (0, STATUS_H, 147, 279), desc="Navigate up", clickable=True, focusable=True,
                  on_click=w.back),
             Node(TV, (63, 700, 1017, 800), text=name, rid=C + "large_title"),
         ]
-        y = 900
+        first = phones[0] if phones else ""
+
+        def intent(action: str, uri: str) -> None:
+            if first:
+                w.start(Intent(action=action, data=uri + first))
+
+        # Google Contacts' action row under the name: Call, Text, Video, Email.
+        for k, (label, act) in enumerate((("Call", lambda: intent("android.intent.action.CALL", "tel:")),
+                                          ("Text", lambda: intent("android.intent.action.SENDTO", "smsto:")),
+                                          ("Video", lambda: None), ("Email", lambda: None))):
+            x = 63 + k * 246
+            kids.append(Node(BUTTON, (x, 830, x + 210, 960), text=label, desc=label, rid=C + "action_button",
+                             clickable=bool(first), enabled=bool(first), focusable=True, on_click=act))
+        y = 1000
         for p in phones:
-            kids.append(Node(LL, (0, y, SCREEN_W, y + 190), clickable=True, focusable=True, on_click=lambda: None,
+            kids.append(Node(LL, (0, y, SCREEN_W, y + 190), clickable=True, focusable=True,
+                             on_click=lambda p=p: w.start(Intent(action="android.intent.action.CALL", data="tel:" + p)),
                              children=[Node(TV, (189, y + 40, 900, y + 110), text=p, rid=C + "header"),
                                        Node(TV, (189, y + 110, 600, y + 160), text="Mobile", rid=C + "sub_header")]))
             y += 190

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core import Package
 from ..state import DeviceState
-from . import calendar, clock, contacts, files, markor, settings
+from . import calendar, clock, contacts, dialer, files, markor, messages, settings
 from .launcher import PKG as LAUNCHER_PKG
 from .stub import stub_app
 
@@ -15,7 +15,8 @@ from .stub import stub_app
 SYSTEM_PACKAGES = [
     Package(pkg="android"), Package(pkg="com.android.systemui"), Package(pkg="com.android.shell"),
     Package(pkg="com.android.phone"), Package(pkg="com.android.bluetooth"),
-    Package(pkg="com.android.providers.contacts", clear=DeviceState.clear_contacts),
+    Package(pkg="com.android.providers.contacts", clear=DeviceState.clear_contacts_provider),
+    Package(pkg="com.android.providers.telephony", clear=DeviceState.clear_telephony_provider),
     Package(pkg="com.android.providers.calendar", clear=lambda st: st.calendar.events.clear()),
     Package(pkg="com.android.providers.settings"), Package(pkg="com.android.providers.media"),
     Package(pkg="com.google.android.gms"), Package(pkg="com.android.vending"),
@@ -36,10 +37,8 @@ def installed() -> list[Package]:
         markor.APP,
         stub_app("com.google.android.apps.photos", "com.google.android.apps.photos.home.HomeActivity", "Photos"),
         stub_app("com.google.android.GoogleCamera", "com.android.camera.CameraLauncher", "Camera"),
-        stub_app("com.google.android.dialer", "com.google.android.dialer.extensions.GoogleDialtactsActivity", "Phone",
-                 hotseat=True),
-        stub_app("com.google.android.apps.messaging",
-                 "com.google.android.apps.messaging.ui.ConversationListActivity", "Messages", hotseat=True),
+        dialer.APP,
+        messages.APP,
         stub_app("com.android.chrome", "com.google.android.apps.chrome.Main", "Chrome", hotseat=True),
         *SYSTEM_PACKAGES,
     ]
