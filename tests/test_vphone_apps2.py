@@ -165,6 +165,12 @@ def test_markor_new_note_saves_on_back_and_only_when_changed(world: World) -> No
     tap_text(world, "groceries.md")
     world.rpc("pressKey", ["back"])  # nothing typed: the file is not rewritten
     assert sh(world, "stat -c %Y /sdcard/Documents/Markor/groceries.md") == "1000\n"
+    tap_text(world, "groceries.md")
+    world.rpc("setText", [editor, "apples\npears"])
+    world.rpc("pressKey", ["home"])  # leaving the app saves too
+    assert sh(world, "cat /sdcard/Documents/Markor/groceries.md") == "apples\npears"
+    world.shell("monkey -p net.gsantner.markor -c android.intent.category.LAUNCHER 1")
+    world.rpc("pressKey", ["back"])
     tap_desc(world, "Create a new file")
     world.rpc("setText", [sel(resourceId="net.gsantner.markor:id/new_file_dialog__name"), "Archive"])
     tap_text(world, "Folder")

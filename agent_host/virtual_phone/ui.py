@@ -107,6 +107,8 @@ class Ui:
         if app is None:
             return False
         self.shade_open = self.internet_dialog = False
+        if pkg != self.fg:
+            self._pause_top()
         if fresh or pkg not in self.tasks:
             self.tasks.pop(pkg, None)
             self.tasks[pkg] = Task(self.next_task_id, pkg, [app.root()])
@@ -146,8 +148,16 @@ class Ui:
 
     def home(self) -> None:
         self.shade_open = self.internet_dialog = False
+        self._pause_top()
         self.fg = LAUNCHER_PKG
         self.invalidate()
+
+    def _pause_top(self) -> None:
+        """onPause of the activity leaving the screen (Markor saves the open note then)."""
+        if self.fg != LAUNCHER_PKG:
+            pause = getattr(self.top, "on_pause", None)
+            if pause is not None:
+                pause(self)
 
     def back(self) -> None:
         self.invalidate()

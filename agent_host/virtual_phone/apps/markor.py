@@ -3,7 +3,7 @@
 Notes are files under /sdcard/Documents/Markor (AndroidAppHost's MARKOR_DATA is the same folder,
 /storage/emulated/0/Documents/Markor), so a real phone answers `ls`, `cat` and `stat` on them
 exactly as the virtual one does. A new Markdown note gets the `.md` extension; the editor saves
-on Save and when the user leaves it (Markor's autosave).
+on Save, on back, and when it leaves the screen (Home, another app: Markor saves in onPause).
 """
 
 from __future__ import annotations
@@ -288,6 +288,10 @@ class Editor(Screen):
     def on_back(self, w: AppHost) -> bool:
         self.save(w)
         return False
+
+    def on_pause(self, w: AppHost) -> None:
+        """Home or another app: Markor saves the note when its editor leaves the screen."""
+        self.save(w)
 
 
 APP = App(pkg=PKG, label="Markor", activity="net.gsantner.markor.activity.MainActivity", root=Notebook)
