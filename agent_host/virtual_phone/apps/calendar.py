@@ -386,4 +386,4 @@ class EventDetails(Screen):
 
 
 
-APP = App(pkg=PKG, label="Calendar", activity=ACTIVITY, root=CalendarHome)
+APP = App(pkg=PKG, label="Calendar", activity="com.android.calendar.LaunchActivity", root=CalendarHome)
