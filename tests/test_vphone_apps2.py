@@ -134,7 +134,7 @@ def test_files_rename_refuses_an_existing_name_and_move_picks_a_folder(world: Wo
     tap_text(world, "Rename")
     world.rpc("setText", [sel(resourceId="com.google.android.documentsui:id/input"), "b.pdf"])
     tap_text(world, "OK")
-    assert world.rpc("exist", [sel(text="A file with that name already exists")])
+    assert world.rpc("exist", [sel(text="A file with this name already exists.")])
     world.rpc("setText", [sel(resourceId="com.google.android.documentsui:id/input"), "c.pdf"])
     tap_text(world, "OK")
     assert sh(world, "ls /sdcard/Download") == "b.pdf\nc.pdf\n"
@@ -146,6 +146,15 @@ def test_files_rename_refuses_an_existing_name_and_move_picks_a_folder(world: Wo
     tap_text(world, "Move")
     assert sh(world, "ls /sdcard/Documents") == "b.pdf\n"
     assert not world.rpc("exist", [sel(text="b.pdf")])  # gone from the Downloads list too
+    world.shell("mkdir -p /sdcard/Download/old")
+    long_press_text(world, "c.pdf")
+    tap_text(world, "old")  # in selection mode a tap selects
+    tap_desc(world, "Delete")
+    assert world.rpc("exist", [sel(text="Delete 2 items?")])
+    tap_text(world, "Cancel")
+    tap_text(world, "c.pdf")
+    tap_desc(world, "Delete")
+    assert world.rpc("exist", [sel(text='Delete folder "old" and its contents?')])
 
 
 # --- Markor ----------------------------------------------------------------------------------

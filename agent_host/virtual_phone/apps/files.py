@@ -3,7 +3,9 @@
 The state is the file system itself (/sdcard is /storage/emulated/0): a real phone answers
 `ls /sdcard/Download`, `stat -c %s FILE` and the like the same way (toybox). DocumentsUI is
 the "Files" app of AOSP and of Google's emulator images (AndroidAppHost's Files tasks use it);
-the wording follows its Android 14 strings ("Show roots", "Move to…", "Rename", "New folder").
+the wording is DocumentsUI's res/values/strings.xml (AOSP packages/apps/DocumentsUI): "Show roots",
+"Select all", "Move to…", "Rename", "New folder", "Move", "No items", "N selected", the delete
+confirmations and "A file with this name already exists.".
 """
 
 from __future__ import annotations
@@ -231,7 +233,15 @@ class Browser(Screen):
 
     def _confirm_delete(self, w: AppHost) -> None:
         names = sorted(self.selected)
-        msg = f'Delete "{names[0]}"?' if len(names) == 1 else f"Delete {len(names)} items?"
+        stats = [w.fs.stat(posixpath.join(self.path, n)) for n in names]
+        dirs = [n for n, st in zip(names, stats) if st is not None and st.is_dir]
+        n = len(names)
+        if n == 1:
+            msg = f'Delete folder "{names[0]}" and its contents?' if dirs else f'Delete "{names[0]}"?'
+        elif len(dirs) == n:
+            msg = f"Delete {n} folders and their contents?"
+        else:
+            msg = f"Delete {n} files?" if not dirs else f"Delete {n} items?"
 
         def delete() -> None:
             for n in names:
@@ -260,7 +270,7 @@ class Browser(Screen):
                 w.invalidate()
                 return
             if name != initial and w.fs.exists(posixpath.join(self.path, name)):
-                box["error"] = "A file with that name already exists"
+                box["error"] = "A file with this name already exists."
                 w.invalidate()
                 return
             w.close_dialog()
