@@ -163,7 +163,7 @@ def test_markor_new_note_saves_on_back_and_only_when_changed(world: World) -> No
     world.shell("monkey -p net.gsantner.markor -c android.intent.category.LAUNCHER 1")
     world.dump()  # the first screen Markor draws makes its notebook folder
     assert sh(world, "stat -c %F /sdcard/Documents/Markor") == "directory\n"
-    tap_desc(world, "Create a new file")
+    tap_desc(world, "Create a new file or folder")
     world.rpc("setText", [sel(resourceId="net.gsantner.markor:id/new_file_dialog__name"), "groceries"])
     tap_text(world, "OK")
     editor = sel(resourceId="net.gsantner.markor:id/document__fragment__edit__highlighting_editor")
@@ -180,7 +180,7 @@ def test_markor_new_note_saves_on_back_and_only_when_changed(world: World) -> No
     assert sh(world, "cat /sdcard/Documents/Markor/groceries.md") == "apples\npears"
     world.shell("monkey -p net.gsantner.markor -c android.intent.category.LAUNCHER 1")
     world.rpc("pressKey", ["back"])
-    tap_desc(world, "Create a new file")
+    tap_desc(world, "Create a new file or folder")
     world.rpc("setText", [sel(resourceId="net.gsantner.markor:id/new_file_dialog__name"), "Archive"])
     tap_text(world, "Folder")
     assert sh(world, "stat -c %F /sdcard/Documents/Markor/Archive") == "directory\n"

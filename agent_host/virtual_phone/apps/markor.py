@@ -4,6 +4,10 @@ Notes are files under /sdcard/Documents/Markor (AndroidAppHost's MARKOR_DATA is 
 /storage/emulated/0/Documents/Markor), so a real phone answers `ls`, `cat` and `stat` on them
 exactly as the virtual one does. A new Markdown note gets the `.md` extension; the editor saves
 on Save, on back, and when it leaves the screen (Home, another app: Markor saves in onPause).
+Wording and ids are Markor's (gsantner/markor res/values/strings.xml, main__activity.xml,
+new_file_dialog.xml, filesystem__menu.xml): "Create a new file or folder", the dialog's Name
+field (hint "Title") with OK / Cancel / Folder, "Rename" and "Delete" on a selection, "Confirm
+Delete", and the Files / To-Do / QuickNote / More tabs.
 """
 
 from __future__ import annotations
@@ -71,14 +75,14 @@ class Notebook(Screen):
             kids.append(lst)
         if not items:
             kids.append(Node(TV, (300, 1100, 780, 1170), text="Empty folder", rid=C + "empty_hint"))
-        kids.append(Node(IMAGE_BUTTON, (807, 1900, 1017, 2110), rid=C + "fab_add_new_item", desc="Create a new file",
+        kids.append(Node(IMAGE_BUTTON, (807, 1900, 1017, 2110), rid=C + "fab_add_new_item", desc="Create a new file or folder",
                          clickable=True, focusable=True, on_click=lambda: self._new_dialog(w)))
         tabs = []
-        names = ("Notebook", "To-Do", "QuickNote", "More")
+        names = ("Files", "To-Do", "QuickNote", "More")
         tw = SCREEN_W // len(names)
         for k, n in enumerate(names):
             tabs.append(Node(FL, (k * tw, 2127, (k + 1) * tw, NAV_TOP), desc=n, clickable=True, focusable=True,
-                             selected=n == "Notebook", on_click=lambda: None, children=[
+                             selected=n == "Files", on_click=lambda: None, children=[
                                  Node(TV, (k * tw + 20, 2250, (k + 1) * tw - 20, 2310), text=n,
                                       rid=C + "navigation_bar_item_large_label_view")]))
         kids.append(Node(FL, (0, 2127, SCREEN_W, NAV_TOP), rid=C + "bottom_navigation_bar", children=tabs))
@@ -86,12 +90,15 @@ class Notebook(Screen):
 
     def _toolbar(self, w: AppHost) -> Node:
         if self.selected:
-            return Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
-                Node(TV, (63, 180, 600, 260), text=f"{len(self.selected)} selected", rid=C + "toolbar_title"),
-                Node(IMAGE_BUTTON, (828, STATUS_H, 954, 300), desc="Delete", clickable=True, focusable=True,
-                     on_click=lambda: self._confirm_delete(w)),
-                Node(IMAGE_BUTTON, (954, STATUS_H, 1080, 300), desc="More options", clickable=True, focusable=True,
-                     on_click=lambda: self._selection_menu(w))])
+            kids = [Node(TV, (63, 180, 450, 260), text=f"{len(self.selected)} selected", rid=C + "toolbar_title")]
+            if len(self.selected) == 1:
+                kids.append(Node(IMAGE_BUTTON, (576, STATUS_H, 702, 300), desc="Rename", clickable=True,
+                                 focusable=True, on_click=lambda: self._rename_dialog(w, next(iter(self.selected)))))
+            kids += [Node(IMAGE_BUTTON, (828, STATUS_H, 954, 300), desc="Delete", clickable=True, focusable=True,
+                          on_click=lambda: self._confirm_delete(w)),
+                     Node(IMAGE_BUTTON, (954, STATUS_H, 1080, 300), desc="More options", clickable=True,
+                          focusable=True, on_click=lambda: self._selection_menu(w))]
+            return Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=kids)
         title = "Markor" if self.path == NOTEBOOK else posixpath.basename(self.path)
         return Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
             Node(TV, (63, 180, 600, 260), text=title, rid=C + "toolbar_title"),
@@ -115,12 +122,12 @@ class Notebook(Screen):
         when = time.strftime("%d.%m.%y %H:%M", time.gmtime(mtime))
         return Node(LL, (0, y, SCREEN_W, y + ROW_H), clickable=True, focusable=True, long_clickable=True,
                     selected=name in self.selected, on_click=click, on_long_click=long_click, children=[
-                        Node(IMAGE_VIEW, (42, y + 45, 142, y + 145), rid=C + "ui__filesystem_item__image",
+                        Node(IMAGE_VIEW, (42, y + 45, 142, y + 145), rid=C + "opoc_filesystem_item__image",
                              desc="Folder" if is_dir else "File"),
-                        Node(TV, (189, y + 35, 1000, y + 105), text=name, rid=C + "ui__filesystem_item__title"),
+                        Node(TV, (189, y + 35, 1000, y + 105), text=name, rid=C + "opoc_filesystem_item__title"),
                         Node(TV, (189, y + 110, 1000, y + 160),
                              text=when if is_dir else f"{when}   {human_size(size)}",
-                             rid=C + "ui__filesystem_item__description")])
+                             rid=C + "opoc_filesystem_item__description")])
 
     def _new_dialog(self, w: AppHost) -> None:
         box = {"name": "", "error": ""}
@@ -150,16 +157,18 @@ class Notebook(Screen):
                 w.open(Editor(path))
 
         def extra(y: int) -> tuple[list[Node], int]:
-            kids = [Node(EDIT_TEXT, (147, y, 933, y + 150), text=box["name"] or "Name", hint="Name",
+            kids = [Node(TV, (147, y, 933, y + 60), text="Name"),
+                    Node(EDIT_TEXT, (147, y + 60, 760, y + 210), text=box["name"] or "Title", hint="Title",
                          rid=C + "new_file_dialog__name", clickable=True, focusable=True, focused=True,
                          on_text=setter),
-                    Node(TV, (147, y + 170, 933, y + 240), text="Markdown", rid=C + "new_file_dialog__type")]
+                    Node(TV, (780, y + 60, 933, y + 210), text=".md", rid=C + "new_file_dialog__ext"),
+                    Node(TV, (147, y + 230, 933, y + 300), text="Markdown", rid=C + "new_file_dialog__type")]
             if box["error"]:
-                kids.append(Node(TV, (147, y + 250, 933, y + 310), text=box["error"], rid=C + "textinput_error"))
-            return kids, 330
+                kids.append(Node(TV, (147, y + 310, 933, y + 370), text=box["error"], rid=C + "textinput_error"))
+            return kids, 390
 
         w.show_dialog(Dialog(build=lambda _w: alert_dialog(
-            "Create a new file", "", [("OK", "android:id/button1", lambda: make(False)),
+            "", "", [("OK", "android:id/button1", lambda: make(False)),
                                       ("Cancel", "android:id/button2", w.close_dialog),
                                       ("Folder", "android:id/button3", lambda: make(True))], extra=extra), pkg=PKG))
 
@@ -175,18 +184,15 @@ class Notebook(Screen):
             w.close_dialog()
 
         w.show_dialog(Dialog(build=lambda _w: alert_dialog(
-            "Delete", "\n".join(names), [("OK", "android:id/button1", delete),
+            "Confirm Delete", "\n".join(names), [("OK", "android:id/button1", delete),
                                          ("Cancel", "android:id/button2", w.close_dialog)]), pkg=PKG))
 
     def _selection_menu(self, w: AppHost) -> None:
-        names = sorted(self.selected)
-        items = []
-        if len(names) == 1:
-            def rename() -> None:
-                w.close_dialog()
-                self._rename_dialog(w, names[0])
-            items.append(("Rename", rename))
-        w.show_dialog(Dialog(build=lambda _w: popup_menu(items or [("Rename", w.close_dialog)]), pkg=PKG))
+        def select_all() -> None:
+            self.selected = {n for n, _ in w.fs.listdir(self.path) if not n.startswith(".")}
+            w.close_dialog()
+
+        w.show_dialog(Dialog(build=lambda _w: popup_menu([("Select all", select_all)]), pkg=PKG))
 
     def _rename_dialog(self, w: AppHost, old: str) -> None:
         box = {"name": old, "error": ""}
