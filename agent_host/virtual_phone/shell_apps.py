@@ -1,4 +1,4 @@
-"""Activity, input, package and process commands: am, monkey, input, screencap, pm, ps, ime."""
+"""Activity, input, package and process commands: am, monkey, input, screencap, uiautomator, pm, appops, ps, ime."""
 
 from __future__ import annotations
 
@@ -214,6 +214,19 @@ class AppCommands(Commands):
         if verb in ("grant", "revoke", "enable", "disable-user"):
             return Out()
         return fail(f"Unknown command: {verb}\n", 255)
+
+    def appops(self, a: list[str], i: bytes) -> Out:
+        """`appops set PKG OP MODE` (silent on success), the one form tasks use; other forms are
+        not emulated and fail rather than answer in a made-up format."""
+        st = self.w.state
+        if a[:1] == ["set"] and len(a) >= 4 and a[-1] in ("allow", "ignore", "deny", "default", "foreground"):
+            pkg, op, mode = a[-3], a[-2].removeprefix("android:").upper(), a[-1]
+            if mode == "default":
+                st.appops.pop((pkg, op), None)
+            else:
+                st.appops[(pkg, op)] = mode
+            return Out()
+        return fail(f"appops {' '.join(a)}: not emulated by the virtual phone\n", 255)
 
     def ps(self, a: list[str], i: bytes) -> Out:
         head = "USER            PID   PPID        VSZ    RSS WCHAN            ADDR S NAME                       \n"

@@ -110,24 +110,6 @@ class ContentCommands(Commands):
                 cal.update(int(r["_id"]), binds)  # type: ignore[call-overload]
         return Out()
 
-    def appops(self, a: list[str], i: bytes) -> Out:
-        """`appops set PKG OP MODE` / `appops reset [PKG]`: the modes the providers consult."""
-        st = self.w.state
-        if a[:1] == ["set"] and len(a) >= 4:
-            pkg, op, mode = a[-3], a[-2].removeprefix("android:").upper(), a[-1]
-            if mode not in ("allow", "ignore", "deny", "default", "foreground"):
-                return fail(f"Error: Mode {mode} is not valid\n", 255)
-            if mode == "default":
-                st.appops.pop((pkg, op), None)
-            else:
-                st.appops[(pkg, op)] = mode
-            return Out()
-        if a[:1] == ["reset"]:
-            pkg = a[1] if len(a) > 1 else None
-            st.appops = {k: v for k, v in st.appops.items() if pkg is not None and k[0] != pkg}
-            return ok("Reset all modes for: " + ("all packages" if pkg is None else pkg) + "\n")
-        return fail("usage: appops set [--user <USER_ID>] <PACKAGE | UID> <OP> <MODE>\n", 255)
-
     def _sms_box(self, uri: str) -> tuple[bool, int | None]:
         rest = uri.removeprefix("content://sms").strip("/")
         return (rest in SMS_BOXES), SMS_BOXES.get(rest)

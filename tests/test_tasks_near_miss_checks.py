@@ -1,4 +1,4 @@
-"""One task per kind tag on the virtual phone (over adb): the near-miss a careless model makes
+"""Fast near misses, one per kind tag, on the virtual phone (over adb): the state a careless model leaves
 leaves the goal false, the real fix makes it true. State is changed with the shell commands a
 real phone answers the same way, then judged by the task's own check."""
 
