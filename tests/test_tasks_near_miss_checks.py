@@ -1,6 +1,6 @@
-"""Fast near misses, one per kind tag, on the virtual phone (over adb): the state a careless model leaves
-leaves the goal false, the real fix makes it true. State is changed with the shell commands a
-real phone answers the same way, then judged by the task's own check."""
+"""Fast near misses, one per kind tag, on the virtual phone (over adb): the state a careless model
+leaves makes the task's own check false, the real fix makes it true. State is changed with the
+shell commands a real phone answers the same way (test_tasks_near_misses.py plays episodes)."""
 
 from __future__ import annotations
 
