@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 import time
+
 from ..calendar_provider import DAY_MS, HOUR_MS, Event, day_start, fmt_date, fmt_time, utc_ms
 from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
-    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll, alert_dialog, popup_menu, window_frame,
+    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll,
+    alert_dialog, popup_menu, window_frame,
 )
 from .clock import TimePicker
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import posixpath
 import time
+
 from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
-    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll, alert_dialog, popup_menu, window_frame,
+    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
+    alert_dialog, popup_menu, window_frame,
 )
 
 PKG = "com.google.android.documentsui"

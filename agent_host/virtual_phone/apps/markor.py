@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import posixpath
 import time
+
 from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
-    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll, alert_dialog, popup_menu, window_frame,
+    EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
+    alert_dialog, popup_menu, window_frame,
 )
 from .files import human_size
 
@@ -75,7 +77,8 @@ class Notebook(Screen):
             kids.append(lst)
         if not items:
             kids.append(Node(TV, (300, 1100, 780, 1170), text="Empty folder", rid=C + "empty_hint"))
-        kids.append(Node(IMAGE_BUTTON, (807, 1900, 1017, 2110), rid=C + "fab_add_new_item", desc="Create a new file or folder",
+        kids.append(Node(IMAGE_BUTTON, (807, 1900, 1017, 2110), rid=C + "fab_add_new_item",
+                         desc="Create a new file or folder",
                          clickable=True, focusable=True, on_click=lambda: self._new_dialog(w)))
         tabs = []
         names = ("Files", "To-Do", "QuickNote", "More")
@@ -264,12 +267,14 @@ class Editor(Screen):
         bar = Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
             Node(IMAGE_BUTTON, (0, STATUS_H, 147, 300), desc="Navigate up", clickable=True, focusable=True,
                  on_click=w.back),
-            Node(TV, (189, 180, 700, 260), text=posixpath.basename(self.path), rid=C + "note__activity__text_note_title"),
+            Node(TV, (189, 180, 700, 260), text=posixpath.basename(self.path),
+                 rid=C + "note__activity__text_note_title"),
             Node(IMAGE_BUTTON, (828, STATUS_H, 954, 300), desc="Save", rid=C + "action_save", clickable=True,
                  focusable=True, on_click=lambda: self.save(w)),
             Node(IMAGE_BUTTON, (954, STATUS_H, 1080, 300), desc="More options", clickable=True, focusable=True,
                  on_click=lambda: None)])
-        body = Node(EDIT_TEXT, (0, 300, SCREEN_W, 2127), text=text, hint="", rid=C + "document__fragment__edit__highlighting_editor",
+        body = Node(EDIT_TEXT, (0, 300, SCREEN_W, 2127), text=text, hint="",
+                    rid=C + "document__fragment__edit__highlighting_editor",
                     clickable=True, focusable=True, focused=self.focused, long_clickable=True, on_click=focus,
                     on_text=setter)
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=[bar, body])])
