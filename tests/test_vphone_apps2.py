@@ -43,9 +43,9 @@ def test_calendar_app_delete_only_marks_the_row(world: World) -> None:
     world.shell(f"{INS} --bind 'title:s:Team sync' --bind dtstart:l:1797411600000 --bind dtend:l:1797415200000")
     world.shell(f"{INS} --bind 'title:s:Lunch' --bind dtstart:l:1797516000000 --bind dtend:l:1797519600000")
     world.shell(f"content delete --uri {EV} --where \"title='Team sync' AND dtstart=1797411600000\"")
-    assert sh(world, Q) == ("Row: 0 title=Team sync, dtstart=1797411600000, dtend=1797415200000, eventLocation=, "
+    assert sh(world, Q) == ("Row: 0 title=Team sync, dtstart=1797411600000, dtend=1797415200000, eventLocation=NULL, "
                             "allDay=0, deleted=1\n"
-                            "Row: 1 title=Lunch, dtstart=1797516000000, dtend=1797519600000, eventLocation=, "
+                            "Row: 1 title=Lunch, dtstart=1797516000000, dtend=1797519600000, eventLocation=NULL, "
                             "allDay=0, deleted=0\n")
     assert sh(world, f"{Q} --where \"deleted=0\"").count("Row:") == 1
     world.shell(f"content update --uri {EV}/2 --bind 'eventLocation:s:Canteen'")
@@ -102,7 +102,8 @@ def test_calendar_editor_writes_the_provider_and_keeps_the_duration(world: World
     assert world.rpc("objInfo", [sel(description="End time")])["text"] == "11:30 AM"
     tap_text(world, "Save")
     assert sh(world, f"{Q} --where \"deleted=0\"") == (
-        "Row: 0 title=Dentist, dtstart=1797330600000, dtend=1797334200000, eventLocation=, allDay=0, deleted=0\n")
+        "Row: 0 title=Dentist, dtstart=1797330600000, dtend=1797334200000, eventLocation=NULL, allDay=0, "
+        "deleted=0\n")
     assert world.rpc("exist", [sel(text="Tue, Dec 15, 2026 · 10:30 AM – 11:30 AM")])
 
 

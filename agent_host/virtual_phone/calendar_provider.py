@@ -26,12 +26,12 @@ DAY_MS = 24 * HOUR_MS
 class Event:
     id: int
     calendar_id: int
-    title: str = ""
+    title: str | None = None  # columns an insert leaves out are NULL
     dtstart: int = 0  # epoch ms
     dtend: int = 0
     all_day: bool = False
-    location: str = ""
-    description: str = ""
+    location: str | None = None
+    description: str | None = None
     timezone: str = "UTC"
     deleted: bool = False
 
@@ -76,20 +76,20 @@ class CalendarStore:
             raise ValueError("DTEND and DURATION cannot both be null for an event.")
         start = int(values["dtstart"])
         end = int(values["dtend"]) if "dtend" in values else start + HOUR_MS
-        e = self.add(int(values["calendar_id"]), values.get("title", ""), start, end, all_day=all_day,
-                     location=values.get("eventLocation", ""), description=values.get("description", ""),
+        e = self.add(int(values["calendar_id"]), values.get("title"), start, end, all_day=all_day,
+                     location=values.get("eventLocation"), description=values.get("description"),
                      timezone=values["eventTimezone"])
         return e
 
-    def add(self, calendar_id: int, title: str, dtstart: int, dtend: int, *, all_day: bool = False,
-            location: str = "", description: str = "", timezone: str = "UTC") -> Event:
+    def add(self, calendar_id: int, title: str | None, dtstart: int, dtend: int, *, all_day: bool = False,
+            location: str | None = None, description: str | None = None, timezone: str = "UTC") -> Event:
         e = Event(self.next_id, calendar_id, title, dtstart, dtend, all_day, location, description,
                   "UTC" if all_day else timezone)
         self.next_id += 1
         self.events.append(e)
         return e
 
-    def update(self, event_id: int, values: dict[str, str]) -> None:
+    def update(self, event_id: int, values: dict[str, str | None]) -> None:
         e = self.get(event_id)
         if e is None:
             return
@@ -99,9 +99,9 @@ class CalendarStore:
             if col in values:
                 setattr(e, attr, values[col])
         for col in ("dtstart", "dtend"):
-            if col in values:
-                setattr(e, col, int(values[col]))
-        if "allDay" in values:
+            if values.get(col) is not None:
+                setattr(e, col, int(values[col]))  # type: ignore[arg-type]
+        if values.get("allDay") is not None:
             e.all_day = values["allDay"] in ("1", "true")
 
     def delete(self, event_id: int) -> None:

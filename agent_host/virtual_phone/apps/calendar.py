@@ -109,7 +109,7 @@ class EventEditor(Screen):
         self.event_id = event_id
         e = w.state.calendar.get(event_id) if event_id is not None else None
         if e is not None:
-            self.values = {"title": e.title, "location": e.location, "description": e.description}
+            self.values = {"title": e.title or "", "location": e.location or "", "description": e.description or ""}
             self.start, self.end, self.all_day = e.dtstart, e.dtend, e.all_day
         else:
             now = int(time.time() * 1000)
@@ -223,13 +223,14 @@ class EventEditor(Screen):
         cal = w.state.calendar
         v = self.values
         if self.event_id is None:
-            e = cal.add(1, v["title"].strip(), self.start, self.end, all_day=self.all_day,
-                        location=v["location"].strip(), description=v["description"].strip())
+            e = cal.add(1, v["title"].strip() or None, self.start, self.end, all_day=self.all_day,
+                        location=v["location"].strip() or None, description=v["description"].strip() or None)
             w.finish()
             w.open(EventDetails(e.id))
         else:
-            cal.update(self.event_id, {"title": v["title"].strip(), "eventLocation": v["location"].strip(),
-                                       "description": v["description"].strip(), "dtstart": str(self.start),
+            cal.update(self.event_id, {"title": v["title"].strip() or None,
+                                       "eventLocation": v["location"].strip() or None,
+                                       "description": v["description"].strip() or None, "dtstart": str(self.start),
                                        "dtend": str(self.end), "allDay": "1" if self.all_day else "0"})
             w.finish()
 
