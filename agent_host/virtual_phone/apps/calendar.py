@@ -4,7 +4,8 @@ Everything shown is read from the calendar provider (calendar_provider.py), and 
 writes through it, so `content query --uri content://com.android.calendar/events` sees what
 the screen shows. Pickers are the Material ones: a date picker with a text-input mode
 ("Switch to text input mode", MM/DD/YYYY), and the clock's dial time picker.
-Google Calendar is closed source: "Add title", "Add location" and "Add description" match
+The pickers' accessibility labels ("Change to previous month", "Switch to text input mode")
+are Material Components' own, as public Android UI tests select them. Google Calendar is closed source: "Add title", "Add location" and "Add description" match
 public automation notes on the app; the other labels ("Create new event", "Edit event",
 "Delete this event?") and the resource ids are plausible, not checked on a Pixel.
 """
