@@ -42,6 +42,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phone-profile", default="virtual", help="phone profile (default: virtual)")
     p.add_argument("--max-attempts", type=int, default=3, help="attempts per episode on errors (default: 3)")
     p.add_argument("--startup-timeout", type=float, help="seconds to wait for each server to be ready")
+    p.add_argument("--request-timeout", type=float, metavar="S",
+                   help="seconds one model request may take before the episode ends `error` "
+                        "(limit: ...) and is retried (default: the build's request_timeout_s, else 120)")
+    p.add_argument("--episode-timeout", type=float, metavar="S",
+                   help="wall-clock seconds one episode may take, same ending "
+                        "(default: the build's episode_timeout_s, else 1200)")
+    p.add_argument("--phone-wait", type=float, metavar="S",
+                   help="seconds a phone that stopped answering is waited for (probed with backoff) "
+                        "before it is reported away (default: 60)")
     p.add_argument("--baseline", metavar="BUILD",
                    help="the reference build reports compare the others with (default: the first of --builds)")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
@@ -62,16 +71,21 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.runs.run import resume_run, start_run
     from agent_host.runs.summary import print_summary
 
-    if args.max_attempts < 1:
-        raise UserError("--max-attempts must be at least 1")
-    if args.startup_timeout is not None and not args.startup_timeout > 0:
-        raise UserError("--startup-timeout must be more than 0 seconds")
+    if not 1 <= args.max_attempts <= 20:
+        raise UserError("--max-attempts must be between 1 and 20")
+    for flag, most in (("startup_timeout", 86400), ("request_timeout", 86400), ("episode_timeout", 7 * 86400),
+                       ("phone_wait", 86400)):
+        value = getattr(args, flag)
+        if value is not None and not 0 < value <= most:
+            raise UserError(f"--{flag.replace('_', '-')} must be more than 0 and at most {most} seconds")
+    limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
+              "phone_wait": args.phone_wait}
     console = Console(stderr=True)
     with RunProgress(console, enabled=not args.quiet) as live:
         if args.resume:
             result = resume_run(args.resume, phones=_csv(args.phones) or None,
                                 max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
-                                hook=live.hook)
+                                hook=live.hook, limits=limits)
         else:
             from agent_host.config.hosts import find_build
             from agent_host.config.phones import load_phone_profile
@@ -97,11 +111,16 @@ def _run(args: argparse.Namespace) -> int:
                                phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                                out=args.out, max_attempts=args.max_attempts,
                                startup_timeout=args.startup_timeout, hook=live.hook,
-                               extra_manifest={"baseline": args.baseline or builds[0].id})
+                               extra_manifest={"baseline": args.baseline or builds[0].id},
+                               limits={k: v for k, v in limits.items() if v is not None})
     out = stdout_console()
     print_summary(result, console=out)
     if not args.no_report:
         from agent_host.runs.summary import write_report
-        html = write_report(result.run_dir, console=out)
+        try:
+            html = write_report(result.run_dir, console=out)
+        except OSError as exc:
+            raise UserError(f"the run finished but its report could not be written ({exc}); "
+                            f"fix that, then: agent-host report {result.run_dir}") from None
         out.print(f"report: {html}")
     return 0
