@@ -100,7 +100,10 @@ def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) 
             if not b.script:
                 raise UserError(f"build {b.id}: `script` is required for server policy")
             from agent_host.agent.policy_suite import load_policy
-            load_policy(Path(b.script).expanduser())  # ConfigError naming file:line: field
+            try:
+                load_policy(Path(b.script).expanduser())
+            except UserError as exc:  # names file:line: field; say which build it is for
+                raise UserError(f"build {b.id}: script {exc}") from None
     known = set(getattr(profile, "apps", {}) or {})
     for t in tasks:
         missing = sorted(app_aliases(t) - known)
@@ -176,6 +179,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
         manifest = store.read_manifest()
     except (FileNotFoundError, ValueError) as exc:
         raise UserError(str(exc)) from None
+    store.records()  # the log must read (LogError names path:line) before anything is written
     where = store.dir / "manifest.json"
     try:
         builds = [Build.model_validate(b) for b in manifest["builds"]]
@@ -206,7 +210,6 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     check_bounds(repeats=int(manifest["repeats"]), phones=serials, max_attempts=attempts)
     check_before_run(builds, tasks, profile)
     planned = plan([b.id for b in builds], tasks, manifest["repeats"], manifest["seed"])
-    store.records()  # the log must read (LogError names path:line) before anything is written
     if phones:
         _fingerprints(serials)
     with RunLock(store.dir):
