@@ -15,6 +15,7 @@ start state the task needs, so the episode would measure nothing.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -32,6 +33,7 @@ from agent_host.judge.outcome import label
 from agent_host.phone.device import PhoneError
 
 SETTLE_S = 3.0
+_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
 
 
 def settle_min_s(profile: Any) -> float:
@@ -206,6 +208,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         error = f"server: {exc}"
         state = loop.state if loop is not None else state
     except Exception as exc:  # a harness bug: keep the traceback next to the record
+        if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
+            raise  # the run directory is full or broken: the run stops (runs.execute), no retry
         error = f"harness: {type(exc).__name__}: {exc}"
         (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         state = loop.state if loop is not None else state
