@@ -169,3 +169,20 @@ def test_resume_with_a_garbage_log_line_changes_nothing(tmp_path):
 def test_observe_a_directory_says_so(tmp_path):
     out = agent_host("observe", str(tmp_path), cwd=tmp_path)
     assert_user_error(out, str(tmp_path), "a directory")
+
+
+def test_one_phone_under_two_serials_is_refused(tmp_path, virtual_phone):
+    """Before: `127.0.0.1:P,localhost:P` was accepted; two workers drove one phone and an
+    episode was mislabelled."""
+    port = virtual_phone.serial.rsplit(":", 1)[1]
+    out = agent_host("run", "--builds", "embedded-default", "--tasks", "wifi-on", "--out", str(tmp_path / "run"),
+                     "--phones", f"127.0.0.1:{port},localhost:{port}", cwd=tmp_path)
+    assert_user_error(out, f"127.0.0.1:{port}", f"localhost:{port}", "same device")
+    assert not (tmp_path / "run").exists()
+
+
+def test_two_virtual_phones_are_two_devices(virtual_phone_factory):
+    from agent_host.runs.run import _fingerprints
+    a, b = virtual_phone_factory(), virtual_phone_factory()
+    fps = _fingerprints([a.serial, b.serial])
+    assert fps[0]["serialno"] != fps[1]["serialno"]

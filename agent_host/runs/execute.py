@@ -159,6 +159,13 @@ class _Pool:
     dead = property(lambda self: self.away)
 
 
+def limits_for(build: Any, opts: RunOptions) -> tuple[float, float]:
+    """(seconds per model request, wall-clock seconds per episode): the run's flag, else the
+    build's field, else the default."""
+    return (opts.request_timeout or getattr(build, "request_timeout_s", None) or REQUEST_TIMEOUT_S,
+            opts.episode_timeout or getattr(build, "episode_timeout_s", None) or EPISODE_TIMEOUT_S)
+
+
 def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool: _Pool,
               opts: RunOptions, progress: BuildProgress, hook: ProgressHook,
               attempts: dict[str, int]) -> None:
@@ -172,8 +179,7 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
     stop = threading.Event()
     fatal: list[tuple[str, BaseException]] = []
     progress.away = pool.away
-    request_timeout = opts.request_timeout or getattr(build, "request_timeout_s", None) or REQUEST_TIMEOUT_S
-    episode_timeout = opts.episode_timeout or getattr(build, "episode_timeout_s", None) or EPISODE_TIMEOUT_S
+    request_timeout, episode_timeout = limits_for(build, opts)
 
     with serving.start(build, log_dir=store.servers_dir, seed=0,
                        startup_timeout=opts.startup_timeout or build.startup_timeout_s) as server:

@@ -101,8 +101,19 @@ class RunStore:
         with self._lock:
             fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(fd, line)
-                os.fsync(fd)
+                size = os.fstat(fd).st_size
+                try:
+                    view = memoryview(line)
+                    while view:  # a nearly full disk may take part of it and say so
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                except OSError:
+                    # a full disk may take part of the line: cut it, so the log stays whole
+                    try:
+                        os.ftruncate(fd, size)
+                    except OSError:
+                        pass
+                    raise
             finally:
                 os.close(fd)
 
