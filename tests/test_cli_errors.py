@@ -136,7 +136,8 @@ def test_report_episode_log_that_is_a_directory(tmp_path):
 # -- demo ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flag, value", [("--phones", "0"), ("--max-steps", "0"), ("--variants", "foo"),
-                                         ("--startup-timeout", "0")])
+                                         ("--startup-timeout", "0"), ("--phones", "100000"),
+                                         ("--repeats", "1000000000000"), ("--max-steps", "1000000")])
 def test_demo_bad_options_start_nothing(tmp_path, flag, value):
     out = agent_host("demo", "--out", str(tmp_path / "run"), flag, value, cwd=tmp_path)
     line = assert_user_error(out, flag)

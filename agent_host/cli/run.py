@@ -19,9 +19,16 @@ examples:
   # after a crash or kill: run exactly what is missing
   agent-host run --resume reports/runs/20261130-101500-ab12
 
-Episodes that fail because of the phone, the server or the harness are labelled `error`,
-retried (--max-attempts) and never counted as model failures. The run directory's
-episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
+  # a slow model on a small machine: allow 5 min per request, 1 h per episode
+  agent-host run --builds w4a16-tinygemm --tasks tasks/ --phones 127.0.0.1:5601 \\
+      --request-timeout 300 --episode-timeout 3600
+
+Episodes that fail because of the phone, the server, the harness or a time limit are labelled
+`error`, retried (--max-attempts) and never counted as model failures. One process at a time
+per run directory (a second run or resume is refused, naming the holder). A phone that stops
+answering is waited for (--phone-wait) and used again when it is back. On a full disk the run
+stops, says how many episodes are recorded, and exits non-zero; resume it when there is room.
+The run directory's episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
 """
 
 
