@@ -1,10 +1,12 @@
 """Run planned episodes: per build, bring its server up, spread episodes over the phones
 (one worker thread per phone), store each finished episode, then take the server down.
 
-Failures of the harness, the phone or the server come back from the agent as `error`
-episodes: they are stored (so the report can count them apart), retried up to a limit,
-and never count against the model. A phone that fails its health check leaves the pool;
-a server that died is restarted.
+Failures of the harness, the phone, the server or a time limit come back from the agent as
+`error` episodes: they are stored (so the report can count them apart), retried up to a
+limit, and never count against the model. A phone that fails its health check is waited for
+with bounded backoff and used again when it answers (else it is reported away); a server
+that died is restarted. A failure to record (full disk, I/O error) or any exception in a
+worker stops the run with one message saying what is recorded and how to resume.
 """
 
 from __future__ import annotations
@@ -155,9 +157,6 @@ class _Pool:
         with self._lock:
             self.away.pop(serial, None)
 
-    # kept for callers that think of a lost phone as dead
-    dead = property(lambda self: self.away)
-
 
 def limits_for(build: Any, opts: RunOptions) -> tuple[float, float]:
     """(seconds per model request, wall-clock seconds per episode): the run's flag, else the
@@ -245,8 +244,8 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                 _notify(hook, progress, rec)
                 if not server.alive():
                     ensure_server()
-                if not _phone_alive(serial):
-                    phone = None  # waited for with backoff at the top of the loop
+                phone = None  # a fresh connection (and uiautomator session) at the top of the loop
+                if not _phone_alive(serial):  # then waited for with backoff there
                     pool.set_away(serial, rec.error or "phone stopped answering")
                     _notify(hook, progress, None)
 
