@@ -153,6 +153,8 @@ def test_demo_bad_options_start_nothing(tmp_path, flag, value):
     (["--max-tokens", "0"], ["--max-tokens"]),
     (["--temperature", "-1"], ["--temperature"]),
     (["--base-url", "notaurl"], ["--base-url", "notaurl"]),
+    (["--request-timeout", "0"], ["--request-timeout"]),
+    (["--episode-timeout", "-5"], ["--episode-timeout"]),
 ])
 def test_episode_bad_sampling_or_url(tmp_path, extra, names):
     args = ["episode", "--task", "wifi-on", "--phone", "127.0.0.1:1", "--base-url", "http://127.0.0.1:9/v1",
