@@ -1,4 +1,4 @@
-"""Outcome labels exactly as DESIGN.md defines them (agent_host.judge.outcome)."""
+"""Outcome labels exactly as docs/concepts.md defines them (agent_host.judge.outcome)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def _all_sequences(max_len=6):
 
 
 def test_definitions_hold_for_every_sequence():
-    """Each DESIGN.md sentence, checked on every goal sequence up to 6 steps and every ending."""
+    """Each sentence of docs/concepts.md's label table, checked on every goal sequence up to 6 steps and every ending."""
     for goals in _all_sequences():
         n = len(goals)
         endings = [{}] + [dict(complete_step=n - 1), dict(infeasible_step=n - 1)] * (n > 1)

@@ -186,7 +186,7 @@ def test_a_phone_that_stays_away_is_named(tmp_path, virtual_phone_factory):
     from rich.console import Console
 
     from agent_host.runs.progress import tallies
-    from agent_host.runs.summary import print_summary
+    from agent_host.cli.summary import print_summary
 
     a, b = virtual_phone_factory(), virtual_phone_factory()
     seen: list[str] = []

@@ -76,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from agent_host.runs.progress import RunProgress
     from agent_host.runs.run import resume_run, start_run
-    from agent_host.runs.summary import print_summary
+    from agent_host.cli.summary import print_summary
 
     if not 1 <= args.max_attempts <= 20:
         raise UserError("--max-attempts must be between 1 and 20")
@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     out = stdout_console()
     print_summary(result, console=out)
     if not args.no_report:
-        from agent_host.runs.summary import write_report
+        from agent_host.cli.summary import write_report
         try:
             html = write_report(result.run_dir, console=out)
         except OSError as exc:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,6 +65,31 @@ class StepRecord(BaseModel):
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
+
+
+def episode_id(build: str, task_id: str, variant: str, repeat: int) -> str:
+    """`<build>__<task-instance>__<variant>__r<repeat>`, characters outside [A-Za-z0-9._@-] as `_`
+    (the name of the episode's folder)."""
+    return _UNSAFE.sub("_", f"{build}__{task_id}__{variant}__r{repeat}")
+
+
+@dataclass(frozen=True)
+class EpisodeIdentity:
+    """Who an episode is: made once, by the run's plan (or for a lone episode by the CLI),
+    and written into its record unchanged."""
+    episode_id: str
+    build: str
+    repeat: int = 0
+    seed: int = 0
+    attempt: int = 1
+    run_id: str | None = None
+
+    @classmethod
+    def of(cls, build: str, task: Any, repeat: int = 0, seed: int = 0, **kw: Any) -> EpisodeIdentity:
+        return cls(episode_id(build, task.id, task.variant, repeat), build, repeat, seed, **kw)
+
+
 class EpisodeRecord(BaseModel):
     episode_id: str
     run_id: str | None = None
@@ -94,6 +121,7 @@ class EpisodeRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     server_metrics: dict[str, float] | None = None   # delta of the server's /metrics
     reason: str | None = None                  # the model's reason for complete/infeasible
+    answer: str | None = None                  # the text of the last `answer` action (question tasks)
 
 
 # --------------------------------------------------------------------------- files

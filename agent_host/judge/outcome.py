@@ -1,4 +1,5 @@
-"""The outcome label of an episode, from its per-step goal values (pure; DESIGN.md, "Outcome").
+"""The outcome label of an episode, from its per-step goal values (pure; docs/concepts.md,
+"Outcome labels").
 
 `goals[t]` is G(t), the task's check after step t; `goals[0]` is the check after setup
 (false for a base variant, true for a verify variant). D = `complete_step`, I = `infeasible_step`.
@@ -10,9 +11,9 @@ Precedence (exactly one label):
 2. `infeasible_claimed`: the agent called `task_infeasible` (on any task; the report counts it
    as a success only on infeasible tasks).
 3. D exists:
-   - on an infeasible task: `premature` (nothing can make the goal hold; DESIGN.md);
-   - G(D) true: `success`, even if the goal was lost and regained earlier (DESIGN.md defines
-     success only by G(D)); `goal_lost_step` still records the earlier loss;
+   - on an infeasible task: `premature` (nothing can make the goal hold);
+   - G(D) true: `success`, even if the goal was lost and regained earlier (success is defined
+     by G(D) alone); `goal_lost_step` still records the earlier loss;
    - G(D) false and G(t) true for some t < D (step 0 included, so a verify variant whose
      agent turned the goal off and then completed is `undone`): `undone`;
    - otherwise: `premature`.

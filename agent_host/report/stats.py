@@ -1,4 +1,4 @@
-"""Statistics for run reports (DESIGN.md, "Statistics in reports"). Pure functions over records.
+"""Statistics for run reports (docs/reports.md). Pure functions over records.
 
 The unit of analysis is the task instance, variant included: `wifi-on` and `wifi-on@verify`
 are separate units. Episodes whose latest attempt is an `error` are excluded from every rate

@@ -194,18 +194,15 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
             out_dir = store.fresh_episode_dir(ep.episode_id)
             try:
                 rec = run_episode(ep.task, phone, server.endpoint, out_dir=out_dir, profile=opts.profile,
-                                  seed=ep.seed, sampling=build.sampling, build_id=build.id,
-                                  repeat=ep.repeat, request_timeout=request_timeout,
-                                  episode_timeout=episode_timeout)
+                                  sampling=build.sampling, identity=ep.identity(attempt, opts.run_id),
+                                  request_timeout=request_timeout, episode_timeout=episode_timeout)
             except Exception as exc:  # a harness bug must cost an attempt, not the episode
                 if _is_disk_error(exc):
                     raise
                 log.exception("episode %s", ep.episode_id)
                 rec = _harness_error(ep, build, serial, f"harness: {type(exc).__name__}: {exc}")
-            rec = rec.model_copy(update={"episode_id": ep.episode_id, "attempt": attempt,
-                                         "run_id": opts.run_id, "build": build.id,
-                                         "repeat": ep.repeat, "seed": ep.seed, "phone": serial})
-            write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
+                rec = rec.model_copy(update={"attempt": attempt, "run_id": opts.run_id})
+                write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
             store.append(rec)
             return rec
 

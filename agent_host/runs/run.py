@@ -99,7 +99,7 @@ def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) 
         if getattr(b, "server", None) == "policy":
             if not b.script:
                 raise UserError(f"build {b.id}: `script` is required for server policy")
-            from agent_host.agent.policy_suite import load_policy
+            from agent_host.policy.suite import load_policy
             try:
                 load_policy(Path(b.script).expanduser())
             except UserError as exc:  # names file:line: field; say which build it is for

@@ -1,6 +1,6 @@
 """`adb shell` of the virtual phone: a small sh (`;` `&&` `||` `|` `>` `$?`) and Android 14's commands.
 
-Output formats follow AOSP (see ../shared/notes/android-state-commands.md) because tasks and
+Output formats follow AOSP (docs/android-state.md) because tasks and
 checks written against this phone must run unchanged on a real one. The commands live in
 groups (shell_state, shell_apps, shell_content); this module is the sh and the file tools.
 """
