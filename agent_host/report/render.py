@@ -243,7 +243,7 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
     for r in final:
         steps, w = load_steps(run, r.episode_id)
         warnings += w
-        folder = run.episode_dir(r.episode_id) or run.dir / "episodes" / "(outside)"
+        folder = run.episode_dir(r.episode_id)   # None (and no steps) when the id leads outside
         used: set[str] = set()
         srows = []
         for s in steps:
@@ -256,13 +256,13 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
                 "times": s.times.model_dump(), "usage": s.usage.model_dump(),
             }
             name = s.screenshot or f"step-{s.step:03d}.png"
-            shot = run.inside(folder / name) if screenshots else None
+            shot = run.inside(folder / name) if screenshots and folder is not None else None
             if shot is not None and shot.is_file():
                 used.add(name)
                 pending.append((row, store.add(shot)))
             srows.append(row)
         extra = []
-        if screenshots and folder.is_dir():
+        if screenshots and folder is not None and folder.is_dir():
             for p in sorted(folder.glob("step-*.png")):
                 inside = run.inside(p)
                 if p.name not in used and inside is not None:
