@@ -31,6 +31,8 @@ class RunLocked(UserError):
 
 
 def _holder_text(info: dict[str, Any]) -> str:
+    if not info.get("pid"):
+        return "another process"
     cmd = " ".join(str(c) for c in info.get("command") or [])[:120]
     return (f"pid {info.get('pid')} on {info.get('host')}"
             + (f" ({cmd})" if cmd else "") + (f" since {info.get('since')}" if info.get("since") else ""))
@@ -64,7 +66,11 @@ class RunLock:
 
     def acquire(self) -> "RunLock":
         for _ in range(20):
-            fd = self._try_acquire()
+            try:
+                fd = self._try_acquire()
+            except OSError as exc:  # a full or read-only disk, a directory we may not write
+                raise RunLocked(f"{self.dir}: cannot take the run lock {self.path} "
+                                f"({exc.strerror or exc})") from None
             if fd is not None:
                 self._fd = fd
                 return self
