@@ -145,12 +145,17 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
                               extra={"phone_profile": profile.id, "max_attempts": max_attempts,
                                      "episodes_planned": len(planned), **(limits or {}),
                                      **(extra_manifest or {})})
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {run_dir}: cannot create it ({exc.strerror or exc})") from None
     with RunLock(run_dir):
         try:
             store.create(manifest)
         except FileExistsError as exc:
             raise UserError(str(exc)) from None
+        except OSError as exc:  # a full or read-only disk before the first episode
+            raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
         opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
                           run_id=run_id, **_limits(limits))
         progress = execute(builds, planned, store, phones, opts, hook)
@@ -214,9 +219,13 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
         _fingerprints(serials)
     with RunLock(store.dir):
         store.records()  # again, now that no other process can append
-        store.open_existing()
-        store.update_manifest(resumed_at=[*manifest.get("resumed_at", []),
-                                          dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")])
+        try:
+            store.open_existing()
+            store.update_manifest(resumed_at=[*manifest.get("resumed_at", []),
+                                              dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")])
+        except OSError as exc:  # a disk still full, or read-only
+            raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc}); "
+                            f"nothing was run") from None
         saved = {k: manifest.get(k) for k in ("request_timeout", "episode_timeout", "phone_wait")}
         opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
                           run_id=manifest.get("run_id", run_dir.name),
