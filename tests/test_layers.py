@@ -24,8 +24,6 @@ ENTRY = {"agent_host", "agent_host.__main__"}
 KNOWN_CIRCLES: dict[frozenset[str], str] = {
     # config/hosts.py <-> serving/probe.py: machine facts move out of serving (helper "builds")
     frozenset({"config", "serving"}): "builds",
-    # world.py <-> apps/*, rpc.py, shell*.py: shared types in one module (helper "apps1")
-    frozenset({"virtual_phone"}): "apps1",
 }
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("config", "serving"): "builds",     # config/hosts.py's lazy imports of serving

@@ -44,3 +44,15 @@ def test_checks_match_text_after_normalisation(shown, written):
     task = task.model_copy(update={"check": _CHECK.validate_python({"ui": {"text": written}})})
     assert Judge(task).evaluate(None, screen("Other", shown)).goal is True
     assert Judge(task).evaluate(None, screen("Other")).goal is False
+
+
+def test_policy_scripts_resolve_against_the_rendered_text_the_same_way():
+    import json
+
+    from agent_host.phone.render import render
+    from agent_host.policy.script import PolicyScript, play
+
+    obs = render(screen("Network and internet", "Wi\u2011Fi"))
+    script = PolicyScript.from_data([{"tap": {"text": "wi-fi"}}], source="t")
+    reply = play(script, [{"role": "user", "content": obs}])
+    assert json.loads(reply["tool_calls"][0]["function"]["arguments"]) == {"index": 1}

@@ -34,6 +34,12 @@ REAL_COMMANDS = re.compile(
     r"|pm clear com\.google\.android\.deskclock"
     r"|am start -a android\.intent\.action\.SET_ALARM .*"
     r"|content (query|delete) --uri content://com\.android\.contacts/.*"
+    # Messages, Phone and Contacts tasks (sources in agent_host/virtual_phone/shell_content.py)
+    r"|pm clear com\.android\.providers\.contacts"
+    r"|content (query|insert|delete) --uri content://(com\.android\.contacts/|sms\b|call_log/calls\b).*"
+    r"|appops set com\.android\.shell WRITE_SMS (allow|default)"
+    r"|dumpsys telephony\.registry \| grep -q 'mCallState=2' && input keyevent KEYCODE_ENDCALL"
+    r"|am start -a android\.intent\.action\.SENDTO -d sms:\d+ --es sms_body .*"
     r"|dumpsys alarm \| grep .*"
     r"|settings (get|put) (global|system|secure) \S+( \S+)?)$")
 
@@ -90,7 +96,9 @@ def test_tasks_start_from_a_defined_screen_and_use_real_commands(report, instanc
         assert task.solution, f"{path}: no solution"
         assert task.max_steps >= len(task.solution) * 2, f"{path}: budget under 2x the solution"
         assert task.tags, path
-        assert has_verify(task) == (not task.infeasible and task.id != "contact-add"), path
+        # a feasible task has a verify variant unless it opts out (verify: false) and says why in notes
+        assert has_verify(task) == (not task.infeasible and task.verify), path
+        assert task.verify or task.infeasible or task.notes, f"{path}: verify: false needs notes saying why"
         resolve_app(task.app)
         for step in task.setup + task.goal_setup + task.teardown:
             if isinstance(step, (LaunchStep, ForceStopStep)):

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from agent_host.config.actions import ACTIONS, BARE_ACTIONS, script_model
+from agent_host.config.actions import ITEM_SCHEMA_EXTRA, ScriptItem, item_action
 from agent_host.config.checks import AnyCheckModel, Check
 from agent_host.config.loading import format_loc, line_of, load_yaml, validation_messages
 from agent_host.config.phones import DEFAULT_APPS, REPO_ROOT, load_phone_profile, phones_dir
@@ -31,35 +31,6 @@ from agent_host.errors import ConfigError, UserError
 TASKS_DIR = Path("tasks")
 SCHEMA_LINE = "# yaml-language-server: $schema=./task.schema.json"
 VARIANTS = ("base", "verify")
-
-
-# ---------------------------------------------------------------------------------------------
-# Solutions (policy scripts: docs/architecture.md "Policy scripts")
-
-def _none_is_empty(cls: Any, v: Any) -> Any:
-    return {} if v is None else v
-
-
-def _action(tool: str, args: type[BaseModel]) -> type[BaseModel]:
-    """A one-key model `{tool: args}` (`press_back:` with no value means no arguments)."""
-    optional = not ACTIONS[tool].element and all(not f.is_required() for f in args.model_fields.values())
-    default = Field(default_factory=args) if optional else Field()
-    name = f"{''.join(p.title() for p in tool.split('_'))}Action"
-    return type(name, (Strict,), {
-        "__annotations__": {tool: args}, "__module__": __name__, tool: default,
-        "_none": field_validator(tool, mode="before")(_none_is_empty),
-    })
-
-
-# the arguments of each action are defined once, in config/actions.py
-ACTION_KINDS: dict[str, type[BaseModel]] = {name: _action(name, script_model(name)) for name in ACTIONS}
-for _m in ACTION_KINDS.values():
-    _m.model_rebuild()
-Action, _ACTION_SCHEMA_EXTRA = one_key_union(ACTION_KINDS, "action", bare=BARE_ACTIONS)
-
-
-def action_tool(action: BaseModel) -> str:
-    return next(iter(type(action).model_fields))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,7 +53,7 @@ class Task(Strict):
                                    description="makes the goal true; the verify variant runs setup + goal_setup")
     check: Check | None = Field(None, description="true when the goal holds (absent on infeasible tasks)")
     teardown: list[Step] = Field(default_factory=list, description="restores a sane state after the episode")
-    solution: list[Action] = Field(default_factory=list,
+    solution: list[ScriptItem] = Field(default_factory=list,
                                    description="a reference policy script that reaches the goal "
                                                "(agent-host tasks check-solutions runs it)")
     infeasible: bool = Field(False, description="no way to succeed: the right answer is task_infeasible")
@@ -125,14 +96,14 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
             elif isinstance(step, ForceStopStep):
                 named.append(((field, i, "force_stop"), step.force_stop))
     for i, action in enumerate(task.solution):
-        if action_tool(action) == "open_app":
+        if item_action(action) == "open_app":
             named.append((("solution", i, "open_app", "name"), action.open_app.name))  # type: ignore[attr-defined]
     for loc, name in named:
         if "." not in name and "{" not in name and name not in aliases:
             errs.append((loc, f"unknown app alias {name!r} (known: {', '.join(sorted(aliases))}; "
                               "or give a package name)"))
     if task.solution:
-        last = action_tool(task.solution[-1])
+        last = item_action(task.solution[-1])
         want = "task_infeasible" if task.infeasible else "task_complete"
         if last != want:
             errs.append((("solution", len(task.solution) - 1), f"a solution ends with {want}, not {last}"))
@@ -235,7 +206,7 @@ class TaskInstance(BaseModel):
 
 _STEPS = TypeAdapter(list[Step])
 _CHECK = TypeAdapter(Check)
-_ACTIONS = TypeAdapter(list[Action])
+_ACTIONS = TypeAdapter(list[ScriptItem])
 
 
 def _dump(steps: Iterable[BaseModel]) -> list[Any]:
@@ -250,7 +221,7 @@ def _dump(steps: Iterable[BaseModel]) -> list[Any]:
 def _solution_dump(actions: Iterable[BaseModel]) -> list[dict[str, Any]]:
     out = []
     for a in actions:
-        tool = action_tool(a)
+        tool = item_action(a)
         out.append({tool: getattr(a, tool).model_dump(exclude_none=True, exclude_defaults=False, mode="json")})
     return out
 
@@ -497,7 +468,7 @@ def task_json_schema() -> dict[str, Any]:
     task = schema["$defs"]["Task"]
     # a step may be the bare string `home`, an action `press_back` / `press_home`
     for key, extra in (("setup", STEP_SCHEMA_EXTRA), ("goal_setup", STEP_SCHEMA_EXTRA),
-                       ("teardown", STEP_SCHEMA_EXTRA), ("solution", _ACTION_SCHEMA_EXTRA)):
+                       ("teardown", STEP_SCHEMA_EXTRA), ("solution", ITEM_SCHEMA_EXTRA)):
         items = task["properties"][key]["items"]
         if "oneOf" in items and extra:
             items["oneOf"].append({"type": "string", **extra})

@@ -24,6 +24,7 @@ from agent_host.virtual_phone.faults import FaultSpec, FaultState, parse_spec
 from agent_host.virtual_phone.fs import VirtualFS
 from agent_host.virtual_phone.services import Services
 from agent_host.virtual_phone.u2server import U2Server
+from agent_host.virtual_phone.world import World
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,6 @@ class PhoneError(RuntimeError):
 
 
 def _default_world(fs: VirtualFS, *, model: str, seed: int) -> Any:
-    from agent_host.virtual_phone.world import World  # the world is written apart from us
-
     return World(fs, model=model, seed=seed)
 
 
