@@ -12,6 +12,7 @@ import csv
 import json
 import re
 
+import pytest
 from PIL import Image
 
 from agent_host.config.records import EpisodeRecord, StepRecord
@@ -81,3 +82,35 @@ def test_csv_cells_that_would_be_formulas_are_neutralised(tmp_path):
     for cell in ("+1", "-cmd", "@SUM(A1)", "\tx", "\rx"):
         assert csv_safe(cell) == "'" + cell
     assert csv_safe(-1.5) == -1.5 and csv_safe("ok") == "ok" and csv_safe(None) is None
+
+
+def _unshare_works() -> bool:
+    import subprocess
+    try:
+        return subprocess.run(["unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs /mnt"],
+                              capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+
+@pytest.mark.skipif(not _unshare_works(), reason="needs a private mount namespace to mount a small tmpfs")
+def test_report_onto_a_full_disk_is_one_line_and_leaves_no_temporary_file(tmp_path):
+    """Before: a traceback while writing the report on a full disk."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    run = make_run(tmp_path)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    root = Path(__file__).resolve().parent.parent
+    cmd = f"{sys.executable} -m agent_host report {run} --out {mnt}/out"
+    script = f"mount -t tmpfs -o size=48k tmpfs {mnt} || exit 99; {cmd}; rc=$?; ls -A {mnt}/out; exit $rc"
+    out = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+    assert out.returncode not in (0, 99), out
+    assert "Traceback" not in out.stderr and out.stderr.startswith("error: cannot write the report"), out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert ".tmp" not in out.stdout, out.stdout          # no temporary file left behind
