@@ -1,10 +1,17 @@
-"""Runs under failure: a phone that dies leaves the pool, a server that dies is restarted,
-error episodes are retried and never counted against the model."""
+"""Runs under failure, on the virtual phone and the scripted policy: a phone that dies leaves
+the pool, a phone that drops is waited for and used again, a server that dies is restarted,
+waits are bounded, a full disk stops the run cleanly, one process per run directory. Error
+episodes are retried and never counted against the model; each test checks that nothing is
+lost, nothing duplicated, and every episode is labelled for what happened."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +19,8 @@ import pytest
 from agent_host.config.builds import Build
 from agent_host.config.phones import load_phone_profile
 from agent_host.config.tasks import load_tasks
-from agent_host.runs.run import start_run
+from agent_host.runs.execute import RecordingFailed
+from agent_host.runs.run import resume_run, start_run
 from agent_host.runs.store import read_records
 
 pytestmark = pytest.mark.slow
@@ -113,16 +121,6 @@ def test_a_harness_exception_costs_an_attempt_not_the_episode(tmp_path, virtual_
 
 # -- issue 11's fault suite: each asserts nothing lost, nothing duplicated, every episode
 # -- labelled for what happened ----------------------------------------------------------
-
-import errno  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-from agent_host.runs.execute import RecordingFailed  # noqa: E402
-from agent_host.runs.run import resume_run  # noqa: E402
-from agent_host.runs.plan import plan  # noqa: E402
 
 TWO_TASKS = ["dark-theme-on", "wifi-on"]
 
