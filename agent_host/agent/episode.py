@@ -225,7 +225,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
 
     goals = state.goals
     j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
-              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded")
+              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded",
+              exhausted=state.exhausted is not None)
     metrics_after = _metrics(endpoint) if metrics_before is not None else None
     server_metrics = None
     if metrics_before is not None and metrics_after is not None:
@@ -246,7 +247,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
         wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
-        usage=state.usage, server_metrics=server_metrics, reason=reason, answer=state.answer)
+        usage=state.usage, server_metrics=server_metrics, reason=reason, answer=state.answer,
+        exhausted=state.exhausted if j.outcome == "exhausted" else None)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
 

@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field, ValidationError
 from agent_host.errors import UserError
 
 Outcome = Literal[
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
 ]
 OUTCOMES: tuple[str, ...] = (
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
 )
 Variant = Literal["base", "verify"]
 
@@ -90,6 +90,15 @@ class EpisodeIdentity:
         return cls(episode_id(build, task.id, task.variant, repeat), build, repeat, seed, **kw)
 
 
+class Exhaustion(BaseModel):
+    """A budget the harness imposes ran out and ended the episode (outcome `exhausted`)."""
+    kind: Literal["context", "reply_tokens"]   # context window; max tokens per reply on every retry
+    step: int                                  # the step that could not be completed
+    tokens: int | None = None                  # conversation tokens (context) / reply tokens (reply_tokens)
+    limit: int | None = None                   # the budget, when the server named it
+    detail: str = ""
+
+
 class EpisodeRecord(BaseModel):
     episode_id: str
     run_id: str | None = None
@@ -122,6 +131,7 @@ class EpisodeRecord(BaseModel):
     server_metrics: dict[str, float] | None = None   # delta of the server's /metrics
     reason: str | None = None                  # the model's reason for complete/infeasible
     answer: str | None = None                  # the text of the last `answer` action (question tasks)
+    exhausted: Exhaustion | None = None        # set when outcome == "exhausted"
 
 
 # --------------------------------------------------------------------------- files
