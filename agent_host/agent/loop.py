@@ -18,6 +18,7 @@ which labels them `error`; they never count against the model.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,13 +29,21 @@ from agent_host.agent.model_client import ContextExceeded, ModelClient, ServerEr
 from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
-from agent_host.config.records import Action, PhaseTimes, StepRecord, Usage
+from agent_host.config.records import Action, Exhaustion, PhaseTimes, StepRecord, Usage
 from agent_host.phone.device import PhoneError
 from agent_host.phone.parse import parse
 from agent_host.phone.render import render
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
            "observe_xml"]
+
+
+def context_exhaustion(step: int, tokens: int | None, message: str) -> Exhaustion:
+    """What ran out: the conversation's size so far (`tokens`: the last prompt plus its reply,
+    as the server counted them) and the window the server named, if it did."""
+    m = re.search(r"maximum context length is (\d+)", message) or re.search(r"\((\d+) tokens\)", message)
+    return Exhaustion(kind="context", step=step, tokens=tokens or None,
+                      limit=int(m.group(1)) if m else None, detail=message[:300])
 
 
 # -- the loop ---------------------------------------------------------------------------------------
@@ -66,6 +75,7 @@ class LoopState:
     reason: str | None = None
     answer: str | None = None         # the latest `answer` action's text, for the judge
     stop: str | None = None            # why the loop ended early (context window)
+    exhausted: Exhaustion | None = None  # the harness budget that ended it (outcome `exhausted`)
     usage: Usage = field(default_factory=Usage)
     times: PhaseTimes = field(default_factory=PhaseTimes)
 
@@ -97,6 +107,7 @@ class StepLoop:
             {"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[goal_initial])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
+        self._context_tokens = 0                 # prompt + reply tokens of the latest request
 
     def run(self) -> LoopState:
         for n in range(1, self.max_steps + 1):
@@ -106,6 +117,7 @@ class StepLoop:
 
     def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]]) -> dict[str, Any]:
         reply = self.model.chat(self.messages, self.tools)
+        self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
         times.model += reply.seconds
         usage.prompt_tokens += reply.usage.prompt_tokens
         usage.completion_tokens += reply.usage.completion_tokens
@@ -169,6 +181,13 @@ class StepLoop:
             if n == 1:  # the build cannot take even the first prompt: a setup problem, not the model's
                 raise ServerError(f"the first prompt does not fit the server's context window: {exc}") from exc
             st.stop = f"context window exceeded at step {n}: {exc}"
+            st.exhausted = context_exhaustion(n, self._context_tokens, str(exc))
+            return False
+        if parsed is None and raws and all(r.get("finish_reason") == "length" for r in raws):
+            # Every try of this step was cut at the per-reply token cap: a harness budget.
+            st.stop = f"reply token cap hit on every try at step {n}"
+            st.exhausted = Exhaustion(kind="reply_tokens", step=n, tokens=usage.completion_tokens,
+                                      limit=self.model.max_tokens(), detail=st.stop)
             return False
 
         t_b = time.monotonic()
