@@ -3,6 +3,9 @@ each checked both ways (what the screen does, the shell sees; what the shell set
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
 from agent_host.virtual_phone.fs import VirtualFS
@@ -185,3 +188,27 @@ def test_markor_new_note_saves_on_back_and_only_when_changed(world: World) -> No
     world.rpc("setText", [sel(resourceId="net.gsantner.markor:id/new_file_dialog__name"), "Archive"])
     tap_text(world, "Folder")
     assert sh(world, "stat -c %F /sdcard/Documents/Markor/Archive") == "directory\n"
+
+
+def test_calendar_date_picker_month_grid(world: World) -> None:
+    world.shell("monkey -p com.google.android.calendar -c android.intent.category.LAUNCHER 1")
+    tap_desc(world, "Create new event")
+    tap_desc(world, "Start date")
+    shown = world.rpc("objInfo", [sel(resourceId="com.google.android.calendar:id/month_navigation_fragment_toggle")])
+    tap_desc(world, "Change to next month")
+    tap_desc(world, "Change to next month")
+    tap_desc(world, "Change to previous month")
+    nxt = world.rpc("objInfo", [sel(resourceId="com.google.android.calendar:id/month_navigation_fragment_toggle")])
+    assert nxt["text"] != shown["text"]
+    nm, ny = nxt["text"].split()
+    cell = world.rpc("objInfo", [sel(text="28")])  # every month has a 28th
+    assert cell["contentDescription"].endswith(f"{nm} 28, {ny}")
+    tap_text(world, "28")
+    tap_text(world, "OK")
+    start = world.rpc("objInfo", [sel(description="Start date")])["text"]
+    assert start.endswith(f" 28, {ny}") and nm[:3] in start
+    tap_text(world, "Save")
+    row = sh(world, f"content query --uri {EV} --projection dtstart:dtend")
+    start_ms, end_ms = (int(v) for v in re.findall(r"=(\d+)", row))
+    assert end_ms - start_ms == 3_600_000  # the end moved with the start: still one hour
+    assert time.gmtime(start_ms / 1000).tm_mday == 28
