@@ -51,20 +51,20 @@ class CalendarHome(Screen):
 
     def build(self, w: AppHost) -> Node:
         top, bottom = 320, NAV_TOP
-        rows: list[tuple[int, Node | None, Event | None, str]] = []
+        rows: list[tuple[int, Event | None, str]] = []  # (height, event, or a day header's text)
         last_day = None
         for e in w.state.calendar.live():
             d = day_start(e.dtstart)
             if d != last_day:
-                rows.append((110, None, None, time.strftime("%a, %b %d, %Y", time.gmtime(d / 1000))))
+                rows.append((110, None, time.strftime("%a, %b %d, %Y", time.gmtime(d / 1000))))
                 last_day = d
-            rows.append((200, None, e, ""))
-        self.scroll.content_h = sum(h for h, *_ in rows) + 240
+            rows.append((200, e, ""))
+        self.scroll.content_h = sum(h for h, _, _ in rows) + 240
         self.scroll.viewport_h = bottom - top
         self.scroll.by(0)
         kids: list[Node] = []
         y = top - self.scroll.offset
-        for h, _n, e, header in rows:
+        for h, e, header in rows:
             if y + h > top and y < bottom:
                 if e is None:
                     kids.append(Node(TV, (63, y + 30, 1017, y + 100), text=header, rid=C + "day_header"))
@@ -272,9 +272,10 @@ class DatePicker:
             return None
         mo, d, y = (int(g) for g in m.groups())
         try:
-            return utc_ms(y, mo, d) if time.strptime(f"{y}-{mo}-{d}", "%Y-%m-%d") else None
+            time.strptime(f"{y}-{mo}-{d}", "%Y-%m-%d")  # 02/30/2027 is no date
         except ValueError:
             return None
+        return utc_ms(y, mo, d)
 
     def _step(self, n: int) -> None:
         y, m = self.shown
