@@ -273,6 +273,10 @@ class Bounded:
         self.deadline = t_start + episode_timeout if episode_timeout else None
         self.base = model.client
 
+    def __getattr__(self, name: str) -> Any:
+        # Everything but chat() is the wrapped client's (max_tokens(), sampling, ...).
+        return getattr(self.model, name)
+
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
         timeout = self.request_timeout
         if self.deadline is not None:
