@@ -25,11 +25,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agent_host.agent.loop import ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml
+from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
+                                   round_trips, trips_since)
 from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usage
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
-from agent_host.phone.device import PhoneError
+from agent_host.phone.device import PhoneError, beside_the_step
 
 SETTLE_S = 3.0
 
@@ -78,7 +79,11 @@ class _Shots:
         if not self.enabled:
             return None
         self.barrier()
-        self.pending = self.capture_pool.submit(lambda: self.save(name, phone.screenshot()))
+
+        def capture() -> str | None:
+            with beside_the_step():
+                return self.save(name, phone.screenshot())
+        self.pending = self.capture_pool.submit(capture)
         return name
 
     def barrier(self) -> None:
@@ -159,6 +164,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     try:
         judge = Judge(task, profile)
         t0 = time.monotonic()
+        trips0 = round_trips(phone)
         run_steps(task.setup, phone, apps)
         xml = phone.settle(settle_s, min_s=settle_min_s(profile))
         first = observe_xml(xml)
@@ -172,7 +178,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         setup_times.observe = time.monotonic() - t2
         state.goals = [verdict.goal]
         log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
-                             screenshot=name0, times=setup_times, goal=verdict.goal,
+                             screenshot=name0, times=setup_times, wall_s=round(time.monotonic() - t0, 4),
+                             round_trips=trips_since(phone, trips0), goal=verdict.goal,
                              check_detail=verdict.detail))
         if not task.infeasible and verdict.goal != (task.variant == "verify"):
             want = "not hold" if task.variant == "base" else "hold"

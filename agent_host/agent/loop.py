@@ -28,7 +28,7 @@ from typing import Any
 
 from agent_host.agent import prompt as prompts
 from agent_host.agent.tools import FINAL_TOOLS, ToolError, tool_schemas, validate_call
-from agent_host.config.records import Action, PhaseTimes, StepRecord, Usage
+from agent_host.config.records import Action, PhaseTimes, RoundTrips, StepRecord, Usage
 
 
 class ServerError(Exception):
@@ -292,6 +292,19 @@ def observe_xml(xml: str) -> Observation:
     return Observation(xml, screen, observe.render(screen))
 
 
+def round_trips(phone: Any) -> tuple[int, int] | None:
+    """The phone's (critical, background) round trip counts so far (None: not counted)."""
+    counter = getattr(phone, "round_trips", None)
+    return counter.snapshot() if counter is not None else None
+
+
+def trips_since(phone: Any, before: tuple[int, int] | None) -> RoundTrips | None:
+    now = round_trips(phone)
+    if now is None or before is None:
+        return None
+    return RoundTrips(critical=now[0] - before[0], background=now[1] - before[1])
+
+
 @dataclass
 class LoopState:
     goals: list[bool]
@@ -366,6 +379,7 @@ class StepLoop:
         times = PhaseTimes()
         usage = Usage()
         t0 = time.monotonic()
+        trips0 = round_trips(self.phone)
         obs = self.obs
         shot = self.screenshot(n)
         times.observe += time.monotonic() - t0
@@ -463,6 +477,7 @@ class StepLoop:
         self.write_step(StepRecord(
             step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
             usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
-            times=times, goal=verdict.goal, check_detail=verdict.detail))
+            times=times, wall_s=round(time.monotonic() - t0, 4),
+            round_trips=trips_since(self.phone, trips0), goal=verdict.goal, check_detail=verdict.detail))
         self.obs = next_obs
         return cont

@@ -34,6 +34,14 @@ class PhaseTimes(BaseModel):
     judge: float = 0.0
 
 
+class RoundTrips(BaseModel):
+    """Device round trips (adb streams opened: shell calls, JSON-RPC requests) in a step:
+    `critical` ones the step waited on in series, `background` ones that ran beside it
+    (screenshot, judge), counted at the Phone wrapper."""
+    critical: int = 0
+    background: int = 0
+
+
 class Action(BaseModel):
     """The parsed tool call and where it landed on screen (for drawing on screenshots)."""
     name: str
@@ -53,6 +61,8 @@ class StepRecord(BaseModel):
     action: Action | None = None               # None: no valid tool call (wasted step)
     retry_error: str | None = None             # error fed back to the model this step
     times: PhaseTimes = Field(default_factory=PhaseTimes)
+    wall_s: float | None = None                # the step's own wall time (step 0: setup)
+    round_trips: RoundTrips | None = None
     goal: bool                                 # goal check after this step's action
     check_detail: dict[str, Any] = Field(default_factory=dict)
 

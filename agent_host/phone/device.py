@@ -20,7 +20,8 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,55 @@ class ShellResult:
     def text(self) -> str:
         """The output without its trailing newline(s)."""
         return self.output.rstrip("\r\n")
+
+
+_BESIDE = threading.local()
+
+
+@contextmanager
+def beside_the_step() -> Iterator[None]:
+    """Device calls made in this block run beside the step (a worker thread's screenshot or
+    judge) and are counted as background round trips, not critical ones."""
+    prev = getattr(_BESIDE, "on", False)
+    _BESIDE.on = True
+    try:
+        yield
+    finally:
+        _BESIDE.on = prev
+
+
+class RoundTripCounter:
+    """Counts every adb stream a Phone opens on the device (each shell call and each
+    uiautomator2 JSON-RPC request is one), split by whether the caller was beside the step."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.critical = 0
+        self.background = 0
+
+    def note(self) -> None:
+        with self._lock:
+            if getattr(_BESIDE, "on", False):
+                self.background += 1
+            else:
+                self.critical += 1
+
+    def snapshot(self) -> tuple[int, int]:
+        with self._lock:
+            return self.critical, self.background
+
+    def watch(self, adb_device: Any) -> None:
+        """Count the streams `adb_device` opens (uiautomator2 opens its HTTP streams through
+        the same AdbDevice, so its JSON-RPC requests are counted too)."""
+        opener = getattr(adb_device, "open_transport", None)
+        if opener is None:
+            return
+
+        def open_transport(command: str | None = None, *args: Any, **kwargs: Any) -> Any:
+            if command is None:      # a device service; with a command it is the adb server's own
+                self.note()
+            return opener(command, *args, **kwargs)
+        adb_device.open_transport = open_transport
 
 
 KEYS = ("back", "home", "enter", "recent", "delete", "menu", "search", "power",
@@ -81,6 +131,8 @@ class Phone:
         self.u2 = u2_device
         self._lock = threading.RLock()
         self._size: tuple[int, int] | None = None
+        self.round_trips = RoundTripCounter()
+        self.round_trips.watch(adb_device)
 
     # -- connection -------------------------------------------------------------
 
