@@ -18,7 +18,8 @@ import pytest
 
 @pytest.fixture
 def policy_server() -> Iterator[Callable[..., Any]]:
-    from agent_host.agent.policy import PolicyScript, PolicyServer
+    from agent_host.policy.script import PolicyScript
+    from agent_host.policy.server import PolicyServer
 
     servers: list[PolicyServer] = []
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent_host.agent.loop import parse_reply, swipe_points, text_tool_call
+from agent_host.agent.perform import swipe_points
+from agent_host.agent.reply import parse_reply, text_tool_call
 from agent_host.agent.prompt import system_prompt
 from agent_host.agent.tools import TOOL_NAMES, ToolError, tool_schemas, validate_call
 

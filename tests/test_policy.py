@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from agent_host.agent.policy import PolicyScript, parse_item, play, position
+from agent_host.policy.script import PolicyScript, parse_item, play, position
 from agent_host.errors import ConfigError
 
 OBS = """app: com.android.settings  screen: 1080x2400

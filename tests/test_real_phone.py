@@ -45,7 +45,8 @@ def test_state_commands_answer_in_the_formats_tasks_expect(phone):
 
 def test_dark_theme_task_solution_succeeds(phone, tmp_path):
     from agent_host.agent.episode import run_episode
-    from agent_host.agent.policy import PolicyScript, PolicyServer
+    from agent_host.policy.script import PolicyScript
+    from agent_host.policy.server import PolicyServer
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
 

@@ -1,7 +1,7 @@
 """A whole run as a user makes one: two scripted builds x 10 tasks x 3 repeats on two virtual
 phones, killed with SIGKILL mid-run, resumed, then reported.
 
-The builds are suite policies (agent_host.agent.policy_suite): `oracle` plays every task's
+The builds are suite policies (agent_host.policy.suite): `oracle` plays every task's
 reference solution; `flawed` makes seeded mistakes. A mistake is a pure function of the
 episode's seed and goal, so every episode's outcome is known in advance: the test predicts
 all 60 and checks the resumed run's log and the report against that prediction and against
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from agent_host.agent.policy_suite import flaw_for
+from agent_host.policy.suite import flaw_for
 from agent_host.config.tasks import load_tasks
 from agent_host.runs.plan import derive_seed
 from agent_host.runs.store import read_records

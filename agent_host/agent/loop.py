@@ -18,257 +18,22 @@ which labels them `error`; they never count against the model.
 
 from __future__ import annotations
 
-import json
-import re
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent_host.agent import prompt as prompts
-from agent_host.agent.tools import FINAL_TOOLS, ToolError, tool_schemas, validate_call
+from agent_host.agent.model_client import ContextExceeded, ModelClient, ServerError
+from agent_host.agent.perform import act, describe_result
+from agent_host.agent.reply import Parsed, parse_reply
+from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
 from agent_host.config.records import Action, PhaseTimes, RoundTrips, StepRecord, Usage
+from agent_host.phone import observe
+from agent_host.phone.device import PhoneError
 
-
-class ServerError(Exception):
-    """The model server failed (connection, timeout, 5xx, auth, unknown model)."""
-
-
-class ContextExceeded(Exception):
-    """The conversation no longer fits the server's context window."""
-
-
-# -- talking to the server ---------------------------------------------------------------------
-
-
-@dataclass
-class Reply:
-    message: dict[str, Any]          # the assistant message as appended to the conversation
-    usage: Usage
-    finish_reason: str | None
-    seconds: float
-    reasoning: str | None = None
-
-
-class ModelClient:
-    """One OpenAI-compatible endpoint, called the way every build is measured."""
-
-    def __init__(self, endpoint: Any, *, sampling: Any = None, seed: int = 0,
-                 timeout: float = 600.0, client: Any = None):
-        import openai
-        self.endpoint = endpoint
-        self.sampling = sampling
-        self.seed = seed
-        self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
-                                              timeout=timeout, max_retries=1)
-        self.tool_choice: str | None = "required"
-        self.parallel: bool | None = False
-
-    def _kwargs(self) -> dict[str, Any]:
-        s = self.sampling
-        kw: dict[str, Any] = {
-            "temperature": getattr(s, "temperature", 0.0) if s is not None else 0.0,
-            "top_p": getattr(s, "top_p", 1.0) if s is not None else 1.0,
-            "max_tokens": getattr(s, "max_tokens", 256) if s is not None else 256,
-            "seed": self.seed,
-        }
-        if self.tool_choice:
-            kw["tool_choice"] = self.tool_choice
-        if self.parallel is not None:
-            kw["parallel_tool_calls"] = self.parallel
-        return kw
-
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
-        import openai
-        t0 = time.monotonic()
-        for _ in range(3):
-            try:
-                resp = self.client.chat.completions.create(
-                    model=self.endpoint.model, messages=messages, tools=tools, **self._kwargs())
-                break
-            except openai.BadRequestError as exc:
-                text = str(exc).lower()
-                if "context" in text and ("length" in text or "window" in text or "maximum" in text):
-                    raise ContextExceeded(str(exc)) from exc
-                # Servers that do not know tool_choice="required" or parallel_tool_calls
-                if self.tool_choice == "required" and "tool_choice" in text:
-                    self.tool_choice = "auto"
-                    continue
-                if self.parallel is not None and "parallel_tool_calls" in text:
-                    self.parallel = None
-                    continue
-                raise ServerError(f"server rejected the request: {exc}") from exc
-            except (openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError,
-                    openai.AuthenticationError, openai.NotFoundError, openai.PermissionDeniedError,
-                    openai.RateLimitError, openai.APIStatusError) as exc:
-                raise ServerError(f"{type(exc).__name__}: {exc}") from exc
-        else:  # pragma: no cover - each retry changes one option, so this cannot loop
-            raise ServerError("server rejected the request")
-        seconds = time.monotonic() - t0
-        if not resp.choices:
-            raise ServerError("server answered without choices")
-        choice = resp.choices[0]
-        msg = choice.message
-        message: dict[str, Any] = {"role": "assistant", "content": msg.content}
-        calls = []
-        for c in msg.tool_calls or []:
-            fn = getattr(c, "function", None)
-            calls.append({"id": c.id or f"call_{secrets.token_hex(6)}", "type": "function",
-                          "function": {"name": getattr(fn, "name", "") or "",
-                                       "arguments": getattr(fn, "arguments", "") or ""}})
-        if calls:
-            message["tool_calls"] = calls
-        reasoning = getattr(msg, "reasoning_content", None) or (msg.model_extra or {}).get("reasoning_content")
-        usage = Usage()
-        if resp.usage is not None:
-            details = getattr(resp.usage, "prompt_tokens_details", None)
-            usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
-                          completion_tokens=resp.usage.completion_tokens or 0,
-                          cached_tokens=getattr(details, "cached_tokens", None) if details else None)
-        return Reply(message, usage, choice.finish_reason, seconds, reasoning)
-
-
-# -- reading a reply ------------------------------------------------------------------------------
-
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
-
-
-def text_tool_call(content: str | None) -> tuple[str, Any] | None:
-    """A tool call written as text (`<tool_call>{...}</tool_call>` or a bare JSON object with
-    name and arguments), for models whose chat template drops `tools`."""
-    if not content:
-        return None
-    candidates = [m.group(1) for m in _TAGGED.finditer(content)] + [content]
-    decoder = json.JSONDecoder()
-    for text in candidates:
-        for i, ch in enumerate(text):
-            if ch != "{":
-                continue
-            try:
-                obj, _ = decoder.raw_decode(text, i)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(obj, dict) and isinstance(obj.get("name"), str):
-                args = obj.get("arguments", obj.get("parameters", {}))
-                return obj["name"], args
-    return None
-
-
-@dataclass
-class Parsed:
-    name: str | None = None
-    args: dict[str, Any] = field(default_factory=dict)
-    call_id: str | None = None        # None: the call came as text
-    error: str | None = None
-
-
-def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str],
-                editable: set[int] | None = None) -> Parsed:
-    """The first tool call of a reply, validated; `editable`: indices type_text may target
-    (None: any)."""
-    calls = message.get("tool_calls") or []
-    if calls:
-        call = calls[0]
-        name = call["function"]["name"]
-        raw_args = call["function"]["arguments"]
-        call_id = call["id"]
-    else:
-        found = text_tool_call(message.get("content"))
-        if found is None:
-            return Parsed(error="the reply has no tool call")
-        name, raw_args = found
-        call_id = None
-    try:
-        args = validate_call(name, raw_args, indices=indices, apps=apps)
-    except ToolError as exc:
-        return Parsed(name=name, call_id=call_id, error=str(exc))
-    if name == "type_text" and editable is not None and args["index"] not in editable:
-        return Parsed(name=name, call_id=call_id,
-                      error=f"element {args['index']} is not a text field (type_text needs an element marked `type`)")
-    return Parsed(name=name, args=args, call_id=call_id)
-
-
-# -- acting -----------------------------------------------------------------------------------------
-
-
-def swipe_points(direction: str, bounds: tuple[int, int, int, int], *,
-                 slider: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Finger start and end for a swipe inside `bounds` (l, t, r, b): across the middle half
-    for a list or the screen (a scroll, not a fling); from the middle to the end of the track
-    for a slider (a drag to its end, as a person sets a slider to its maximum or minimum)."""
-    l, t, r, b = bounds
-    cx, cy = (l + r) // 2, (t + b) // 2
-    w, h = r - l, b - t
-    if slider:
-        ends = {"up": (cx, t + 1), "down": (cx, b - 2), "left": (l + 1, cy), "right": (r - 2, cy)}
-        return (cx, cy), ends[direction]
-    if direction == "up":
-        return (cx, t + int(h * 0.75)), (cx, t + int(h * 0.25))
-    if direction == "down":
-        return (cx, t + int(h * 0.25)), (cx, t + int(h * 0.75))
-    if direction == "left":
-        return (l + int(w * 0.8), cy), (l + int(w * 0.2), cy)
-    return (l + int(w * 0.2), cy), (l + int(w * 0.8), cy)
-
-
-def act(phone: Any, parsed: Parsed, screen: Any, profile: Any) -> Action:
-    """Perform a validated call; returns the Action with its screen point(s) (error set when the
-    phone could not do it for a reason that is the model's, e.g. a field that takes no text)."""
-    name, args = parsed.name or "", parsed.args
-    action = Action(name=name, args=args)
-    by_index = {e.index: e for e in screen.elements}
-    el = by_index.get(args.get("index")) if "index" in args else None
-    if name in ("tap", "long_press", "type_text"):
-        assert el is not None
-        x, y = el.center
-        action.point = (x, y)
-        if name == "tap":
-            phone.tap(x, y)
-        elif name == "long_press":
-            phone.long_press(x, y)
-        else:
-            if not phone.type_text(x, y, args["text"], bool(args.get("submit"))):
-                action.error = f"element {el.index} did not take text input (no focused text field)"
-    elif name == "swipe":
-        bounds = el.bounds if el is not None else _screen_bounds(screen)
-        start, end = swipe_points(args["direction"], bounds, slider=bool(el is not None and el.slider))
-        action.point, action.to = start, end
-        phone.swipe(start[0], start[1], end[0], end[1], 0.3)
-    elif name == "press_back":
-        phone.press("back")
-    elif name == "press_home":
-        phone.press("home")
-    elif name == "open_app":
-        phone.launch(profile.package(args["name"]))
-    elif name == "wait":
-        time.sleep(float(args.get("seconds", 1.0)))
-    return action
-
-
-def _screen_bounds(screen: Any) -> tuple[int, int, int, int]:
-    w, h = screen.width or 1080, screen.height or 2400
-    return (0, int(h * 0.15), w, int(h * 0.85))
-
-
-def describe_result(action: Action, screen: Any) -> str:
-    if action.error:
-        return f"error: {action.error}"
-    name, args = action.name, action.args
-    el = next((e for e in screen.elements if e.index == args.get("index")), None) if "index" in args else None
-    label = f' ("{el.text or el.desc}")' if el is not None and (el.text or el.desc) else ""
-    if name in ("tap", "long_press"):
-        return f"ok: {name.replace('_', ' ')} on element {args['index']}{label}"
-    if name == "type_text":
-        return f"ok: typed {json.dumps(args['text'], ensure_ascii=False)} into element {args['index']}{label}" + \
-            (" and pressed Enter" if args.get("submit") else "")
-    if name == "swipe":
-        return f"ok: swiped {args['direction']}" + (f" in element {args['index']}" if "index" in args else "")
-    if name == "open_app":
-        return f"ok: opened {args['name']}"
-    if name == "wait":
-        return f"ok: waited {args['seconds']:g} s"
-    return f"ok: {name}"
+__all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
+           "observe_xml"]
 
 
 # -- the loop ---------------------------------------------------------------------------------------
@@ -283,8 +48,6 @@ class Observation:
 
 def observe_xml(xml: str) -> Observation:
     """Parse and render a dump; an unreadable dump is the phone's failure (PhoneError)."""
-    from agent_host.phone import observe
-    from agent_host.phone.device import PhoneError
     try:
         screen = observe.parse(xml)
     except ValueError as exc:
@@ -435,7 +198,7 @@ class StepLoop:
             # nothing happened on the phone, but the world may move on: judge it anyway
         else:
             t1 = time.monotonic()
-            action = act(self.phone, parsed, obs.screen, self.profile)
+            action = act(self.phone, parsed.name or "", parsed.args, obs.screen, self.profile)
             times.act += time.monotonic() - t1
             result = describe_result(action, obs.screen)
             if parsed.name in FINAL_TOOLS:

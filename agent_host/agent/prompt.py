@@ -1,15 +1,16 @@
 """The system prompt and the per-step user messages the model reads.
 
-The tools are described here in text as well as passed as `tools`: the chat templates of many
-small models drop `tools`, and a model that never hears of them cannot call them. Messages are
-only ever appended (DESIGN.md: prefix caching), so nothing here depends on later steps.
+The tools are described here in text (their lines come from config/actions.py) as well as
+passed as `tools`: the chat templates of many small models drop `tools`, and a model that never
+hears of them cannot call them. Messages are only ever appended, so that the server's prefix
+cache serves all but the newest turn; nothing here depends on later steps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agent_host.agent.tools import MAX_WAIT_S
+from agent_host.config.actions import prompt_lines
 
 SYSTEM = """\
 You operate an Android phone to achieve the user's goal. Each turn you see the screen and call \
@@ -21,15 +22,7 @@ element: [index] Class "text" | "more text" desc="..." hint="..." id=... then st
 slide). `-- package --` starts another window. Indices change from screen to screen.
 
 Tools:
-- tap(index); long_press(index)
-- type_text(index, text, submit=false): set the text of a field marked `type`
-- swipe(direction, index?): up/down/left/right. "up" shows content further down a list; on a \
-slider, "right" drags it to the maximum, "left" to the minimum
-- press_back(); press_home()
-- open_app(name): name is one of {apps}
-- wait(seconds): at most {max_wait:g}
-- task_complete(reason): the goal holds now, as the screen shows. Ends the task.
-- task_infeasible(reason): the goal cannot be achieved on this phone. Ends the task.
+{tools}
 
 Rules: use as few steps as you can. If the goal already holds, call task_complete at once and \
 change nothing. Do not undo your work: tapping a switch that is on turns it off. If what you \
@@ -38,7 +31,7 @@ tool calls, reply with one JSON object {{"name": "<tool>", "arguments": {{...}}}
 
 
 def system_prompt(apps: Iterable[str]) -> str:
-    return SYSTEM.format(apps=", ".join(sorted(set(apps))), max_wait=MAX_WAIT_S)
+    return SYSTEM.format(tools="\n".join(prompt_lines(", ".join(sorted(set(apps))))))
 
 
 def first_message(goal: str, observation: str, max_steps: int) -> str:

@@ -9,7 +9,7 @@ from agent_host.errors import UserError
 
 EPILOG = """\
 The script is a YAML list of tool calls; element arguments may be selectors resolved against
-the observation in each request (see agent_host/agent/policy.py for the options):
+the observation in each request (see agent_host/policy/script.py for the options):
 
   - open_app: {name: settings}
   - tap: {text: "Network & internet"}
@@ -40,8 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from agent_host.agent.policy import PolicyServer
-    from agent_host.agent.policy_suite import load_policy
+    from agent_host.policy.server import PolicyServer
+    from agent_host.policy.suite import load_policy
 
     script = load_policy(args.script)
     if not 0 <= args.port <= 65535:
@@ -65,7 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _describe(script: object) -> str:
-    from agent_host.agent.policy_suite import SuitePolicy
+    from agent_host.policy.suite import SuitePolicy
 
     if isinstance(script, SuitePolicy):
         flaws = ", ".join(f"{k}={v:g}" for k, v in script.flaws.items()) or "none"

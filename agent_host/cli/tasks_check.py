@@ -63,7 +63,8 @@ def check(tasks: list[Any], serial: str, *, out_root: Path, profile: Any, consol
           on_result: Any = None) -> list[tuple[Any, Any, Path]]:
     """Run the reference policy of each task instance on `serial`; (task, record, dir) each."""
     from agent_host.agent.episode import run_episode
-    from agent_host.agent.policy import PolicyScript, PolicyServer
+    from agent_host.policy.script import PolicyScript
+    from agent_host.policy.server import PolicyServer
     from agent_host.phone.device import Phone
 
     phone = Phone.connect(serial)

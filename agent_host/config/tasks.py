@@ -24,6 +24,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Discriminator, Fie
                       ValidationError, field_validator, model_validator)
 from pydantic_core import PydanticCustomError
 
+from agent_host.config.actions import ACTIONS, BARE_ACTIONS, script_model
 from agent_host.config.loading import format_loc, line_of, load_yaml, validation_messages
 from agent_host.config.phones import REPO_ROOT, resolve_app
 from agent_host.errors import ConfigError, UserError
@@ -437,71 +438,14 @@ for _m in (AllCheck, AnyCheck, NotCheck):
 # ---------------------------------------------------------------------------------------------
 # Solutions (policy scripts: docs/architecture.md "Policy scripts")
 
-class _Selector(Strict):
-    index: int | None = Field(None, ge=0)
-    text: str | None = None
-    text_contains: str | None = None
-    resource_id: str | None = None
-    desc: str | None = None
-
-
-class TapArgs(_Selector):
-    @model_validator(mode="after")
-    def _one(self):
-        if len(self.model_dump(exclude_none=True)) != 1:
-            raise _fail("give exactly one of index, text, text_contains, resource_id, desc")
-        return self
-
-
-class TypeTextArgs(Strict):
-    index: int | None = Field(None, ge=0)
-    text_contains: str | None = None
-    resource_id: str | None = None
-    desc: str | None = None
-    text: str = Field(description="the text to type")
-    submit: bool = False
-
-    @model_validator(mode="after")
-    def _one(self):
-        n = sum(v is not None for v in (self.index, self.text_contains, self.resource_id, self.desc))
-        if n != 1:
-            raise _fail("give exactly one of index, text_contains, resource_id, desc")
-        return self
-
-
-class SwipeArgs(_Selector):
-    direction: Literal["up", "down", "left", "right"]
-
-    @model_validator(mode="after")
-    def _at_most_one(self):
-        if len(self.model_dump(exclude_none=True)) > 2:
-            raise _fail("give at most one of index, text, text_contains, resource_id, desc")
-        return self
-
-
-class OpenAppArgs(Strict):
-    name: str = Field(min_length=1)
-
-
-class WaitArgs(Strict):
-    seconds: float = Field(1.0, gt=0, le=60)
-
-
-class ReasonArgs(Strict):
-    reason: str = ""
-
-
-class NoArgs(Strict):
-    pass
-
-
 def _none_is_empty(cls: Any, v: Any) -> Any:
     return {} if v is None else v
 
 
 def _action(tool: str, args: type[BaseModel]) -> type[BaseModel]:
     """A one-key model `{tool: args}` (`press_back:` with no value means no arguments)."""
-    default = Field(default_factory=args) if tool in ("press_back", "press_home", "wait") else Field()
+    optional = not ACTIONS[tool].element and all(not f.is_required() for f in args.model_fields.values())
+    default = Field(default_factory=args) if optional else Field()
     name = f"{''.join(p.title() for p in tool.split('_'))}Action"
     return type(name, (Strict,), {
         "__annotations__": {tool: args}, "__module__": __name__, tool: default,
@@ -509,17 +453,11 @@ def _action(tool: str, args: type[BaseModel]) -> type[BaseModel]:
     })
 
 
-ACTION_KINDS: dict[str, type[BaseModel]] = {
-    "tap": _action("tap", TapArgs), "long_press": _action("long_press", TapArgs),
-    "type_text": _action("type_text", TypeTextArgs), "swipe": _action("swipe", SwipeArgs),
-    "press_back": _action("press_back", NoArgs), "press_home": _action("press_home", NoArgs),
-    "open_app": _action("open_app", OpenAppArgs), "wait": _action("wait", WaitArgs),
-    "task_complete": _action("task_complete", ReasonArgs),
-    "task_infeasible": _action("task_infeasible", ReasonArgs),
-}
+# the arguments of each action are defined once, in config/actions.py
+ACTION_KINDS: dict[str, type[BaseModel]] = {name: _action(name, script_model(name)) for name in ACTIONS}
 for _m in ACTION_KINDS.values():
     _m.model_rebuild()
-Action, _ACTION_SCHEMA_EXTRA = _one_key_union(ACTION_KINDS, "action", bare=("press_back", "press_home"))
+Action, _ACTION_SCHEMA_EXTRA = _one_key_union(ACTION_KINDS, "action", bare=BARE_ACTIONS)
 
 
 def action_tool(action: BaseModel) -> str:

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent_host.agent.policy import PolicyScript, message_text, play
+from agent_host.config.loading import load_yaml
+from agent_host.config.tasks import load_tasks
 from agent_host.errors import ConfigError
+from agent_host.policy.script import PolicyScript, message_text, play
 
 FLAWS = ("premature", "undo", "unrecognised", "wander")
 _GOAL = re.compile(r"^Goal: (.*)$", re.M)
@@ -91,8 +93,6 @@ class SuitePolicy:
 
     @classmethod
     def from_data(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:
-        from agent_host.config.tasks import load_tasks
-
         unknown = set(data) - {"suite", "flaws"}
         if unknown:
             raise ConfigError(f"{source}: {sorted(unknown)[0]}: unknown option (suite, flaws)")
@@ -117,8 +117,6 @@ class SuitePolicy:
 
 def load_policy(path: Path | str) -> Any:
     """A policy script file: a suite mapping, or a plain script (list or `actions` mapping)."""
-    from agent_host.config.loading import load_yaml
-
     data, _ = load_yaml(Path(path))
     if isinstance(data, dict) and "suite" in data:
         return SuitePolicy.from_data(data, source=str(path))

@@ -1,0 +1,115 @@
+"""The model client: one OpenAI-compatible endpoint, asked the way every build is measured.
+
+`ModelClient.chat(messages, tools) -> Reply` sends the whole (append-only) conversation with
+tool_choice="required", parallel_tool_calls=false, the build's sampling and the episode seed;
+servers that do not know those two options are asked again without them. Failures of the
+server surface as `ServerError`, a conversation too long for the window as `ContextExceeded`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agent_host.config.records import Usage
+
+
+class ServerError(Exception):
+    """The model server failed (connection, timeout, 5xx, auth, unknown model)."""
+
+
+class ContextExceeded(Exception):
+    """The conversation no longer fits the server's context window."""
+
+
+
+
+@dataclass
+class Reply:
+    message: dict[str, Any]          # the assistant message as appended to the conversation
+    usage: Usage
+    finish_reason: str | None
+    seconds: float
+    reasoning: str | None = None
+
+
+class ModelClient:
+    """One OpenAI-compatible endpoint, called the way every build is measured."""
+
+    def __init__(self, endpoint: Any, *, sampling: Any = None, seed: int = 0,
+                 timeout: float = 600.0, client: Any = None):
+        import openai
+        self.endpoint = endpoint
+        self.sampling = sampling
+        self.seed = seed
+        self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
+                                              timeout=timeout, max_retries=1)
+        self.tool_choice: str | None = "required"
+        self.parallel: bool | None = False
+
+    def _kwargs(self) -> dict[str, Any]:
+        s = self.sampling
+        kw: dict[str, Any] = {
+            "temperature": getattr(s, "temperature", 0.0) if s is not None else 0.0,
+            "top_p": getattr(s, "top_p", 1.0) if s is not None else 1.0,
+            "max_tokens": getattr(s, "max_tokens", 256) if s is not None else 256,
+            "seed": self.seed,
+        }
+        if self.tool_choice:
+            kw["tool_choice"] = self.tool_choice
+        if self.parallel is not None:
+            kw["parallel_tool_calls"] = self.parallel
+        return kw
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+        import openai
+        t0 = time.monotonic()
+        for _ in range(3):
+            try:
+                resp = self.client.chat.completions.create(
+                    model=self.endpoint.model, messages=messages, tools=tools, **self._kwargs())
+                break
+            except openai.BadRequestError as exc:
+                text = str(exc).lower()
+                if "context" in text and ("length" in text or "window" in text or "maximum" in text):
+                    raise ContextExceeded(str(exc)) from exc
+                # Servers that do not know tool_choice="required" or parallel_tool_calls
+                if self.tool_choice == "required" and "tool_choice" in text:
+                    self.tool_choice = "auto"
+                    continue
+                if self.parallel is not None and "parallel_tool_calls" in text:
+                    self.parallel = None
+                    continue
+                raise ServerError(f"server rejected the request: {exc}") from exc
+            except (openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError,
+                    openai.AuthenticationError, openai.NotFoundError, openai.PermissionDeniedError,
+                    openai.RateLimitError, openai.APIStatusError) as exc:
+                raise ServerError(f"{type(exc).__name__}: {exc}") from exc
+        else:  # pragma: no cover - each retry changes one option, so this cannot loop
+            raise ServerError("server rejected the request")
+        seconds = time.monotonic() - t0
+        if not resp.choices:
+            raise ServerError("server answered without choices")
+        choice = resp.choices[0]
+        msg = choice.message
+        message: dict[str, Any] = {"role": "assistant", "content": msg.content}
+        calls = []
+        for c in msg.tool_calls or []:
+            fn = getattr(c, "function", None)
+            calls.append({"id": c.id or f"call_{secrets.token_hex(6)}", "type": "function",
+                          "function": {"name": getattr(fn, "name", "") or "",
+                                       "arguments": getattr(fn, "arguments", "") or ""}})
+        if calls:
+            message["tool_calls"] = calls
+        reasoning = getattr(msg, "reasoning_content", None) or (msg.model_extra or {}).get("reasoning_content")
+        usage = Usage()
+        if resp.usage is not None:
+            details = getattr(resp.usage, "prompt_tokens_details", None)
+            usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
+                          completion_tokens=resp.usage.completion_tokens or 0,
+                          cached_tokens=getattr(details, "cached_tokens", None) if details else None)
+        return Reply(message, usage, choice.finish_reason, seconds, reasoning)
+
+

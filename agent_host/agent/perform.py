@@ -1,0 +1,129 @@
+"""How each action (config/actions.py) is performed on a phone and described to the model.
+
+`PERFORM` is the one table: action name -> (perform, describe). `perform(phone, args, el,
+screen, profile, action)` acts (el: the element `index` names, or None) and fills the
+Action's screen points; `describe(args, label)` is the result line the model reads next.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agent_host.config.actions import ACTIONS
+from agent_host.config.records import Action
+
+
+def swipe_points(direction: str, bounds: tuple[int, int, int, int], *,
+                 slider: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Finger start and end for a swipe inside `bounds` (l, t, r, b): across the middle half
+    for a list or the screen (a scroll, not a fling); from the middle to the end of the track
+    for a slider (a drag to its end, as a person sets a slider to its maximum or minimum)."""
+    l, t, r, b = bounds
+    cx, cy = (l + r) // 2, (t + b) // 2
+    w, h = r - l, b - t
+    if slider:
+        ends = {"up": (cx, t + 1), "down": (cx, b - 2), "left": (l + 1, cy), "right": (r - 2, cy)}
+        return (cx, cy), ends[direction]
+    if direction == "up":
+        return (cx, t + int(h * 0.75)), (cx, t + int(h * 0.25))
+    if direction == "down":
+        return (cx, t + int(h * 0.25)), (cx, t + int(h * 0.75))
+    if direction == "left":
+        return (l + int(w * 0.8), cy), (l + int(w * 0.2), cy)
+    return (l + int(w * 0.2), cy), (l + int(w * 0.8), cy)
+
+
+def _screen_bounds(screen: Any) -> tuple[int, int, int, int]:
+    w, h = screen.width or 1080, screen.height or 2400
+    return (0, int(h * 0.15), w, int(h * 0.85))
+
+
+def _tap(phone, args, el, screen, profile, action):
+    action.point = el.center
+    phone.tap(*el.center)
+
+
+def _long_press(phone, args, el, screen, profile, action):
+    action.point = el.center
+    phone.long_press(*el.center)
+
+
+def _type_text(phone, args, el, screen, profile, action):
+    action.point = el.center
+    if not phone.type_text(*el.center, args["text"], bool(args.get("submit"))):
+        action.error = f"element {el.index} did not take text input (no focused text field)"
+
+
+def _swipe(phone, args, el, screen, profile, action):
+    bounds = el.bounds if el is not None else _screen_bounds(screen)
+    start, end = swipe_points(args["direction"], bounds, slider=bool(el is not None and el.slider))
+    action.point, action.to = start, end
+    phone.swipe(start[0], start[1], end[0], end[1], 0.3)
+
+
+def _nothing(phone, args, el, screen, profile, action):
+    pass
+
+
+def _on_element(name: str) -> Callable[[dict[str, Any], str], str]:
+    return lambda args, label: f"ok: {name.replace('_', ' ')} on element {args['index']}{label}"
+
+
+def _typed(args: dict[str, Any], label: str) -> str:
+    return (f"ok: typed {json.dumps(args['text'], ensure_ascii=False)} into element {args['index']}{label}"
+            + (" and pressed Enter" if args.get("submit") else ""))
+
+
+def _plain(name: str) -> Callable[[dict[str, Any], str], str]:
+    return lambda args, label: f"ok: {name}"
+
+
+Perform = Callable[[Any, dict[str, Any], Any, Any, Any, Action], None]
+Describe = Callable[[dict[str, Any], str], str]
+
+PERFORM: dict[str, tuple[Perform, Describe]] = {
+    "tap": (_tap, _on_element("tap")),
+    "long_press": (_long_press, _on_element("long_press")),
+    "type_text": (_type_text, _typed),
+    "swipe": (_swipe, lambda a, label: f"ok: swiped {a['direction']}"
+              + (f" in element {a['index']}" if "index" in a else "")),
+    "press_back": (lambda phone, *_: phone.press("back"), _plain("press_back")),
+    "press_home": (lambda phone, *_: phone.press("home"), _plain("press_home")),
+    "open_app": (lambda phone, args, el, screen, profile, action: phone.launch(profile.package(args["name"])),
+                 lambda a, label: f"ok: opened {a['name']}"),
+    "wait": (lambda phone, args, *_: time.sleep(float(args.get("seconds", 1.0))),
+             lambda a, label: f"ok: waited {a['seconds']:g} s"),
+    # the episode keeps the latest answer for the judge; the phone is not touched
+    "answer": (_nothing, lambda a, label: f"ok: answer recorded: {json.dumps(a['text'], ensure_ascii=False)}"),
+    "task_complete": (_nothing, _plain("task_complete")),
+    "task_infeasible": (_nothing, _plain("task_infeasible")),
+}
+assert set(PERFORM) == set(ACTIONS), "every action needs a row in PERFORM"
+
+
+def _element(args: dict[str, Any], screen: Any) -> Any:
+    if "index" not in args:
+        return None
+    return next((e for e in screen.elements if e.index == args["index"]), None)
+
+
+def act(phone: Any, name: str, args: dict[str, Any], screen: Any, profile: Any) -> Action:
+    """Perform a validated call; returns the Action with its screen point(s) (error set when the
+    phone could not do it for a reason that is the model's, e.g. a field that takes no text)."""
+    action = Action(name=name, args=args)
+    el = _element(args, screen)
+    if ACTIONS[name].element and "index" in args:
+        assert el is not None, "validation lets only indices on screen through"
+    PERFORM[name][0](phone, args, el, screen, profile, action)
+    return action
+
+
+def describe_result(action: Action, screen: Any) -> str:
+    if action.error:
+        return f"error: {action.error}"
+    el = _element(action.args, screen)
+    label = f' ("{el.text or el.desc}")' if el is not None and (el.text or el.desc) else ""
+    return PERFORM[action.name][1](action.args, label)

@@ -1,0 +1,230 @@
+"""A policy behind a real OpenAI-compatible HTTP server (`agent-host policy serve`).
+
+`PolicyServer(policy)` answers /v1/chat/completions with `policy.answer(messages, body)` (a
+policy/script.py PolicyScript, or a policy/suite.py SuitePolicy); usage counts are estimated
+from the text, and `cached_tokens` from the longest prefix shared with a recent request, so
+prefix-cache accounting can be exercised without a model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from agent_host.serving.endpoint import Endpoint
+
+
+def _serialize(messages: list[dict[str, Any]]) -> str:
+    return json.dumps(messages, ensure_ascii=False, sort_keys=True)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the common prefix (binary search over C-speed slice compares)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class PolicyServer:
+    """A policy on a real HTTP port. `requests` keeps every chat request body.
+
+    `script` is any object with `answer(messages, body) -> assistant message` (a PolicyScript,
+    or policy/suite.py SuitePolicy, which picks each task's solution by its goal)."""
+
+    def __init__(self, script: Any, *, host: str = "127.0.0.1", port: int = 0,
+                 api_key: str | None = None, model: str = "policy", delay_ms: int = 0,
+                 log_path: Path | str | None = None):
+        self.script = script
+        self.host = host
+        self.port = port
+        self.api_key = api_key or None
+        self.model = model
+        self.delay_ms = delay_ms
+        self.log_path = Path(log_path) if log_path else None
+        self.requests: list[dict[str, Any]] = []
+        self._recent: list[str] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._ids = itertools.count(1)
+        self._conns: set[Any] = set()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def endpoint(self, build_id: str = "policy"):
+        return Endpoint(self.base_url, self.api_key or "none", self.model, build_id, None)
+
+    def start(self) -> PolicyServer:
+        server = self
+
+        class Handler(_Handler):
+            policy = server
+
+        self._httpd = ThreadingHTTPServer((self.host, self.port), Handler)
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="policy-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        assert self._thread is not None
+        try:
+            while self._thread.is_alive():
+                self._thread.join(0.5)
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop listening and cut open keep-alive connections (as a dying server would)."""
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+            with self._lock:
+                conns, self._conns = list(self._conns), set()
+            for conn in conns:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def __enter__(self) -> PolicyServer:
+        return self.start() if self._httpd is None else self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- answering --
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise ValueError("messages: a non-empty list is required")
+        if body.get("stream"):
+            raise ValueError("stream: not supported by the policy server")
+        message = self.script.answer(messages, body)
+        text = _serialize(messages)
+        with self._lock:
+            self.requests.append(body)
+            cached = max((_common_prefix(text, r) for r in self._recent), default=0)
+            self._recent = (self._recent + [text])[-16:]
+            n = next(self._ids)
+        prompt_tokens = max(1, len(text) // 4)
+        out_text = json.dumps(message.get("tool_calls") or message.get("content") or "")
+        completion_tokens = max(1, len(out_text) // 4)
+        response = {
+            "id": f"chatcmpl-policy-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model,
+            "system_fingerprint": "agent-host-policy",
+            "choices": [{
+                "index": 0, "message": message, "logprobs": None,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+            }],
+            "usage": {
+                "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": min(prompt_tokens, cached // 4)},
+            },
+        }
+        if self.log_path:
+            with self._lock, self.log_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"request": body, "response": response}, ensure_ascii=False) + "\n")
+        return response
+
+
+class _Handler(BaseHTTPRequestHandler):
+    policy: PolicyServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (quiet by default)
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.policy._lock:
+            self.policy._conns.add(self.connection)
+
+    def finish(self) -> None:
+        with self.policy._lock:
+            self.policy._conns.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
+
+    def _send(self, code: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, code: int, message: str, kind: str = "invalid_request_error") -> None:
+        self._send(code, {"error": {"message": message, "type": kind, "code": code}})
+
+    def _authorised(self) -> bool:
+        key = self.policy.api_key
+        if key is None:
+            return True
+        if self.headers.get("Authorization", "") == f"Bearer {key}":
+            return True
+        self._error(401, "invalid API key", "authentication_error")
+        return False
+
+    def do_GET(self) -> None:  # noqa: N802
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path in ("/health", ""):
+            self._send(200, {"status": "ok"})
+            return
+        if not self._authorised():
+            return
+        if path == "/v1/models":
+            self._send(200, {"object": "list", "data": [
+                {"id": self.policy.model, "object": "model", "created": 0, "owned_by": "agent-host"}]})
+            return
+        self._error(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not self._authorised():
+            return
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path != "/v1/chat/completions":
+            self._error(404, f"no route {self.path}")
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+        except ValueError as exc:
+            self._error(400, f"invalid JSON body: {exc}")
+            return
+        if self.policy.delay_ms:
+            time.sleep(self.policy.delay_ms / 1000)
+        try:
+            response = self.policy.complete(body)
+        except ValueError as exc:
+            self._error(400, str(exc))
+            return
+        except Exception as exc:  # a bug here must not look like a model's answer
+            self._error(500, f"{type(exc).__name__}: {exc}", "server_error")
+            return
+        self._send(200, response)
