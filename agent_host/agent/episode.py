@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
-                                   round_trips, trips_since)
-from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usage
+                                   render_key)
+from agent_host.config.records import EpisodeRecord, PhaseTimes, RoundTrips, StepRecord, Usage
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
-from agent_host.phone.device import PhoneError, beside_the_step
+from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, submit_beside
 
 SETTLE_S = 3.0
 
@@ -38,6 +38,11 @@ SETTLE_S = 3.0
 def settle_min_s(profile: Any) -> float:
     """How long to let an action start before the first settle dump (PhoneProfile.settle_min_s)."""
     return float(getattr(profile, "settle_min_s", 0.3))
+
+
+def settle_confirm(profile: Any) -> bool:
+    """Whether this phone's dumps need confirming by a second one (PhoneProfile.settle_confirm)."""
+    return bool(getattr(profile, "settle_confirm", False))
 
 
 def episode_id(build: str, task: str, variant: str, repeat: int) -> str:
@@ -80,10 +85,7 @@ class _Shots:
             return None
         self.barrier()
 
-        def capture() -> str | None:
-            with beside_the_step():
-                return self.save(name, phone.screenshot())
-        self.pending = self.capture_pool.submit(capture)
+        self.pending = submit_beside(self.capture_pool, lambda: self.save(name, phone.screenshot()))
         return name
 
     def barrier(self) -> None:
@@ -164,23 +166,25 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     try:
         judge = Judge(task, profile)
         t0 = time.monotonic()
-        trips0 = round_trips(phone)
-        run_steps(task.setup, phone, apps)
-        xml = phone.settle(settle_s, min_s=settle_min_s(profile))
-        first = observe_xml(xml)
-        setup_times.settle = time.monotonic() - t0
-        t1 = time.monotonic()
-        verdict = judge.evaluate(phone, first.screen)
-        setup_times.judge = time.monotonic() - t1
-        t2 = time.monotonic()
-        shot0 = phone.screenshot() if screenshots else None
-        name0 = shots.save("step-000.png", shot0)
-        setup_times.observe = time.monotonic() - t2
+        tally0 = RoundTripTally()
+        with counting_into(tally0):
+            run_steps(task.setup, phone, apps)
+            first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
+                                             confirm=settle_confirm(profile), key=render_key))
+            setup_times.settle = time.monotonic() - t0
+            t1 = time.monotonic()
+            capture0 = submit_beside(shots.capture_pool, phone.screenshot) if screenshots else None
+            verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
+            setup_times.judge = time.monotonic() - t1
+            t2 = time.monotonic()
+            shot0 = capture0.result() if capture0 is not None else None
+            name0 = shots.save("step-000.png", shot0)
+            setup_times.observe = time.monotonic() - t2
         state.goals = [verdict.goal]
         log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
                              screenshot=name0, times=setup_times, wall_s=round(time.monotonic() - t0, 4),
-                             round_trips=trips_since(phone, trips0), goal=verdict.goal,
-                             check_detail=verdict.detail))
+                             round_trips=RoundTrips(critical=tally0.critical, background=tally0.background),
+                             goal=verdict.goal, check_detail=verdict.detail))
         if not task.infeasible and verdict.goal != (task.variant == "verify"):
             want = "not hold" if task.variant == "base" else "hold"
             raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
@@ -197,8 +201,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
                         max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
                         screenshot=screenshot, before_act=shots.barrier, write_step=log.write,
-                        settle_s=settle_s,
-                        settle_min_s=settle_min_s(profile))
+                        settle_s=settle_s, settle_min_s=settle_min_s(profile),
+                        settle_confirm=settle_confirm(profile))
         state = loop.run()
     except _SetupFailed as exc:
         error = str(exc)

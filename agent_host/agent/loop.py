@@ -8,9 +8,15 @@ request's, so the server's prefix cache serves all but the newest turn. Per step
    sampling and the episode seed;
 3. a reply without a valid tool call (no call, unknown tool, bad arguments, an index not on
    screen) is fed back ONCE with the error; a second invalid reply makes the step wasted;
-4. the action runs on the phone; the screen settles (dumps until two agree); that last dump is
-   the next step's observation and the screen the judge's UI checks read;
-5. the judge evaluates the goal (one batched shell call).
+4. the action runs on the phone; the screen settles (the phone profile's minimum delay, then
+   one dump: uiautomator waits for idle before it dumps); that dump is the next step's
+   observation and the screen the judge's UI checks read;
+5. the judge evaluates the goal (one batched shell call) on a worker thread, beside the next
+   step's model request and screenshot; the next action waits for it, so the judged state is
+   exactly the state after this step's action and before the next one.
+
+Only the action and the settle dump are device round trips in series with the model; the
+step's record is written once its verdict is in (at the latest before the next action).
 
 Failures of the phone (PhoneError) and of the server (ServerError) propagate to the episode,
 which labels them `error`; they never count against the model.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +37,7 @@ from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
 from agent_host.config.records import Action, PhaseTimes, RoundTrips, StepRecord, Usage
 from agent_host.phone import observe
-from agent_host.phone.device import PhoneError
+from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, submit_beside
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
            "observe_xml"]
@@ -55,17 +62,12 @@ def observe_xml(xml: str) -> Observation:
     return Observation(xml, screen, observe.render(screen))
 
 
-def round_trips(phone: Any) -> tuple[int, int] | None:
-    """The phone's (critical, background) round trip counts so far (None: not counted)."""
-    counter = getattr(phone, "round_trips", None)
-    return counter.snapshot() if counter is not None else None
-
-
-def trips_since(phone: Any, before: tuple[int, int] | None) -> RoundTrips | None:
-    now = round_trips(phone)
-    if now is None or before is None:
-        return None
-    return RoundTrips(critical=now[0] - before[0], background=now[1] - before[1])
+def render_key(xml: str) -> str:
+    """What the model would see of a dump (a ticking status-bar clock is not in it)."""
+    try:
+        return observe.render(observe.parse(xml))
+    except ValueError:
+        return xml
 
 
 @dataclass
@@ -89,7 +91,7 @@ class StepLoop:
                  screenshot: Callable[[int], str | None] | None = None,
                  before_act: Callable[[], None] | None = None,
                  write_step: Callable[[StepRecord], None] | None = None,
-                 settle_s: float = 3.0, settle_min_s: float = 0.0):
+                 settle_s: float = 3.0, settle_min_s: float = 0.0, settle_confirm: bool = False):
         self.goal = goal
         self.phone = phone
         self.model = model
@@ -104,16 +106,46 @@ class StepLoop:
         self.write_step = write_step or (lambda rec: None)
         self.settle_s = settle_s
         self.settle_min_s = settle_min_s
+        self.settle_confirm = settle_confirm
+        self._judging: Future | None = None      # the last step's verdict, coming in beside
+        self._judge_pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[goal_initial])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
 
     def run(self) -> LoopState:
-        for n in range(1, self.max_steps + 1):
-            if not self.step(n):
-                break
+        try:
+            for n in range(1, self.max_steps + 1):
+                if not self.step(n):
+                    break
+            self._judged()
+        except BaseException:
+            try:      # a finished step keeps its record whatever ends the loop
+                self._judged()
+            except Exception:
+                pass
+            raise
+        finally:
+            self._judge_pool.shutdown(wait=True)
         return self.state
+
+    def _settle(self, min_s: float) -> Observation:
+        return observe_xml(self.phone.settle(self.settle_s, min_s=min_s, confirm=self.settle_confirm,
+                                             key=render_key))
+
+    def _judge_beside(self, screen: Any, finish: Callable[[Any], None]) -> None:
+        """Evaluate the goal on `screen` and the phone's state now, on the judge's thread;
+        `finish(verdict)` records the step. `_judged()` waits for it."""
+        def judge() -> None:
+            finish(self.judge.evaluate(self.phone, screen))
+        self._judging = submit_beside(self._judge_pool, judge)
+
+    def _judged(self) -> None:
+        """Wait for the verdict in flight; its PhoneError is raised here."""
+        pending, self._judging = self._judging, None
+        if pending is not None:
+            pending.result()
 
     def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]]) -> dict[str, Any]:
         reply = self.model.chat(self.messages, self.tools)
@@ -138,11 +170,15 @@ class StepLoop:
 
     def step(self, n: int) -> bool:
         """One step; False when the episode ends (task_complete / task_infeasible / context)."""
+        tally = RoundTripTally()
+        with counting_into(tally):
+            return self._step(n, tally)
+
+    def _step(self, n: int, tally: RoundTripTally) -> bool:
         st = self.state
         times = PhaseTimes()
         usage = Usage()
         t0 = time.monotonic()
-        trips0 = round_trips(self.phone)
         obs = self.obs
         shot = self.screenshot(n)
         times.observe += time.monotonic() - t0
@@ -185,6 +221,7 @@ class StepLoop:
 
         t_b = time.monotonic()
         self.before_act()            # the screenshot of this screen was taken while the model ran
+        self._judged()               # and the last step was judged
         times.observe += time.monotonic() - t_b
         raw_output = raws[-1] if raws else {}
         if len(raws) > 1:
@@ -211,8 +248,7 @@ class StepLoop:
                 cont = False
             else:
                 t2 = time.monotonic()
-                xml = self.phone.settle(self.settle_s, min_s=0.0 if parsed.name == "wait" else self.settle_min_s)
-                next_obs = observe_xml(xml)
+                next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s)
                 times.settle += time.monotonic() - t2
                 goal_screen = next_obs.screen
                 if parsed.call_id is not None:
@@ -221,26 +257,27 @@ class StepLoop:
                     self.messages.append({"role": "user", "content": f"Result: {result}"})
         if parsed is None:
             t2 = time.monotonic()
-            xml = self.phone.settle(self.settle_s)
-            next_obs = observe_xml(xml)
+            next_obs = self._settle(0.0)
             times.settle += time.monotonic() - t2
             goal_screen = next_obs.screen
+        wall_s = round(time.monotonic() - t0, 4)
 
-        t3 = time.monotonic()
-        verdict = self.judge.evaluate(self.phone, goal_screen)
-        times.judge += time.monotonic() - t3
-        st.goals.append(verdict.goal)
-        st.steps = n
-        for k in ("observe", "model", "act", "settle", "judge"):
-            setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
-        st.usage.prompt_tokens += usage.prompt_tokens
-        st.usage.completion_tokens += usage.completion_tokens
-        if usage.cached_tokens is not None:
-            st.usage.cached_tokens = (st.usage.cached_tokens or 0) + usage.cached_tokens
-        self.write_step(StepRecord(
-            step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
-            usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
-            times=times, wall_s=round(time.monotonic() - t0, 4),
-            round_trips=trips_since(self.phone, trips0), goal=verdict.goal, check_detail=verdict.detail))
+        def finish(verdict: Any) -> None:
+            times.judge = verdict.seconds       # beside the next step, not in this one's wall time
+            st.goals.append(verdict.goal)
+            st.steps = n
+            for k in ("observe", "model", "act", "settle", "judge"):
+                setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
+            st.usage.prompt_tokens += usage.prompt_tokens
+            st.usage.completion_tokens += usage.completion_tokens
+            if usage.cached_tokens is not None:
+                st.usage.cached_tokens = (st.usage.cached_tokens or 0) + usage.cached_tokens
+            self.write_step(StepRecord(
+                step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
+                usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
+                times=times, wall_s=wall_s, round_trips=RoundTrips(critical=tally.critical, background=tally.background),
+                goal=verdict.goal, check_detail=verdict.detail))
+
+        self._judge_beside(goal_screen, finish)
         self.obs = next_obs
         return cont
