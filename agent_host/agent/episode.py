@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
-                                   render_key)
-from agent_host.config.records import EpisodeRecord, PhaseTimes, RoundTrips, StepRecord, Usage
+                                   render_key, tally_record)
+from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usage
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
 from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, submit_beside
@@ -183,7 +183,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         state.goals = [verdict.goal]
         log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
                              screenshot=name0, times=setup_times, wall_s=round(time.monotonic() - t0, 4),
-                             round_trips=RoundTrips(critical=tally0.critical, background=tally0.background),
+                             round_trips=tally_record(tally0),
                              goal=verdict.goal, check_detail=verdict.detail))
         if not task.infeasible and verdict.goal != (task.variant == "verify"):
             want = "not hold" if task.variant == "base" else "hold"

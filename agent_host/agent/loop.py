@@ -62,6 +62,10 @@ def observe_xml(xml: str) -> Observation:
     return Observation(xml, screen, observe.render(screen))
 
 
+def tally_record(tally: RoundTripTally) -> RoundTrips:
+    return RoundTrips(critical=tally.critical, background=tally.background, wait_s=round(tally.wait_s, 4))
+
+
 def render_key(xml: str) -> str:
     """What the model would see of a dump (a ticking status-bar clock is not in it)."""
     try:
@@ -130,9 +134,9 @@ class StepLoop:
             self._judge_pool.shutdown(wait=True)
         return self.state
 
-    def _settle(self, min_s: float) -> Observation:
-        return observe_xml(self.phone.settle(self.settle_s, min_s=min_s, confirm=self.settle_confirm,
-                                             key=render_key))
+    def _settle(self, min_s: float, since: float | None = None) -> Observation:
+        return observe_xml(self.phone.settle(self.settle_s, min_s=min_s, since=since,
+                                             confirm=self.settle_confirm, key=render_key))
 
     def _judge_beside(self, screen: Any, finish: Callable[[Any], None]) -> None:
         """Evaluate the goal on `screen` and the phone's state now, on the judge's thread;
@@ -248,7 +252,7 @@ class StepLoop:
                 cont = False
             else:
                 t2 = time.monotonic()
-                next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s)
+                next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s, since=t1)
                 times.settle += time.monotonic() - t2
                 goal_screen = next_obs.screen
                 if parsed.call_id is not None:
@@ -275,7 +279,7 @@ class StepLoop:
             self.write_step(StepRecord(
                 step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
                 usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
-                times=times, wall_s=wall_s, round_trips=RoundTrips(critical=tally.critical, background=tally.background),
+                times=times, wall_s=wall_s, round_trips=tally_record(tally),
                 goal=verdict.goal, check_detail=verdict.detail))
 
         self._judge_beside(goal_screen, finish)

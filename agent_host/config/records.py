@@ -37,9 +37,11 @@ class PhaseTimes(BaseModel):
 class RoundTrips(BaseModel):
     """Device round trips (adb streams opened: shell calls, JSON-RPC requests) in a step:
     `critical` ones the step waited on in series, `background` ones that ran beside it
-    (screenshot, judge), counted at the Phone wrapper."""
+    (screenshot, judge), counted at the Phone wrapper; `wait_s` the time the step spent
+    waiting on the phone in series (its calls and the settle's minimum delay)."""
     critical: int = 0
     background: int = 0
+    wait_s: float = 0.0      # seconds the step waited on the phone in series (calls, settle delay)
 
 
 class Action(BaseModel):

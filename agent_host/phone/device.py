@@ -60,6 +60,7 @@ class RoundTripTally:
         self._lock = threading.Lock()
         self.critical = 0
         self.background = 0
+        self.wait_s = 0.0      # seconds the step waited on the phone in series
 
     def note(self, beside: bool) -> None:
         with self._lock:
@@ -67,6 +68,17 @@ class RoundTripTally:
                 self.background += 1
             else:
                 self.critical += 1
+
+    def waited(self, seconds: float) -> None:
+        with self._lock:
+            self.wait_s += seconds
+
+
+def _waited(seconds: float) -> None:
+    """The step making this call waited `seconds` on the phone (nothing beside the step)."""
+    tally = _TALLY.get()
+    if tally is not None and not _BESIDE.get():
+        tally.waited(seconds)
 
 
 @contextmanager
@@ -176,6 +188,7 @@ class Phone:
         return cls(serial, dev, ud)
 
     def _call(self, what: str, fn: Callable[[], Any], lock: Any = None) -> Any:
+        t0 = time.monotonic()
         with lock or self._lock:
             try:
                 return fn()
@@ -185,6 +198,8 @@ class Phone:
                 if _is_transport_error(exc):
                     raise PhoneError(f"{self.serial}: {what}: {type(exc).__name__}: {exc}") from exc
                 raise
+            finally:
+                _waited(time.monotonic() - t0)
 
     # -- UI ----------------------------------------------------------------------
 
@@ -291,10 +306,11 @@ class Phone:
     # -- waiting -----------------------------------------------------------------
 
     def settle(self, max_s: float = 3.0, *, interval: float = 0.1, min_s: float = 0.0,
-               confirm: bool = False, key: Callable[[str], Any] | None = None) -> str:
-        """The screen once it is still: wait `min_s` (a real phone starts an activity
-        transition some 100 ms after the input, so a dump at once could be the old screen),
-        then dump. One dump is enough because uiautomator waits for the UI to go idle before it
+               since: float | None = None, confirm: bool = False,
+               key: Callable[[str], Any] | None = None) -> str:
+        """The screen once it is still: wait until `min_s` after `since` (the monotonic time
+        the input was sent; default now): a real phone starts an activity transition some
+        100 ms after the input, so a dump at once could be the old screen. Then dump. One dump is enough because uiautomator waits for the UI to go idle before it
         dumps (UiDevice.getWindowRoots() calls waitForIdle(): 500 ms without accessibility
         events, at most 10 s), and the virtual phone changes its screen as the input arrives.
 
@@ -302,8 +318,10 @@ class Phone:
         dumps agree, compared by `key` (default the raw XML; pass the rendered observation so
         a ticking clock does not force another dump), at most `max_s` seconds."""
         deadline = time.monotonic() + max_s
-        if min_s > 0:
-            time.sleep(min_s)
+        pause = min_s - (time.monotonic() - since) if since is not None else min_s
+        if pause > 0:
+            time.sleep(pause)
+            _waited(pause)
         prev = self.dump()
         if not confirm:
             return prev
