@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
-                                   render_key, tally_record)
+                                   cached_share, render_key, tally_record)
 from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usage
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
@@ -239,6 +239,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
             server_metrics = metrics.delta(metrics_before, metrics_after)
         except Exception:
             server_metrics = None
+    share, share_source = episode_cached_share(state.usage_after_first, server_metrics)
     reason = state.reason
     if reason is None and state.stop:
         reason = state.stop
@@ -252,9 +253,23 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
         wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
-        usage=state.usage, server_metrics=server_metrics, reason=reason)
+        usage=state.usage, server_metrics=server_metrics, cached_share=share,
+        cached_share_source=share_source, reason=reason)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
+
+
+def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | None
+                         ) -> tuple[float | None, str | None]:
+    """The prefix-cache share of prompt tokens: from the responses' counts over steps 2.., else
+    the /metrics prefix-cache hits over queries of the whole episode (step 1 included)."""
+    share = cached_share(after_first)
+    if share is not None:
+        return share, "usage"
+    queries = (server_metrics or {}).get("vllm:prefix_cache_queries_total", 0.0)
+    if queries > 0:
+        return round(server_metrics.get("vllm:prefix_cache_hits_total", 0.0) / queries, 4), "metrics"
+    return None, None
 
 
 class _SetupFailed(Exception):

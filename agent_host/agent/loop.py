@@ -62,6 +62,20 @@ def observe_xml(xml: str) -> Observation:
     return Observation(xml, screen, observe.render(screen))
 
 
+def cached_share(usage: Usage) -> float | None:
+    """The share of `usage`'s prompt tokens the server served from its prefix cache."""
+    if usage.cached_tokens is None or usage.prompt_tokens <= 0:
+        return None
+    return round(usage.cached_tokens / usage.prompt_tokens, 4)
+
+
+def add_usage(total: Usage, usage: Usage) -> None:
+    total.prompt_tokens += usage.prompt_tokens
+    total.completion_tokens += usage.completion_tokens
+    if usage.cached_tokens is not None:
+        total.cached_tokens = (total.cached_tokens or 0) + usage.cached_tokens
+
+
 def tally_record(tally: RoundTripTally) -> RoundTrips:
     return RoundTrips(critical=tally.critical, background=tally.background, wait_s=round(tally.wait_s, 4))
 
@@ -84,6 +98,7 @@ class LoopState:
     reason: str | None = None
     stop: str | None = None            # why the loop ended early (context window)
     usage: Usage = field(default_factory=Usage)
+    usage_after_first: Usage = field(default_factory=Usage)   # steps 2..: what the prefix cache can serve
     times: PhaseTimes = field(default_factory=PhaseTimes)
 
 
@@ -276,10 +291,12 @@ class StepLoop:
             st.usage.completion_tokens += usage.completion_tokens
             if usage.cached_tokens is not None:
                 st.usage.cached_tokens = (st.usage.cached_tokens or 0) + usage.cached_tokens
+            if n >= 2:
+                add_usage(st.usage_after_first, usage)
             self.write_step(StepRecord(
                 step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
                 usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
-                times=times, wall_s=wall_s, round_trips=tally_record(tally),
+                times=times, wall_s=wall_s, round_trips=tally_record(tally), cached_share=cached_share(usage),
                 goal=verdict.goal, check_detail=verdict.detail))
 
         self._judge_beside(goal_screen, finish)

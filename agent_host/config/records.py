@@ -65,6 +65,7 @@ class StepRecord(BaseModel):
     times: PhaseTimes = Field(default_factory=PhaseTimes)
     wall_s: float | None = None                # the step's own wall time (step 0: setup)
     round_trips: RoundTrips | None = None
+    cached_share: float | None = None          # usage.cached_tokens / usage.prompt_tokens
     goal: bool                                 # goal check after this step's action
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
@@ -99,4 +100,9 @@ class EpisodeRecord(BaseModel):
     times: PhaseTimes = Field(default_factory=PhaseTimes)
     usage: Usage = Field(default_factory=Usage)
     server_metrics: dict[str, float] | None = None   # delta of the server's /metrics
+    # share of prompt tokens served from the server's prefix cache: from step 2 on, from the
+    # responses' cached-token counts ("usage"); else the /metrics prefix-cache hits / queries
+    # of the whole episode ("metrics"); None when the server tells neither
+    cached_share: float | None = None
+    cached_share_source: Literal["usage", "metrics"] | None = None
     reason: str | None = None                  # the model's reason for complete/infeasible
