@@ -37,3 +37,26 @@ def test_episode_against_tiny_vllm(tiny_vllm, virtual_phone, virtual_profile, tm
         assert rec.reason and rec.reason.startswith("context window exceeded")
     assert rec.server_metrics is not None
     assert rec.server_metrics.get("vllm:prompt_tokens_total", 0) >= rec.usage.prompt_tokens
+
+
+def test_prefix_cached_share_is_recorded_and_high(tiny_vllm, virtual_phone, virtual_profile, tmp_path):
+    """The same first prompt twice: the second is served from vLLM's prefix cache, and the step
+    records say so (the server fills cached_tokens because the launcher asks it to)."""
+    from agent_host.serving.models import tiny_random_build
+
+    build = tiny_random_build()
+    task = load_tasks(["wifi-on"])[0].model_copy(update={"max_steps": 2})
+    steps = []
+    for i in range(2):
+        out = tmp_path / f"ep{i}"
+        rec = run_episode(task, Phone.connect(virtual_phone.serial), tiny_vllm.endpoint, out_dir=out,
+                          profile=virtual_profile, sampling=build.sampling, seed=1, build_id=build.id,
+                          screenshots=False)
+        assert rec.outcome != "error", rec.error
+        steps.append([StepRecord.model_validate_json(x) for x in (out / "steps.jsonl").read_text().splitlines()][1:])
+    for s in steps[0] + steps[1]:
+        assert s.usage.cached_tokens is not None and s.cached_share is not None, s.usage
+    second_first = steps[1][0]
+    assert second_first.cached_share >= 0.9, second_first.usage
+    for s in steps[0][1:] + steps[1][1:]:   # a step 2 that fit the 2048-token window extends step 1
+        assert s.cached_share >= 0.6, s.usage
