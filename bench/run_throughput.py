@@ -6,8 +6,9 @@ runs in its own process (`agent-host phone start`), as real phones are separate 
 of them share one adb server and the controller, as in a real run.
 
 Two tables:
-- step latency, one phone per device latency profile (`--latency none,real-phone`: the
-  virtual phone as it is, and answering with a real phone's timings, virtual_phone/latency.py;
+- step latency, one phone per device latency profile (`--latency none,real-phone,real-phone+confirm`:
+  the virtual phone as it is, answering with a real phone's timings (virtual_phone/latency.py),
+  and the same settling by two agreeing dumps instead of one, to measure what that costs;
   under `real-phone` the phone profile's minimum settle delay is a real phone's, from
   pixel-android14): seconds per episode in the step loop and in task setup (shown apart: setup's
   own waits are not the step loop's), the harness's share of the step loop's wall time
@@ -19,7 +20,7 @@ Two tables:
   the speed-up over one phone (target: 4 phones >= 3.5x one).
 
     .venv/bin/python bench/run_throughput.py [--episodes-per-phone 4] [--task wifi-on]
-        [--delay-ms 300] [--latency none,real-phone] [--phones 1,2,4] [--json]
+        [--delay-ms 300] [--latency none,real-phone,real-phone+confirm] [--phones 1,2,4] [--json]
 """
 
 from __future__ import annotations
@@ -69,14 +70,17 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
                                       for step in _solution(task)]))
     build = Build(id=f"policy-{delay_ms}ms", weight_path="scripted", server="policy",
                   script=str(script), args=["--delay-ms", str(delay_ms)])
+    device, _, mode = latency.partition("+")
     profile = load_phone_profile("virtual")
-    if latency != "none":   # a real phone's animations need the real phone's settle delay
+    if device != "none":   # a real phone's animations need the real phone's settle delay
         profile = profile.model_copy(update={"settle_min_s": load_phone_profile("pixel-android14").settle_min_s})
+    if mode == "confirm":  # settle by two agreeing dumps (rendered observations), not one
+        profile = profile.model_copy(update={"settle_confirm": True})
     procs = []
     try:
         serials = []
         for i in range(n_phones):
-            proc, serial = start_phone_process(adb_port, work / f"phone-{tag}-{i}.log", latency, seed=i)
+            proc, serial = start_phone_process(adb_port, work / f"phone-{tag}-{i}.log", device, seed=i)
             procs.append(proc)
             serials.append(serial)
         result = start_run(builds=[build], tasks=[task], repeats=per_phone * n_phones, seed=0,
@@ -137,8 +141,9 @@ def main() -> int:
     ap.add_argument("--episodes-per-phone", type=int, default=4, help="episodes each phone runs, per row")
     ap.add_argument("--task", default="wifi-on", help="task id (its solution is the scripted policy)")
     ap.add_argument("--delay-ms", type=int, default=300, help="the scripted model's answer delay")
-    ap.add_argument("--latency", default="none,real-phone",
-                    help="device latency profiles for the step-latency table, one phone each ('' to skip)")
+    ap.add_argument("--latency", default="none,real-phone,real-phone+confirm",
+                    help="device latency profiles for the step-latency table, one phone each ('' to skip); "
+                         "PROFILE+confirm settles by two agreeing dumps (rendered observations) instead of one")
     ap.add_argument("--phones", default="1,2,4", help="phone counts for the throughput table ('' to skip)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args()
@@ -185,7 +190,7 @@ def main() -> int:
                        f"{r['background_rt_per_step']:.2f}" if r["background_rt_per_step"] is not None else "-")
         console.print(lt)
         for r in lat_rows:
-            if r["latency"] == "none":
+            if r["latency"] != "real-phone":
                 continue
             share, own, crit = r["harness_share_loop"], r["harness_own_share_loop"], r["critical_rt_per_step"]
             print(f"target under {r['latency']}: harness <= 15% of loop wall time -> {share:.0%} "
