@@ -80,7 +80,8 @@ def main() -> int:
             with VirtualPhone(adb_port=port) as vphone:
                 for task in tasks:
                     policy = PolicyServer(PolicyScript.from_data(
-                        [s.model_dump(mode="json", exclude_none=True) for s in task.solution],
+                        [s.model_dump(mode="json", exclude_none=True) if hasattr(s, "model_dump") else s
+                         for s in task.solution],
                         source=task.id)).start()
                     try:
                         pe = policy.endpoint()
