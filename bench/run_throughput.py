@@ -179,7 +179,7 @@ def main() -> int:
         for col in ("device latency", "episodes", "errors", "steps/ep", "setup s/ep (apart)", "loop s/ep",
                     "model s/ep", "settle s/step", "phone wait s/step", "harness share", "harness own share",
                     "critical RT/step", "beside RT/step"):
-            lt.add_column(col, justify="right")
+            lt.add_column(col, justify="right", min_width=18 if col == "device latency" else None)
         for r in lat_rows:
             lt.add_row(r["latency"], str(r["episodes"]), str(r["errors"]), f"{r['steps_per_episode']:.1f}",
                        f"{r['setup_s_per_episode']:.2f}", f"{r['loop_s_per_episode']:.2f}",
