@@ -1,7 +1,7 @@
 """Observation size and speed over the real UI dumps (../shared/ui-dumps by default).
 
 For each dump: tokens of the raw XML, tokens of the compact text the model reads (the output
-of `agent_host.phone.observe.render(parse(xml))`), their ratio, the ratio of the compact text
+of `agent_host.phone.render.render(parse(xml))`), their ratio, the ratio of the compact text
 to the information floor, parse+render time, and the share of informative nodes kept.
 
 Information floor: the fewest tokens any text observation could use without losing what the
@@ -53,7 +53,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_host.phone.observe import parse, render  # noqa: E402
+from agent_host.phone.parse import parse  # noqa: E402
+from agent_host.phone.render import render  # noqa: E402
 
 TARGET_RATIO = 15.0
 TARGET_MS = 2.0

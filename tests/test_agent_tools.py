@@ -111,3 +111,38 @@ def test_swipe_geometry():
     assert y1 == y2 and x1 > x2
     (x1, y1), (x2, y2) = swipe_points("right", (100, 900, 1000, 1000), slider=True)
     assert (x1, y1) == (550, 950) and x2 >= 997 and y2 == 950
+
+
+def test_one_bound_for_wait_everywhere():
+    """The wait action had three bounds: 60 s in task solutions, 10 s from the model and none in
+    policy scripts; now the one in config/actions.py."""
+    from pydantic import ValidationError
+
+    from agent_host.config.actions import MAX_WAIT_S, script_model
+    from agent_host.config.tasks import _ACTIONS
+    from agent_host.policy.script import parse_item
+
+    wait = next(t for t in tool_schemas(APPS) if t["function"]["name"] == "wait")
+    assert wait["function"]["parameters"]["properties"]["seconds"]["maximum"] == MAX_WAIT_S == 10
+    assert validate_call("wait", {"seconds": 10}) == {"seconds": 10.0}
+    for too_long in (10.5, 30, 60):
+        with pytest.raises(ToolError):
+            validate_call("wait", {"seconds": too_long})
+        with pytest.raises(ValidationError):
+            script_model("wait").model_validate({"seconds": too_long})
+        with pytest.raises(ValidationError):
+            _ACTIONS.validate_python([{"wait": {"seconds": too_long}}])
+        with pytest.raises(ValueError):
+            parse_item({"wait": {"seconds": too_long}})
+
+
+def test_every_action_is_performed_described_and_prompted():
+    from agent_host.agent.perform import PERFORM
+    from agent_host.config.actions import ACTIONS
+
+    assert set(PERFORM) == set(ACTIONS)
+    text = system_prompt(APPS)
+    assert "answer(text)" in text and "answer" in TOOL_NAMES
+    assert validate_call("answer", {"text": "4821"}) == {"text": "4821"}
+    with pytest.raises(ToolError, match="needs the argument 'text'"):
+        validate_call("answer", {})

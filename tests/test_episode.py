@@ -268,3 +268,37 @@ def test_uiautomator_dying_mid_episode_is_survived(episode, virtual_phone):
     rec, _, _ = episode(task, task.solution, on_step=kill)
     assert killed == [True]            # it was running, and died mid-episode
     assert rec.outcome == "success", rec
+
+
+# -- the answer action (question tasks) ------------------------------------------------------
+
+
+def test_answer_is_recorded_and_judged(episode):
+    """`answer(text)` does not end the episode; the goal holds from the step the answer is right,
+    and a later wrong answer replaces it."""
+    from agent_host.config.tasks import _CHECK
+
+    task = _task("wifi-on", check=_CHECK.validate_python({"answer": {"expected": "AndroidWifi"}}))
+    rec, server, out = episode(task, [{"answer": {"text": "Android Phone"}}, {"answer": {"text": "Android-Wifi!"}},
+                                      {"answer": {"text": "no idea"}}, {"answer": {"text": "androidwifi"}},
+                                      {"task_complete": {"reason": "answered"}}])
+    steps = _steps(out)
+    assert [s.goal for s in steps] == [False, False, True, False, True, True]
+    assert steps[2].action.name == "answer" and steps[2].check_detail["answer"] == "Android-Wifi!"
+    assert rec.outcome == "success" and rec.answer == "androidwifi" and rec.complete_step == 5
+    tool_results = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tool_results[0] == 'ok: answer recorded: "Android Phone"'
+
+
+def test_identity_from_the_plan_is_recorded_unchanged(episode):
+    """The plan's identity goes into episode.json as given (it was overwritten after the episode
+    by the run, with ids of its own)."""
+    from agent_host.config.records import EpisodeIdentity
+
+    ident = EpisodeIdentity("b1__wifi-on__base__r3", "b1", repeat=3, seed=99, attempt=2, run_id="run-x")
+    rec, server, out = episode("wifi-on", [{"task_complete": {"reason": "x"}}], identity=ident)
+    on_disk = EpisodeRecord.model_validate_json((out / "episode.json").read_text())
+    assert on_disk == rec
+    assert (rec.episode_id, rec.build, rec.repeat, rec.seed, rec.attempt, rec.run_id) == \
+        ("b1__wifi-on__base__r3", "b1", 3, 99, 2, "run-x")
+    assert all(r["seed"] == 99 for r in server.requests)

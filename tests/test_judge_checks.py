@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_host.config.tasks import _CHECK, load_tasks
 from agent_host.judge.checks import Judge
-from agent_host.phone import observe
+from agent_host.phone.parse import parse
 from agent_host.phone.device import Phone, ShellResult
 
 XML = """<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>
@@ -81,7 +81,7 @@ def test_profile_command_variants_are_run_and_filed_under_the_original():
 
 
 def test_ui_check_uses_the_given_screen_without_a_dump():
-    screen = observe.parse(XML)
+    screen = parse(XML)
     on = _instance({"ui": {"text": "Wi-Fi", "checked": True}})
     off = _instance({"ui": {"text": "Wi-Fi", "checked": False}})
     rid = _instance({"ui": {"resource_id": "switch_widget", "class_name": "Switch"}})

@@ -2,7 +2,7 @@
 
 The expected sets are computed here straight from the XML with ElementTree, by the rules the
 observation documents (visible-to-user not false, non-zero area on screen; a text of only
-invisible characters or "null" is empty), never through agent_host.phone.observe's own walk.
+invisible characters or "null" is empty), never through agent_host.phone.parse's own walk.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_host.phone.observe import find, parse, parse_rendered, render
+from agent_host.phone.explain import explain
+from agent_host.phone.parse import parse
+from agent_host.phone.render import parse_rendered, render
+from agent_host.phone.select import find
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -142,17 +145,18 @@ def test_every_dump_keeps_all_actionable_text_and_checked(path):
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:2])
 def test_parse_rendered_round_trip(path):
     screen = parse(path.read_bytes())
-    back = parse_rendered(render(screen))
+    back = parse_rendered(render(screen)).elements
     assert len(back) == len(screen.elements)
     for d, e in zip(back, screen.elements):
-        assert d["index"] == e.index and d["cls"] == e.cls
-        assert d["texts"] == [t if len(t) <= 200 else t[:199] + "…" for t in e.texts]
-        assert d["descs"] == [t if len(t) <= 200 else t[:199] + "…" for t in e.descs]
-        assert d["checked"] == (e.checked if e.checkable else None)
-        assert d["affordances"] == e.affordances
-        assert d["enabled"] == (e.enabled or not (e.affordances or e.list_item))
-        assert d["rid"] in ("", e.rid)
-        assert d["package"] == screen.windows[e.window].package
+        assert d.index == e.index and d.cls == e.cls
+        assert d.texts == [t if len(t) <= 200 else t[:199] + "…" for t in e.texts]
+        assert d.descs == [t if len(t) <= 200 else t[:199] + "…" for t in e.descs]
+        assert (d.checkable, d.checked) == (e.checkable, e.checked if e.checkable else False)
+        assert d.affordances == e.affordances
+        assert d.enabled == (e.enabled or not (e.affordances or e.list_item))
+        assert d.rid in ("", e.rid)
+        assert d.package == screen.windows[e.window].package
+    assert render(parse_rendered(render(screen))) == render(screen)
 
 
 def test_render_is_deterministic_and_indices_stable():
@@ -373,7 +377,7 @@ def test_non_clickable_switch_merges_into_clickable_row():
     assert render(s).splitlines()[1] == '[0] Switch "Wi-Fi" | "AndroidWifi" id=switch_widget checked=on tap'
     assert e.resource_ids == ["android:id/title", "android:id/summary", "android:id/switch_widget"]
     assert find(s.elements, resource_id="android:id/switch_widget") is e
-    assert find(parse_rendered(render(s)), resource_id="android:id/switch_widget")["index"] == 0
+    assert find(parse_rendered(render(s)).elements, resource_id="android:id/switch_widget").index == 0
 
 
 def test_rotation_and_multiple_windows_pick_the_app():
@@ -386,19 +390,19 @@ def test_rotation_and_multiple_windows_pick_the_app():
     assert out[0] == "app: com.example  screen: 1000x2000  rotation: 3"
     assert out[1:] == ["-- com.android.systemui --", '[0] TextView "9:41"', "-- com.example --",
                        '[1] TextView "Hello"']
-    assert [d["package"] for d in parse_rendered("\n".join(out))] == ["com.android.systemui", "com.example"]
+    assert [d.package for d in parse_rendered("\n".join(out)).elements] == ["com.android.systemui", "com.example"]
 
 
 def test_long_text_is_cut_in_the_render_only():
     s = screen_of(node(text="x" * 300, bounds="[0,0][100,100]"))
     assert s.elements[0].text == "x" * 300
-    assert parse_rendered(render(s))[0]["text"] == "x" * 199 + "…"
+    assert parse_rendered(render(s)).elements[0].text == "x" * 199 + "…"
 
 
 def test_quotes_and_newlines_round_trip():
     s = screen_of(node(text='say &quot;hi&quot; | there&#10;next', bounds="[0,0][100,100]", content_desc="a=b"))
-    d = parse_rendered(render(s))[0]
-    assert d["text"] == 'say "hi" | there\nnext' and d["desc"] == "a=b"
+    d = parse_rendered(render(s)).elements[0]
+    assert d.text == 'say "hi" | there\nnext' and d.desc == "a=b"
 
 
 # ------------------------------------------------------------------ find
@@ -414,29 +418,29 @@ def _els():
         '[4] ImageView desc="Add alarm" id=fab tap',
         '[5] EditText hint="First name" id=first tap type',
         '[6] TextView "wi-fi  calling"',
-    ]))
+    ])).elements
 
 
 def test_find_exact_text_beats_contains_and_actionable_beats_label():
     els = _els()
-    assert find(els, text="Wi-Fi")["index"] == 1  # exact primary, actionable over the label at 0
-    assert find(els, text="Connected")["index"] == 1  # a secondary text
-    assert find(els, text="wi-fi")["index"] == 1  # case-insensitive after exact ones
-    assert find(els, text_contains="hotspot")["index"] == 2
-    assert find(els, text_contains="wi-fi")["index"] == 1
-    assert find(els, text_contains="calling")["index"] == 6
+    assert find(els, text="Wi-Fi").index == 1  # exact primary, actionable over the label at 0
+    assert find(els, text="Connected").index == 1  # a secondary text
+    assert find(els, text="wi-fi").index == 1  # case-insensitive after exact ones
+    assert find(els, text_contains="hotspot").index == 2
+    assert find(els, text_contains="wi-fi").index == 1
+    assert find(els, text_contains="calling").index == 6
     assert find(els, text="Wi-Fi hot") is None
 
 
 def test_find_resource_id_full_or_short_desc_hint_and_combined():
     els = _els()
-    assert find(els, resource_id="android:id/switch_widget")["index"] == 2
-    assert find(els, resource_id="switch_widget")["index"] == 2
-    assert find(els, desc="Add alarm")["index"] == 4
-    assert find(els, desc="add alarm")["index"] == 4
-    assert find(els, text="Add alarm")["index"] == 4  # text falls back to desc last
-    assert find(els, text_contains="First name")["index"] == 5  # hints count
-    assert find(els, text="Wi-Fi", resource_id="row")["index"] == 1
+    assert find(els, resource_id="android:id/switch_widget").index == 2
+    assert find(els, resource_id="switch_widget").index == 2
+    assert find(els, desc="Add alarm").index == 4
+    assert find(els, desc="add alarm").index == 4
+    assert find(els, text="Add alarm").index == 4  # text falls back to desc last
+    assert find(els, text_contains="First name").index == 5  # hints count
+    assert find(els, text="Wi-Fi", resource_id="row").index == 1
     assert find(els, text="Internet", resource_id="switch_widget") is None
     with pytest.raises(ValueError):
         find(els)
@@ -490,7 +494,6 @@ def test_cli_errors_and_help(tmp_path, capsys):
 
 def test_explain_says_where_a_label_went_or_why_not(capsys):
     from agent_host.cli import main
-    from agent_host.phone.observe import explain
 
     data = dump("07")
     out = explain(data, "Currently connected")
@@ -536,13 +539,13 @@ def test_virtual_phone_internet_page_wifi_switch():
         w.tap(*e.center)
     s = parse(w.dump())
     assert s.package == "com.android.settings" and (s.width, s.height) == (1080, 2400)
-    by_text = find(parse_rendered(render(s)), text="Wi-Fi")
-    by_id = find(parse_rendered(render(s)), resource_id="android:id/switch_widget")
-    assert by_text == by_id and by_text["cls"] == "Switch"
+    by_text = find(parse_rendered(render(s)).elements, text="Wi-Fi")
+    by_id = find(parse_rendered(render(s)).elements, resource_id="android:id/switch_widget")
+    assert by_text == by_id and by_text.cls == "Switch"
     # the rendered state is the phone's: off at first, on after a tap on the row (it was
     # `checked in (True, False)`, which held whatever the render said)
-    assert w.shell("settings get global wifi_on").stdout == b"0\n" and by_text["checked"] is False
+    assert w.shell("settings get global wifi_on").stdout == b"0\n" and by_text.checked is False
     w.tap(*find(s.elements, text="Wi-Fi").center)
-    on = find(parse_rendered(render(parse(w.dump()))), resource_id="android:id/switch_widget")
-    assert w.shell("settings get global wifi_on").stdout == b"1\n" and on["checked"] is True
-    assert on["index"] == by_text["index"] and on["texts"] == ["Wi-Fi"]
+    on = find(parse_rendered(render(parse(w.dump()))).elements, resource_id="android:id/switch_widget")
+    assert w.shell("settings get global wifi_on").stdout == b"1\n" and on.checked is True
+    assert on.index == by_text.index and on.texts == ["Wi-Fi"]

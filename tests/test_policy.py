@@ -159,3 +159,13 @@ def test_cli_serve_port_zero(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_script_waits_have_the_actions_bound(tmp_path):
+    """A wait the script plays is a model call; past the `wait` action's bound (10 s) the agent
+    rejected it and the step was wasted, so the script's options may not exceed it either."""
+    for data in ([{"wait": {"seconds": 11}}], {"actions": [], "wait_seconds": 30}, {"actions": [], "retry_wait": 12}):
+        with pytest.raises(ConfigError):
+            PolicyScript.from_data(data, source="s")
+    assert parse_item({"wait": {"seconds": 10}}).args == {"seconds": 10.0}
+    assert PolicyScript.from_data({"actions": [], "wait_seconds": 10}, source="s").wait_seconds == 10.0

@@ -26,7 +26,8 @@ def phone():
 
 
 def test_observation_of_a_real_screen(phone):
-    from agent_host.phone.observe import parse, render
+    from agent_host.phone.parse import parse
+    from agent_host.phone.render import render
 
     phone.home()
     screen = parse(phone.dump())

@@ -5,12 +5,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from pydantic import TypeAdapter
 
-from agent_host.config.phones import DEFAULT_APPS
-from agent_host.config.tasks import (HomeStep, SettingStep, ShellStep, Step, WaitStep, collect, expand, load_task_file,
-                                     load_tasks, run_steps)
+from agent_host.config.steps import HomeStep, SettingStep, ShellStep, WaitStep
+from agent_host.config.tasks import collect, expand, load_task_file, load_tasks
 from agent_host.errors import ConfigError, UserError
+from agent_host.judge.checks import Judge
 
 HEADER = "# yaml-language-server: $schema=./task.schema.json\n"
 
@@ -79,8 +78,7 @@ def test_infeasible_and_opted_out_tasks_have_no_verify_variant():
     by_key = {t.key: t for t in load_tasks([], variants=("base", "verify"))}
     assert "screen-timeout-3min" in by_key and "screen-timeout-3min@verify" not in by_key
     fm = by_key["fm-radio-on"]
-    assert fm.infeasible and fm.check is None and fm.shell_commands() == []
-    assert fm.goal_holds({}) is False
+    assert fm.infeasible and fm.check is None and Judge(fm).evaluate(None).goal is False
     assert fm.solution[-1] == {"task_infeasible": {"reason": "This phone has no FM radio setting"}}
     assert "contact-add" in by_key and "contact-add@verify" not in by_key
     assert "wifi-on@verify" in by_key
@@ -151,41 +149,6 @@ def test_load_errors_list_every_problem_with_line_and_field(tmp_path):
         f"{path}:3: goal: {{labl}} is not a parameter (label, ms)",
         f"{path}:5: max_steps: 1 is fewer than the solution's 2 steps",
     ]
-
-
-def test_run_steps_uses_the_phone_and_resolves_aliases():
-    calls = []
-
-    class FakePhone:
-        def shell(self, cmd):
-            calls.append(("shell", cmd))
-
-        def launch(self, pkg):
-            calls.append(("launch", pkg))
-
-        def force_stop(self, pkg):
-            calls.append(("force_stop", pkg))
-
-        def home(self):
-            calls.append(("home",))
-
-    [task] = load_tasks(["battery-saver-on"], variants=("base",))
-    slept = []
-    steps = TypeAdapter(list[Step]).validate_python(
-        [{"launch": "clock"}, {"setting": {"namespace": "global", "key": "k", "value": "a b"}}, {"wait": 2},
-         {"force_stop": "com.example.app"}, "home"])
-    apps = dict(DEFAULT_APPS, clock="com.sec.android.app.clockpackage")
-    run_steps(task.setup + steps, FakePhone(), apps, sleep=slept.append)
-    assert calls == [
-        ("shell", "dumpsys battery unplug"), ("shell", "cmd power set-mode 0"),
-        ("shell", "settings put secure low_power_warning_acknowledged 0"),
-        ("force_stop", "com.android.settings"), ("home",),
-        ("launch", "com.sec.android.app.clockpackage"), ("shell", "settings put global k 'a b'"),
-        ("force_stop", "com.example.app"), ("home",),
-    ]
-    assert slept == [2.0]
-    with pytest.raises(UserError, match="unknown app alias 'settings'"):
-        run_steps(task.setup, FakePhone(), {"clock": "x.y"})
 
 
 def test_solution_items_are_checked(tmp_path):

@@ -8,9 +8,11 @@ import pytest
 import yaml
 
 from agent_host.config.phones import DEFAULT_APPS, PhoneProfile, load_phone_profile, resolve_app
-from agent_host.config.tasks import (SCHEMA_LINE, ForceStopStep, HomeStep, LaunchStep, collect, has_verify,
-                                     load_tasks, task_json_schema)
+from agent_host.config.steps import ForceStopStep, HomeStep, LaunchStep
+from agent_host.config.tasks import SCHEMA_LINE, collect, has_verify, load_tasks, task_json_schema
 from agent_host.errors import ConfigError, UserError
+from agent_host.judge.checks import Facts, evaluate, shell_commands
+from agent_host.phone.steps import run_steps, step_commands
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ROOT / "tasks"
@@ -19,7 +21,7 @@ REQUIRED = ["wifi-on", "wifi-off", "bluetooth-off", "airplane-mode-on", "dark-th
             "screen-timeout-1min", "dnd-on", "location-off", "battery-saver-on", "alarm-0730", "contact-add"]
 ALIASES = ["settings", "clock", "contacts", "phone", "messages", "chrome", "camera", "photos"]
 
-# How real Android 13-15 is driven over `adb shell` (../shared/notes/android-state-commands.md);
+# How real Android 13-15 is driven over `adb shell` (docs/android-state.md);
 # a task command outside these would not run unchanged on a phone.
 REAL_COMMANDS = re.compile(
     r"^(svc (wifi|bluetooth) (enable|disable)"
@@ -32,6 +34,12 @@ REAL_COMMANDS = re.compile(
     r"|pm clear com\.google\.android\.deskclock"
     r"|am start -a android\.intent\.action\.SET_ALARM .*"
     r"|content (query|delete) --uri content://com\.android\.contacts/.*"
+    # Messages, Phone and Contacts tasks (sources in agent_host/virtual_phone/shell_content.py)
+    r"|pm clear com\.android\.providers\.contacts"
+    r"|content (query|insert|delete) --uri content://(com\.android\.contacts/|sms\b|call_log/calls\b).*"
+    r"|appops set com\.android\.shell WRITE_SMS (allow|default)"
+    r"|dumpsys telephony\.registry \| grep -q 'mCallState=2' && input keyevent KEYCODE_ENDCALL"
+    r"|am start -a android\.intent\.action\.SENDTO -d sms:\d+ --es sms_body .*"
     r"|dumpsys alarm \| grep .*"
     r"|settings (get|put) (global|system|secure) \S+( \S+)?)$")
 
@@ -88,13 +96,15 @@ def test_tasks_start_from_a_defined_screen_and_use_real_commands(report, instanc
         assert task.solution, f"{path}: no solution"
         assert task.max_steps >= len(task.solution) * 2, f"{path}: budget under 2x the solution"
         assert task.tags, path
-        assert has_verify(task) == (not task.infeasible and task.id != "contact-add"), path
+        # a feasible task has a verify variant unless it opts out (verify: false) and says why in notes
+        assert has_verify(task) == (not task.infeasible and task.verify), path
+        assert task.verify or task.infeasible or task.notes, f"{path}: verify: false needs notes saying why"
         resolve_app(task.app)
         for step in task.setup + task.goal_setup + task.teardown:
             if isinstance(step, (LaunchStep, ForceStopStep)):
                 resolve_app(step.launch if isinstance(step, LaunchStep) else step.force_stop)
     for t in instances:
-        cmds = [c for s in t.setup + t.teardown for c in s.commands()] + t.shell_commands()
+        cmds = [c for s in t.setup + t.teardown for c in step_commands(s)] + shell_commands(t.check)
         for cmd in cmds:
             if cmd.startswith(("am force-stop ", "input keyevent ", "monkey -p ")):
                 continue
@@ -137,6 +147,25 @@ def test_phone_profile_errors_name_the_field(tmp_path):
     assert old.command("dumpsys activity activities | grep topResumedActivity").endswith("mResumedActivity")
 
 
+class _WorldPhone:
+    """The steps' phone calls as the shell commands adb would send (no adb here)."""
+
+    def __init__(self, world):
+        self.world = world
+
+    def shell(self, cmd):
+        return self.world.shell(cmd)
+
+    def launch(self, pkg):
+        self.world.shell(f"monkey -p {pkg} -c android.intent.category.LAUNCHER 1")
+
+    def force_stop(self, pkg):
+        self.world.shell(f"am force-stop {pkg}")
+
+    def home(self):
+        self.world.shell("input keyevent KEYCODE_HOME")
+
+
 def test_setup_and_goal_setup_reach_their_states_on_the_virtual_phone(instances):
     """Base instances start with the goal false; verify instances with it true (the virtual
     phone answers the same shell commands a real phone does)."""
@@ -148,13 +177,11 @@ def test_setup_and_goal_setup_reach_their_states_on_the_virtual_phone(instances)
         if t.check is None:
             continue
         world = World(VirtualFS())
-        for step in t.setup:
-            for cmd in step.commands():
-                world.shell(cmd)
+        run_steps(t.setup, _WorldPhone(world), sleep=lambda s: None)
         outputs = {}
-        for cmd in t.shell_commands():
+        for cmd in shell_commands(t.check):
             res = world.shell(cmd)
             outputs[cmd] = (res.stdout.decode(), res.exit_code)
-        assert t.goal_holds(outputs) is (t.variant == "verify"), (t.key, outputs)
+        assert evaluate(t.check, Facts(outputs)) is (t.variant == "verify"), (t.key, outputs)
         checked += 1
     assert checked >= 30

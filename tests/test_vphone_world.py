@@ -9,7 +9,8 @@ import pytest
 from PIL import Image
 
 from agent_host.virtual_phone.fs import VirtualFS
-from agent_host.virtual_phone.world import RpcError, World
+from agent_host.virtual_phone.core import RpcError
+from agent_host.virtual_phone.world import World
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,10 +27,12 @@ from typing import Any
 
 from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
                                    cached_share, render_key, tally_record)
-from agent_host.config.records import EpisodeRecord, PhaseTimes, StepRecord, Usage
+from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
-from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, submit_beside
+from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, png_bytes, submit_beside
+from agent_host.phone.steps import run_steps
+from agent_host.serving import metrics
 
 SETTLE_S = 3.0
 
@@ -43,11 +45,6 @@ def settle_min_s(profile: Any) -> float:
 def settle_confirm(profile: Any) -> bool:
     """Whether this phone's dumps need confirming by a second one (PhoneProfile.settle_confirm)."""
     return bool(getattr(profile, "settle_confirm", False))
-
-
-def episode_id(build: str, task: str, variant: str, repeat: int) -> str:
-    raw = f"{build or 'model'}__{task}__{variant}__r{repeat}"
-    return re.sub(r"[^A-Za-z0-9._@-]", "_", raw)
 
 
 def _now() -> str:
@@ -71,7 +68,6 @@ class _Shots:
     writing run on another worker. `close()` waits for all writes."""
 
     def __init__(self, out_dir: Path, enabled: bool = True):
-        from concurrent.futures import ThreadPoolExecutor
         self.out_dir = out_dir
         self.enabled = enabled
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="screenshots")
@@ -97,8 +93,6 @@ class _Shots:
     def save(self, name: str, img: Any) -> str | None:
         if not self.enabled or img is None:
             return None
-        from agent_host.phone.device import png_bytes
-
         def write() -> None:
             (self.out_dir / name).write_bytes(png_bytes(img))
         self.futures.append(self.pool.submit(write))
@@ -141,20 +135,23 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
                 sampling: Any = None, build_id: str = "", repeat: int = 0,
                 on_step: Callable[[StepRecord], Any] | None = None, settle_s: float = SETTLE_S,
                 request_timeout: float = 600.0, client: Any = None,
-                screenshots: bool = True) -> EpisodeRecord:
+                screenshots: bool = True, identity: EpisodeIdentity | None = None) -> EpisodeRecord:
     """Run one episode of `task` on `phone` against `endpoint`; always returns a record.
 
     `sampling`: the build's Sampling (temperature, top_p, max_tokens); `seed` goes into every
     chat request; `on_step(StepRecord)` is called after each step is written (step 0 too);
-    `client`: an openai.OpenAI to use instead of one made from `endpoint` (tests)."""
-    from agent_host.config.tasks import run_steps
-
+    `client`: an openai.OpenAI to use instead of one made from `endpoint` (tests);
+    `identity`: the episode's id, build, repeat, seed, attempt and run (from the run's plan;
+    without it one is made from `build_id`, `repeat` and `seed`). `episode.json` is written
+    here, once."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started_at = _now()
     t_start = time.monotonic()
-    build = build_id or getattr(endpoint, "build_id", "") or endpoint.model
-    apps = dict(profile.apps) if profile is not None else None
+    if identity is None:
+        build = build_id or getattr(endpoint, "build_id", "") or endpoint.model or "model"
+        identity = EpisodeIdentity.of(build, task, repeat, seed)
+    build, seed = identity.build, identity.seed
 
     metrics_before = _metrics(endpoint)
     log = _StepLog(out_dir / "steps.jsonl", on_step)
@@ -168,7 +165,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         t0 = time.monotonic()
         tally0 = RoundTripTally()
         with counting_into(tally0):
-            run_steps(task.setup, phone, apps)
+            run_steps(task.setup, phone, profile)
             first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
                                              confirm=settle_confirm(profile), key=render_key))
             setup_times.settle = time.monotonic() - t0
@@ -222,7 +219,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
 
     teardown_error = None
     try:
-        run_steps(task.teardown, phone, apps)
+        run_steps(task.teardown, phone, profile)
     except Exception as exc:  # the outcome stands; the next episode finds out about the phone
         teardown_error = f"teardown: {type(exc).__name__}: {exc}"
         with (out_dir / "error.txt").open("a", encoding="utf-8") as f:
@@ -230,12 +227,12 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
 
     goals = state.goals
     j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
-              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded")
+              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded",
+              exhausted=state.exhausted is not None)
     metrics_after = _metrics(endpoint) if metrics_before is not None else None
     server_metrics = None
     if metrics_before is not None and metrics_after is not None:
         try:
-            from agent_host.serving import metrics
             server_metrics = metrics.delta(metrics_before, metrics_after)
         except Exception:
             server_metrics = None
@@ -244,9 +241,9 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     if reason is None and state.stop:
         reason = state.stop
     rec = EpisodeRecord(
-        episode_id=episode_id(build, task.id, task.variant, repeat),
+        episode_id=identity.episode_id, run_id=identity.run_id, attempt=identity.attempt,
         build=build, model=endpoint.model, task=task.id, task_file=str(task.source),
-        variant=task.variant, infeasible=bool(task.infeasible), repeat=repeat, seed=seed,
+        variant=task.variant, infeasible=bool(task.infeasible), repeat=identity.repeat, seed=seed,
         phone=getattr(phone, "serial", str(phone)), outcome=j.outcome,  # type: ignore[arg-type]
         error=error, goal_initial=j.goal_initial, goal_first_step=j.goal_first_step,
         goal_lost_step=j.goal_lost_step, goal_final=j.goal_final, complete_step=j.complete_step,
@@ -254,7 +251,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
         wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
         usage=state.usage, server_metrics=server_metrics, cached_share=share,
-        cached_share_source=share_source, reason=reason)
+        cached_share_source=share_source, reason=reason, answer=state.answer,
+        exhausted=state.exhausted if j.outcome == "exhausted" else None)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
 
@@ -284,10 +282,9 @@ def _metrics(endpoint: Any) -> dict[str, float] | None:
     if not getattr(endpoint, "metrics_url", None):
         return None
     try:
-        from agent_host.serving import metrics
         return metrics.snapshot(endpoint)
     except Exception:
         return None
 
 
-__all__ = ["run_episode", "episode_id", "ContextExceeded", "Usage"]
+__all__ = ["run_episode", "ContextExceeded", "Usage"]

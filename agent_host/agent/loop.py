@@ -1,9 +1,9 @@
 """The step loop: observe -> model -> parse -> act -> settle -> judge, one tool call per step.
 
-The conversation is append-only (DESIGN.md): every request's messages extend the previous
+The conversation is append-only: every request's messages extend the previous
 request's, so the server's prefix cache serves all but the newest turn. Per step:
 
-1. the user message carries the screen the model acts on (rendered by phone.observe);
+1. the user message carries the screen the model acts on (rendered by phone/render.py);
 2. the model is asked with tool_choice="required", parallel_tool_calls=false, the build's
    sampling and the episode seed;
 3. a reply without a valid tool call (no call, unknown tool, bad arguments, an index not on
@@ -24,6 +24,7 @@ which labels them `error`; they never count against the model.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,12 +36,21 @@ from agent_host.agent.model_client import ContextExceeded, ModelClient, ServerEr
 from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
-from agent_host.config.records import Action, PhaseTimes, RoundTrips, StepRecord, Usage
-from agent_host.phone import observe
+from agent_host.config.records import Action, Exhaustion, PhaseTimes, RoundTrips, StepRecord, Usage
 from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, submit_beside
+from agent_host.phone.parse import parse
+from agent_host.phone.render import render
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
            "observe_xml"]
+
+
+def context_exhaustion(step: int, tokens: int | None, message: str) -> Exhaustion:
+    """What ran out: the conversation's size so far (`tokens`: the last prompt plus its reply,
+    as the server counted them) and the window the server named, if it did."""
+    m = re.search(r"maximum context length is (\d+)", message) or re.search(r"\((\d+) tokens\)", message)
+    return Exhaustion(kind="context", step=step, tokens=tokens or None,
+                      limit=int(m.group(1)) if m else None, detail=message[:300])
 
 
 # -- the loop ---------------------------------------------------------------------------------------
@@ -56,10 +66,10 @@ class Observation:
 def observe_xml(xml: str) -> Observation:
     """Parse and render a dump; an unreadable dump is the phone's failure (PhoneError)."""
     try:
-        screen = observe.parse(xml)
+        screen = parse(xml)
     except ValueError as exc:
         raise PhoneError(f"unreadable hierarchy dump: {exc} ({xml[:80]!r})") from exc
-    return Observation(xml, screen, observe.render(screen))
+    return Observation(xml, screen, render(screen))
 
 
 def cached_share(usage: Usage) -> float | None:
@@ -83,7 +93,7 @@ def tally_record(tally: RoundTripTally) -> RoundTrips:
 def render_key(xml: str) -> str:
     """What the model would see of a dump (a ticking status-bar clock is not in it)."""
     try:
-        return observe.render(observe.parse(xml))
+        return render(parse(xml))
     except ValueError:
         return xml
 
@@ -96,7 +106,9 @@ class LoopState:
     complete_step: int | None = None
     infeasible_step: int | None = None
     reason: str | None = None
+    answer: str | None = None         # the latest `answer` action's text, for the judge
     stop: str | None = None            # why the loop ended early (context window)
+    exhausted: Exhaustion | None = None  # the harness budget that ended it (outcome `exhausted`)
     usage: Usage = field(default_factory=Usage)
     usage_after_first: Usage = field(default_factory=Usage)   # steps 2..: what the prefix cache can serve
     times: PhaseTimes = field(default_factory=PhaseTimes)
@@ -132,6 +144,7 @@ class StepLoop:
             {"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[goal_initial])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
+        self._context_tokens = 0                 # prompt + reply tokens of the latest request
 
     def run(self) -> LoopState:
         try:
@@ -153,11 +166,11 @@ class StepLoop:
         return observe_xml(self.phone.settle(self.settle_s, min_s=min_s, since=since,
                                              confirm=self.settle_confirm, key=render_key))
 
-    def _judge_beside(self, screen: Any, finish: Callable[[Any], None]) -> None:
-        """Evaluate the goal on `screen` and the phone's state now, on the judge's thread;
-        `finish(verdict)` records the step. `_judged()` waits for it."""
+    def _judge_beside(self, screen: Any, answer: str | None, finish: Callable[[Any], None]) -> None:
+        """Evaluate the goal on `screen`, the latest `answer` and the phone's state now, on the
+        judge's thread; `finish(verdict)` records the step. `_judged()` waits for it."""
         def judge() -> None:
-            finish(self.judge.evaluate(self.phone, screen))
+            finish(self.judge.evaluate(self.phone, screen, answer=answer))
         self._judging = submit_beside(self._judge_pool, judge)
 
     def _judged(self) -> None:
@@ -168,6 +181,7 @@ class StepLoop:
 
     def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]]) -> dict[str, Any]:
         reply = self.model.chat(self.messages, self.tools)
+        self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
         times.model += reply.seconds
         usage.prompt_tokens += reply.usage.prompt_tokens
         usage.completion_tokens += reply.usage.completion_tokens
@@ -236,6 +250,13 @@ class StepLoop:
             if n == 1:  # the build cannot take even the first prompt: a setup problem, not the model's
                 raise ServerError(f"the first prompt does not fit the server's context window: {exc}") from exc
             st.stop = f"context window exceeded at step {n}: {exc}"
+            st.exhausted = context_exhaustion(n, self._context_tokens, str(exc))
+            return False
+        if parsed is None and raws and all(r.get("finish_reason") == "length" for r in raws):
+            # Every try of this step was cut at the per-reply token cap: a harness budget.
+            st.stop = f"reply token cap hit on every try at step {n}"
+            st.exhausted = Exhaustion(kind="reply_tokens", step=n, tokens=usage.completion_tokens,
+                                      limit=self.model.max_tokens(), detail=st.stop)
             return False
 
         t_b = time.monotonic()
@@ -257,6 +278,8 @@ class StepLoop:
             action = act(self.phone, parsed.name or "", parsed.args, obs.screen, self.profile)
             times.act += time.monotonic() - t1
             result = describe_result(action, obs.screen)
+            if parsed.name == "answer":
+                st.answer = parsed.args["text"]
             if parsed.name in FINAL_TOOLS:
                 reason = parsed.args.get("reason", "")
                 st.reason = reason
@@ -299,6 +322,6 @@ class StepLoop:
                 times=times, wall_s=wall_s, round_trips=tally_record(tally), cached_share=cached_share(usage),
                 goal=verdict.goal, check_detail=verdict.detail))
 
-        self._judge_beside(goal_screen, finish)
+        self._judge_beside(goal_screen, st.answer, finish)
         self.obs = next_obs
         return cont

@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.config.tasks import load_tasks
     from agent_host.runs.progress import RunProgress
     from agent_host.runs.run import DEFAULT_RUNS_DIR, new_run_id, start_run
-    from agent_host.runs.summary import print_summary, write_report
+    from agent_host.cli.summary import print_summary, write_report
     from agent_host.virtual_phone import adb_server
     from agent_host.virtual_phone.phone import VirtualPhone
 

@@ -12,7 +12,8 @@ from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
 The outcome is one of: success, premature, undone, unrecognised, infeasible_claimed, nav_fail,
-error (see DESIGN.md). The episode folder holds steps.jsonl, step-NNN.png and episode.json.
+exhausted (a harness budget ran out: context window, reply token cap), error (docs/concepts.md
+says when each applies). The episode folder holds steps.jsonl, step-NNN.png and episode.json.
 
 examples:
   agent-host phone start                                   # prints serial: 127.0.0.1:P

@@ -95,7 +95,8 @@ def _screen_arg(value: str | None) -> tuple[int, int] | None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from agent_host.phone.observe import parse, render
+    from agent_host.phone.parse import parse
+    from agent_host.phone.render import render
 
     data = _read(args.file)
     try:
@@ -106,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(_json(screen.to_dict()) + "\n")
         return 0
     if args.why:
-        from agent_host.phone.observe import explain
+        from agent_host.phone.explain import explain
 
         lines = explain(data, args.why, screen=_screen_arg(args.screen))
         print("\n".join(lines) if lines else f"no node's text, content-desc or resource-id contains {args.why!r}")

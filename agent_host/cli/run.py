@@ -44,6 +44,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--startup-timeout", type=float, help="seconds to wait for each server to be ready")
     p.add_argument("--baseline", metavar="BUILD",
                    help="the reference build reports compare the others with (default: the first of --builds)")
+    p.add_argument("--plan", action="store_true",
+                   help="print the smallest build-vs-build difference these tasks x repeats can detect "
+                        "(80%% power, alpha 0.05) and exit without running anything")
+    p.add_argument("--plan-rate", type=float, default=0.5, metavar="P",
+                   help="for --plan: the baseline success rate you expect (default 0.5, the worst case)")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     p.set_defaults(func=_run)
@@ -53,6 +58,32 @@ def _csv(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def _plan(args: argparse.Namespace, tasks: list) -> int:
+    """Power planning before a run: the minimum detectable difference of the planned design."""
+    from agent_host.cli.output import stdout_console
+    from agent_host.report.stats import plan
+
+    if not 0 < args.plan_rate < 1:
+        raise UserError("--plan-rate must be between 0 and 1")
+    if args.repeats < 1:
+        raise UserError("--repeats must be at least 1")
+    p = plan(len(tasks), args.repeats, rate=args.plan_rate)
+    out = stdout_console()
+    mde = p["mde"]["value"]
+    a = p["assumed"]
+    out.print(f"{len(tasks)} task instances x {args.repeats} repeats per build: "
+              + (f"a true difference of {100 * mde:.0f} pp in success rate is detected with 80% power"
+                 if mde is not None else "no difference up to 100 pp is detectable with 80% power")
+              + " (paired over tasks, alpha 0.05)", highlight=False)
+    out.print(f"assumed: baseline rate {a['rate']:.2f}, task ICC {a['icc']:.2f}, SD of the true per-task "
+              f"difference {a['tau']:.2f} (the report gives the observed figures after the run)", highlight=False)
+    out.print("repeats -> MDE: " + ", ".join(f"{r}: {'–' if v is None else f'{100 * v:.0f} pp'}"
+                                             for r, v in p["by_repeats"].items()), highlight=False)
+    out.print(f"tasks (at {args.repeats} repeats) -> MDE: " + ", ".join(
+        f"{t}: {'–' if v is None else f'{100 * v:.0f} pp'}" for t, v in p["by_tasks"].items()), highlight=False)
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -60,12 +91,20 @@ def _run(args: argparse.Namespace) -> int:
 
     from agent_host.runs.progress import RunProgress
     from agent_host.runs.run import resume_run, start_run
-    from agent_host.runs.summary import print_summary
+    from agent_host.cli.summary import print_summary
 
     if args.max_attempts < 1:
         raise UserError("--max-attempts must be at least 1")
     if args.startup_timeout is not None and not args.startup_timeout > 0:
         raise UserError("--startup-timeout must be more than 0 seconds")
+    if args.plan:
+        from agent_host.config.tasks import load_tasks
+        variants = tuple(_csv(args.variants))
+        bad = [v for v in variants if v not in ("base", "verify")]
+        if not variants or bad:
+            raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)" if bad else
+                            "--variants: name at least one (base, verify)")
+        return _plan(args, load_tasks(_csv(args.tasks), variants=variants))
     console = Console(stderr=True)
     with RunProgress(console, enabled=not args.quiet) as live:
         if args.resume:
@@ -97,11 +136,12 @@ def _run(args: argparse.Namespace) -> int:
                                phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                                out=args.out, max_attempts=args.max_attempts,
                                startup_timeout=args.startup_timeout, hook=live.hook,
-                               extra_manifest={"baseline": args.baseline or builds[0].id})
+                               extra_manifest={"baseline": args.baseline or next(
+                                   (b.id for b in builds if b.role == "reference"), builds[0].id)})
     out = stdout_console()
     print_summary(result, console=out)
     if not args.no_report:
-        from agent_host.runs.summary import write_report
+        from agent_host.cli.summary import write_report
         html = write_report(result.run_dir, console=out)
         out.print(f"report: {html}")
     return 0

@@ -2,8 +2,9 @@
 
 Everything else is derived from `ACTIONS`: the OpenAI tool schemas and the validation of a
 model's call (agent/tools.py), the system prompt's tool lines (agent/prompt.py), the items of
-task solutions and policy scripts (`script_model`, used by config/tasks.py and policy/script.py),
-and how each action is performed on a phone and described to the model (agent/perform.py).
+task solutions and policy scripts (`script_model`, `ScriptItem`: config/tasks.py and
+policy/script.py), and how each action is performed on a phone and described to the model
+(agent/perform.py, one row per action).
 
 A model names an element by its `index` on the screen; a script may name it instead by a
 selector (`text`, `text_contains`, `resource_id`, `desc`), resolved to an index against the
@@ -15,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic_core import PydanticCustomError
+
+from agent_host.config.strict import Strict, one_key_union
 
 MAX_INDEX = 999
 MAX_TEXT = 500
@@ -193,3 +196,32 @@ def split_selector(name: str, args: dict[str, Any]) -> tuple[dict[str, Any], dic
     selector = {k: str(args[k]) for k in keys if args.get(k) is not None}
     rest = {k: v for k, v in args.items() if k not in selector and v is not None}
     return rest, selector or None
+
+
+# -- a script item: `{tool: {args}}` (task solutions; the one-key union of all actions) --------
+
+
+def _none_is_empty(cls: Any, v: Any) -> Any:
+    return {} if v is None else v
+
+
+def _item_model(tool: str, args: type[BaseModel]) -> type[BaseModel]:
+    """A one-key model `{tool: args}` (`press_back:` with no value means no arguments)."""
+    optional = not ACTIONS[tool].element and all(not f.is_required() for f in args.model_fields.values())
+    default = Field(default_factory=args) if optional else Field()
+    name = f"{''.join(p.title() for p in tool.split('_'))}Action"
+    return type(name, (Strict,), {
+        "__annotations__": {tool: args}, "__module__": __name__, tool: default,
+        "_none": field_validator(tool, mode="before")(_none_is_empty),
+    })
+
+
+SCRIPT_ITEMS: dict[str, type[BaseModel]] = {name: _item_model(name, script_model(name)) for name in ACTIONS}
+for _m in SCRIPT_ITEMS.values():
+    _m.model_rebuild()
+ScriptItem, ITEM_SCHEMA_EXTRA = one_key_union(SCRIPT_ITEMS, "action", bare=BARE_ACTIONS)
+
+
+def item_action(item: BaseModel) -> str:
+    """The action a validated script item performs."""
+    return next(iter(type(item).model_fields))

@@ -6,15 +6,17 @@ episode's `steps.jsonl` is a StepRecord. The report layer reads only these files
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 Outcome = Literal[
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
 ]
 OUTCOMES: tuple[str, ...] = (
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
 )
 Variant = Literal["base", "verify"]
 
@@ -70,6 +72,40 @@ class StepRecord(BaseModel):
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
+
+
+def episode_id(build: str, task_id: str, variant: str, repeat: int) -> str:
+    """`<build>__<task-instance>__<variant>__r<repeat>`, characters outside [A-Za-z0-9._@-] as `_`
+    (the name of the episode's folder)."""
+    return _UNSAFE.sub("_", f"{build}__{task_id}__{variant}__r{repeat}")
+
+
+@dataclass(frozen=True)
+class EpisodeIdentity:
+    """Who an episode is: made once, by the run's plan (or for a lone episode by the CLI),
+    and written into its record unchanged."""
+    episode_id: str
+    build: str
+    repeat: int = 0
+    seed: int = 0
+    attempt: int = 1
+    run_id: str | None = None
+
+    @classmethod
+    def of(cls, build: str, task: Any, repeat: int = 0, seed: int = 0, **kw: Any) -> EpisodeIdentity:
+        return cls(episode_id(build, task.id, task.variant, repeat), build, repeat, seed, **kw)
+
+
+class Exhaustion(BaseModel):
+    """A budget the harness imposes ran out and ended the episode (outcome `exhausted`)."""
+    kind: Literal["context", "reply_tokens"]   # context window; max tokens per reply on every retry
+    step: int                                  # the step that could not be completed
+    tokens: int | None = None                  # conversation tokens (context) / reply tokens (reply_tokens)
+    limit: int | None = None                   # the budget, when the server named it
+    detail: str = ""
+
+
 class EpisodeRecord(BaseModel):
     episode_id: str
     run_id: str | None = None
@@ -106,3 +142,5 @@ class EpisodeRecord(BaseModel):
     cached_share: float | None = None
     cached_share_source: Literal["usage", "metrics"] | None = None
     reason: str | None = None                  # the model's reason for complete/infeasible
+    answer: str | None = None                  # the text of the last `answer` action (question tasks)
+    exhausted: Exhaustion | None = None        # set when outcome == "exhausted"

@@ -1,18 +1,156 @@
-"""Evaluate a task instance's check on a phone: one batched shell call, the step's own screen.
+"""Evaluating a task's check (config/checks.py): one batched shell call, the step's own screen.
 
-`Judge(task, profile).evaluate(phone, screen)` runs every shell command the check needs in ONE
-`adb shell` call (Phone.shell_batch; the phone profile may substitute per-phone variants of a
-command, whose output is filed under the original command) and decides UI conditions against
-`screen`, the parsed dump the agent observes next, so judging costs no extra dump.
+`EVALUATORS` is the table from check kind to evaluator; `COMMANDS` says which shell commands
+a kind needs. `Judge(task, profile).evaluate(phone, screen, answer)` runs every command the
+check needs in ONE `adb shell` call (Phone.shell_batch; the phone profile may substitute
+per-phone variants of a command, whose output is filed under the original command), decides
+UI conditions against `screen`, the parsed dump the agent observes next (so judging costs no
+extra dump), and `answer` checks against the agent's latest `answer` action.
+
+A command that exited non-zero (127: not found) makes its leaf false.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
+from agent_host.config.checks import (AnswerCheck, CHECK_KINDS, ForegroundCheck, SettingCheck, ShellCheck,
+                                      UiCheck, check_kind, children)
+from agent_host.config.phones import resolve_app
+from agent_host.phone.select import matches
+from agent_host.text import normalise_answer
+
 MAX_DETAIL_OUTPUT = 400
+FOREGROUND_COMMAND = "dumpsys activity activities | grep topResumedActivity"
+
+ShellOutputs = dict[str, tuple[str, int]]   # command -> (stdout, exit code)
+
+
+@dataclass
+class Facts:
+    """What a check is decided on: shell outputs, the screen, app packages, the answer."""
+    outputs: ShellOutputs = field(default_factory=dict)
+    screen: Any = None                 # phone/screen.py Screen, for ui checks
+    apps: dict[str, str] | None = None  # alias -> package (None: the Pixel defaults)
+    answer: str | None = None          # the agent's latest `answer`
+
+    def output(self, cmd: str) -> tuple[str, int]:
+        try:
+            return self.outputs[cmd]
+        except KeyError:
+            raise KeyError(f"no output for {cmd!r}: run every command of shell_commands(check)") from None
+
+
+def setting_command(check: SettingCheck) -> str:
+    return f"settings get {check.setting.namespace} {check.setting.key}"
+
+
+def _setting(check: SettingCheck, facts: Facts) -> bool:
+    stdout, code = facts.output(setting_command(check))
+    spec, value = check.setting, stdout.strip()
+    if code != 0:
+        return False
+    if spec.equals is not None:
+        return value == spec.equals
+    if spec.in_ is not None:
+        return value in spec.in_
+    return re.fullmatch(spec.matches, value) is not None  # type: ignore[arg-type]
+
+
+def _shell(check: ShellCheck, facts: Facts) -> bool:
+    stdout, code = facts.output(check.shell.command)
+    if code != 0:
+        return False
+    return check.shell.matches is None or re.search(check.shell.matches, stdout, re.MULTILINE) is not None
+
+
+def _ui(check: UiCheck, facts: Facts) -> bool:
+    if facts.screen is None:
+        raise ValueError("this check has a ui condition: pass the screen")
+    return matches(facts.screen.elements, check.ui.model_dump(exclude_none=True))
+
+
+def _foreground(check: ForegroundCheck, facts: Facts) -> bool:
+    stdout, code = facts.output(FOREGROUND_COMMAND)
+    pkg = check.foreground.package or resolve_app(check.foreground.app, facts.apps)  # type: ignore[arg-type]
+    # topResumedActivity=ActivityRecord{a1b2c3 u0 com.android.settings/.Settings t42}
+    return code == 0 and re.search(rf"topResumedActivity.*\s{re.escape(pkg)}/", stdout) is not None
+
+
+def expected_answer(check: AnswerCheck, facts: Facts) -> str | None:
+    """The answer the goal wants: given, or read from phone state (None: the state has none)."""
+    spec = check.answer
+    if spec.expected is not None:
+        return spec.expected
+    stdout, code = facts.output(spec.shell)  # type: ignore[arg-type]
+    if code != 0:
+        return None
+    if spec.pattern is None:
+        return stdout.strip() or None
+    m = re.search(spec.pattern, stdout, re.MULTILINE)
+    if m is None:
+        return None
+    return m.group(1) if m.groups() else m.group(0)
+
+
+def _answer(check: AnswerCheck, facts: Facts) -> bool:
+    want = expected_answer(check, facts)
+    if want is None or facts.answer is None:
+        return False
+    return normalise_answer(facts.answer) == normalise_answer(want)
+
+
+EVALUATORS: dict[str, Callable[[Any, Facts], bool]] = {
+    "setting": _setting,
+    "shell": _shell,
+    "ui": _ui,
+    "foreground": _foreground,
+    "answer": _answer,
+    "all": lambda c, facts: all(evaluate(x, facts) for x in c.all),
+    "any": lambda c, facts: any(evaluate(x, facts) for x in c.any),
+    "not": lambda c, facts: not evaluate(c.not_, facts),
+}
+
+# the shell commands whose outputs a leaf needs (combinators: their children's)
+COMMANDS: dict[str, Callable[[Any], list[str]]] = {
+    "setting": lambda c: [setting_command(c)],
+    "shell": lambda c: [c.shell.command],
+    "ui": lambda c: [],
+    "foreground": lambda c: [FOREGROUND_COMMAND],
+    "answer": lambda c: [c.answer.shell] if c.answer.shell else [],
+    "all": lambda c: [],
+    "any": lambda c: [],
+    "not": lambda c: [],
+}
+assert set(EVALUATORS) == set(COMMANDS) == set(CHECK_KINDS), "every check kind needs an evaluator"
+
+
+def evaluate(check: BaseModel, facts: Facts) -> bool:
+    """True when the goal holds."""
+    return bool(EVALUATORS[check_kind(check)](check, facts))
+
+
+def leaves(check: BaseModel) -> list[BaseModel]:
+    kids = children(check)
+    return [check] if not kids else [leaf for k in kids for leaf in leaves(k)]
+
+
+def shell_commands(check: BaseModel | None) -> list[str]:
+    """The shell commands whose outputs evaluate() needs, without duplicates, in order."""
+    if check is None:
+        return []
+    return list(dict.fromkeys(c for leaf in leaves(check) for c in COMMANDS[check_kind(leaf)](leaf)))
+
+
+def ui_checks(check: BaseModel | None) -> list[UiCheck]:
+    """Every UI check inside `check` (the judge needs a dump only if there is one)."""
+    return [] if check is None else [c for c in leaves(check) if isinstance(c, UiCheck)]
 
 
 @dataclass
@@ -22,29 +160,6 @@ class Verdict:
     seconds: float = 0.0
 
 
-def ui_matcher(screen: Any):
-    """A `UiMatcher` for agent_host.config.tasks checks: does any element of `screen` match?"""
-    elements = list(getattr(screen, "elements", []) or [])
-
-    def match(check: Any) -> bool:
-        sel = check.ui
-        for e in elements:
-            texts = list(getattr(e, "texts", None) or ([e.text] if e.text else []))
-            descs = list(getattr(e, "descs", None) or ([e.desc] if e.desc else []))
-            rids = list(getattr(e, "resource_ids", None) or ([e.resource_id] if e.resource_id else [""]))
-            for text in texts or [""]:
-                for desc in descs or [""]:
-                    for rid in rids:
-                        if sel.matches_element(text=text, desc=desc, resource_id=rid,
-                                               class_name=e.cls, package=e.package,
-                                               checked=e.checked, selected=e.selected,
-                                               enabled=e.enabled):
-                            return True
-        return False
-
-    return match
-
-
 class Judge:
     """The goal check of one task instance on one kind of phone."""
 
@@ -52,30 +167,31 @@ class Judge:
         self.task = task
         self.profile = profile
         self.apps = dict(profile.apps) if profile is not None else None
-        self.commands: list[str] = list(task.shell_commands())
+        self.commands: list[str] = shell_commands(task.check)
         self.phone_commands = [profile.command(c) if profile is not None else c for c in self.commands]
-        check = getattr(task, "check", None)
-        self.needs_screen = bool(check is not None and check.ui_checks())
+        self.ui = ui_checks(task.check)
+        self.answers = any(isinstance(c, AnswerCheck) for c in leaves(task.check)) if task.check else False
 
-    def evaluate(self, phone: Any, screen: Any = None) -> Verdict:
+    def evaluate(self, phone: Any, screen: Any = None, answer: str | None = None) -> Verdict:
         """G(t). PhoneError from the shell batch propagates (the episode is then an error)."""
         t0 = time.monotonic()
         if self.task.check is None:           # infeasible: no goal can hold
             return Verdict(False, {"infeasible": True}, time.monotonic() - t0)
-        outputs: dict[str, tuple[str, int]] = {}
+        if self.ui and screen is None:
+            raise ValueError("this check has a ui condition: pass the screen")
+        facts = Facts(screen=screen, apps=self.apps, answer=answer)
         if self.commands:
             results = phone.shell_batch(self.phone_commands)
             for cmd, res in zip(self.commands, results):
-                outputs[cmd] = (res.output, res.exit_code)
-        ui = ui_matcher(screen) if self.needs_screen else None
-        if self.needs_screen and screen is None:
-            raise ValueError("this check has a ui condition: pass the screen")
-        goal = bool(self.task.goal_holds(outputs, ui, self.apps))
+                facts.outputs[cmd] = (res.output, res.exit_code)
+        goal = evaluate(self.task.check, facts)
         detail: dict[str, Any] = {}
-        if outputs:
-            detail["shell"] = {cmd: {"out": _clip(out), "rc": rc} for cmd, (out, rc) in outputs.items()}
-        if self.needs_screen:
-            detail["ui"] = {_describe(c): ui(c) for c in self.task.check.ui_checks()}  # type: ignore[misc]
+        if facts.outputs:
+            detail["shell"] = {cmd: {"out": _clip(out), "rc": rc} for cmd, (out, rc) in facts.outputs.items()}
+        if self.ui:
+            detail["ui"] = {_describe(c): _ui(c, facts) for c in self.ui}
+        if self.answers:
+            detail["answer"] = answer
         return Verdict(goal, detail, time.monotonic() - t0)
 
 
@@ -84,5 +200,5 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_DETAIL_OUTPUT else text[:MAX_DETAIL_OUTPUT] + "…"
 
 
-def _describe(check: Any) -> str:
+def _describe(check: UiCheck) -> str:
     return ",".join(f"{k}={v}" for k, v in check.ui.model_dump(exclude_none=True).items())

@@ -1,4 +1,5 @@
-"""The outcome label of an episode, from its per-step goal values (pure; DESIGN.md, "Outcome").
+"""The outcome label of an episode, from its per-step goal values (pure; docs/concepts.md,
+"Outcome labels").
 
 `goals[t]` is G(t), the task's check after step t; `goals[0]` is the check after setup
 (false for a base variant, true for a verify variant). D = `complete_step`, I = `infeasible_step`.
@@ -7,12 +8,16 @@ The episode ends at D or I, so at most one of them is set and it is the last ste
 Precedence (exactly one label):
 1. `error`: the harness, the phone or the server failed (`error` given). Also when no goal
    value was recorded at all.
+1b. `exhausted`: a budget the harness imposes ran out before the agent ended the episode
+   (the context window, or the per-reply token cap on every retry of a step). It is neither
+   a navigation failure nor an infrastructure error, so it gets its own label, and the
+   report keeps it out of navigation and recognition.
 2. `infeasible_claimed`: the agent called `task_infeasible` (on any task; the report counts it
    as a success only on infeasible tasks).
 3. D exists:
-   - on an infeasible task: `premature` (nothing can make the goal hold; DESIGN.md);
-   - G(D) true: `success`, even if the goal was lost and regained earlier (DESIGN.md defines
-     success only by G(D)); `goal_lost_step` still records the earlier loss;
+   - on an infeasible task: `premature` (nothing can make the goal hold);
+   - G(D) true: `success`, even if the goal was lost and regained earlier (success is defined
+     by G(D) alone); `goal_lost_step` still records the earlier loss;
    - G(D) false and G(t) true for some t < D (step 0 included, so a verify variant whose
      agent turned the goal off and then completed is `undone`): `undone`;
    - otherwise: `premature`.
@@ -57,7 +62,7 @@ def _first(goals: Sequence[bool], start: int, value: bool) -> int | None:
 
 def label(goals: Sequence[bool], *, complete_step: int | None = None,
           infeasible_step: int | None = None, infeasible_task: bool = False,
-          error: str | None = None) -> Judgement:
+          error: str | None = None, exhausted: bool = False) -> Judgement:
     """Label one episode. `goals[t]` = G(t) for t = 0 (after setup) .. last step."""
     goals = [bool(g) for g in goals]
     if complete_step is not None and infeasible_step is not None:
@@ -78,6 +83,10 @@ def label(goals: Sequence[bool], *, complete_step: int | None = None,
 
     if error is not None or not goals:
         return judged("error")
+    if exhausted:
+        if complete_step is not None or infeasible_step is not None:
+            raise ValueError("an exhausted episode ended before task_complete / task_infeasible")
+        return judged("exhausted")
     if infeasible_step is not None:
         return judged("infeasible_claimed")
     if complete_step is not None:

@@ -9,7 +9,7 @@ actions:                      # the list above
   - tap: {text: "Network & internet"}
 after: wait                   # what to answer past the end: wait | task_complete |
                               #   task_infeasible | say   (default: wait)
-wait_seconds: 0.5             # the `wait` played by `after: wait` (default 0.5)
+wait_seconds: 0.5             # the `wait` played by `after: wait` (default 0.5, at most 10)
 retries: 2                    # a selector not on screen: answer `wait` this many times ...
 retry_wait: 0.5               # ... of this many seconds, then give up on that item
 ```
@@ -26,7 +26,7 @@ is one played turn. Tool-call ids carry the item played (`call_p<item>_...`), an
 (`call_p<item>r...`) does not advance, so a selector that is not on screen yet is retried
 against the next observation. Element selectors (`text`, `text_contains`, `resource_id`,
 `desc`) are resolved to an `index` against the observation in the latest user or tool
-message (phone/observe.py parse_rendered + find). A selector that never resolves is answered
+message (phone/render.py parse_rendered, phone/select.py find). A selector that never resolves is answered
 with a reply without a tool call that says so.
 """
 
@@ -41,10 +41,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_host.config.actions import ACTIONS, BARE_ACTIONS, script_model, split_selector
+from agent_host.config.actions import ACTIONS, BARE_ACTIONS, MAX_WAIT_S, script_model, split_selector
 from agent_host.config.loading import format_loc, line_of, load_yaml
 from agent_host.errors import ConfigError
-from agent_host.phone.observe import find, parse_rendered
+from agent_host.phone.render import parse_rendered
+from agent_host.phone.screen import Element
+from agent_host.phone.select import find
 
 AFTER = ("wait", "task_complete", "task_infeasible", "say")
 _ID_RE = re.compile(r"^call_p(\d+)(r?)_")
@@ -93,11 +95,12 @@ class PolicyScript:
             if after not in AFTER:
                 raise fail(("after",), f"one of {', '.join(AFTER)}")
             opts["after"] = after
-            for key, lo, hi in (("wait_seconds", 0, 60), ("retry_wait", 0, 60), ("retries", 0, 100)):
+            # a wait the script answers is a model call: the action's own bound applies
+            for key, lo, hi in (("wait_seconds", 0, MAX_WAIT_S), ("retry_wait", 0, MAX_WAIT_S), ("retries", 0, 100)):
                 if key in data:
                     v = data[key]
                     if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
-                        raise fail((key,), f"a number from {lo} to {hi}")
+                        raise fail((key,), f"a number from {lo:g} to {hi:g}")
                     opts[key] = int(v) if key == "retries" else float(v)
             items_data = data.get("actions", [])
             prefix = ("actions",)
@@ -177,11 +180,11 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def latest_observation(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def latest_observation(messages: list[dict[str, Any]]) -> list[Element]:
     """The elements of the most recent user/tool message that holds an observation."""
     for m in reversed(messages):
         if m.get("role") in ("user", "tool"):
-            elements = parse_rendered(message_text(m))
+            elements = parse_rendered(message_text(m)).elements
             if elements:
                 return elements
     return []
@@ -237,8 +240,7 @@ def play(script: PolicyScript, messages: list[dict[str, Any]]) -> dict[str, Any]
             return {"role": "assistant",
                     "content": f"policy script {script.source} item {pos}: no element matches "
                                f"{sel} on this screen ({item.describe()})"}
-        ordered = {"index": hit["index"]} if isinstance(hit, dict) else {"index": hit.index}
-        args = {**ordered, **args}
+        args = {"index": hit.index, **args}
     return {"role": "assistant", "content": None, "tool_calls": [_call(pos, item.kind, args)]}
 
 

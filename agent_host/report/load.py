@@ -40,13 +40,14 @@ class Run:
         return out
 
     def reference_build(self) -> str | None:
-        """A build the manifest marks as the reference (`baseline` key, or a build with
-        `reference: true`), else None."""
+        """The build the manifest names as the baseline (`baseline` key), else the build whose
+        `role` is `reference` (or marked `reference: true`), else None."""
         ref = self.manifest.get("baseline") or self.manifest.get("reference_build")
         if isinstance(ref, str):
             return ref
         for b in self.manifest.get("builds") or []:
-            if isinstance(b, dict) and (b.get("reference") or b.get("baseline")):
+            if isinstance(b, dict) and (b.get("role") == "reference" or b.get("reference") is True
+                                        or b.get("baseline") is True):
                 return b.get("id")
         return None
 

@@ -121,15 +121,12 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                 out_dir = store.fresh_episode_dir(ep.episode_id)
                 try:
                     rec = run_episode(ep.task, phone, server.endpoint, out_dir=out_dir, profile=opts.profile,
-                                      seed=ep.seed, sampling=build.sampling, build_id=build.id,
-                                      repeat=ep.repeat)
+                                      sampling=build.sampling, identity=ep.identity(attempt, opts.run_id))
                 except Exception as exc:  # a harness bug must cost an attempt, not the episode
                     log.exception("episode %s", ep.episode_id)
                     rec = _harness_error(ep, build, serial, f"harness: {type(exc).__name__}: {exc}")
-                rec = rec.model_copy(update={"episode_id": ep.episode_id, "attempt": attempt,
-                                             "run_id": opts.run_id, "build": build.id,
-                                             "repeat": ep.repeat, "seed": ep.seed})
-                write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
+                    rec = rec.model_copy(update={"attempt": attempt, "run_id": opts.run_id})
+                    write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
                 store.append(rec)
                 progress.outcomes[rec.outcome] += 1
                 if rec.outcome != "error":

@@ -7,15 +7,10 @@ build sees identical setups and sampling seeds: episodes pair one to one across 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
-
-
-def episode_id(build: str, task_id: str, variant: str, repeat: int) -> str:
-    return _UNSAFE.sub("_", f"{build}__{task_id}__{variant}__r{repeat}")
+from agent_host.config.records import EpisodeIdentity, episode_id
 
 
 def derive_seed(seed: int, task_key: str, repeat: int) -> int:
@@ -32,6 +27,10 @@ class PlannedEpisode:
     variant: str
     repeat: int
     seed: int
+
+    def identity(self, attempt: int = 1, run_id: str | None = None) -> EpisodeIdentity:
+        """The identity its episode is run and recorded under."""
+        return EpisodeIdentity(self.episode_id, self.build, self.repeat, self.seed, attempt, run_id)
 
 
 def plan(builds: Sequence[str], tasks: Sequence[Any], repeats: int, seed: int) -> list[PlannedEpisode]:

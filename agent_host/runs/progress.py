@@ -11,7 +11,7 @@ from agent_host.config.records import OUTCOMES, EpisodeRecord
 from agent_host.runs.execute import BuildProgress
 
 _SHORT = {"success": "ok", "premature": "prem", "undone": "undone", "unrecognised": "unrec",
-          "infeasible_claimed": "infeas", "nav_fail": "nav", "error": "err"}
+          "infeasible_claimed": "infeas", "nav_fail": "nav", "exhausted": "exh", "error": "err"}
 
 
 def tallies(p: BuildProgress) -> str:

@@ -270,7 +270,7 @@ def ensure_model(name: str) -> Path:
 # ------------------------------------------------------------------------ builds
 
 def _cpu_tool_env() -> dict[str, str]:
-    # Schema-valid tool calls from small models (see /work/shared/notes/vllm-serving.md):
+    # Schema-valid tool calls from small models:
     # with strict tool calling off, tool_choice=required becomes JSON-schema guided decoding.
     return {"VLLM_ENFORCE_STRICT_TOOL_CALLING": "0"}
 

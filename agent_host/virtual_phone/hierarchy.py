@@ -151,3 +151,50 @@ def to_xml(windows: list[Node], max_depth: int = 50, compressed: bool = False) -
         _write(out, root, 0, 1, max_depth + 1, 0)
     out.append("</hierarchy>")
     return "\r\n".join(out)
+
+
+_NAF_EXEMPT = ("android.widget.GridView", "android.widget.GridLayout", "android.widget.ListView",
+               "android.widget.TableLayout")
+
+
+def _labelled_below(n: Node) -> bool:
+    return any(c.text or c.desc or _labelled_below(c) for c in n.children)
+
+
+def _naf(n: Node) -> bool:
+    """Not Accessibility Friendly: enabled and clickable with no text or description anywhere below."""
+    if n.cls.endswith(_NAF_EXEMPT) or not (n.clickable and n.enabled) or n.text or n.desc:
+        return False
+    return not _labelled_below(n)
+
+
+def _write_dump(out: list[str], n: Node, index: int, order: int) -> None:
+    l, t, r, b = n.bounds
+    naf = 'NAF="true" ' if _naf(n) else ""
+    out.append(
+        f'<node {naf}index="{index}" text="{_esc(n.text)}" resource-id="{n.rid}" '
+        f'class="{n.cls}" package="{n.pkg}" content-desc="{_esc(n.desc)}" checkable="{_b(n.checkable)}" '
+        f'checked="{_b(n.checked)}" clickable="{_b(n.clickable)}" enabled="{_b(n.enabled)}" '
+        f'focusable="{_b(n.focusable)}" focused="{_b(n.focused)}" scrollable="{_b(n.scrollable)}" '
+        f'long-clickable="{_b(n.long_clickable)}" password="{_b(n.password)}" selected="{_b(n.selected)}" '
+        f'bounds="[{l},{t}][{r},{b}]" drawing-order="{order}" hint="{_esc(n.hint)}"')
+    if not n.children:
+        out.append(" />")
+        return
+    out.append(">")
+    for i, c in enumerate(n.children):
+        _write_dump(out, c, i, i + 1)
+    out.append("</node>")
+
+
+def to_dump_xml(root: Node, compressed: bool = False) -> str:
+    """`uiautomator dump` format: the active window only, on one line, no trailing newline.
+
+    Attributes and their order follow AOSP's AccessibilityNodeInfoDumper as captured from an
+    Android 14 Pixel (drawing-order and hint, no display-id), NAF first where it applies.
+    """
+    out = ["<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>", '<hierarchy rotation="0">']
+    for r in (compress(root) if compressed else [root]):
+        _write_dump(out, r, 0, 0)
+    out.append("</hierarchy>")
+    return "".join(out)

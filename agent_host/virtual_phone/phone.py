@@ -26,6 +26,7 @@ from agent_host.virtual_phone.latency import Latency, rpc_kind
 from agent_host.virtual_phone.latency import make as make_latency
 from agent_host.virtual_phone.services import Services
 from agent_host.virtual_phone.u2server import U2Server
+from agent_host.virtual_phone.world import World
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,6 @@ class PhoneError(RuntimeError):
 
 
 def _default_world(fs: VirtualFS, *, model: str, seed: int) -> Any:
-    from agent_host.virtual_phone.world import World  # the world is written apart from us
-
     return World(fs, model=model, seed=seed)
 
 

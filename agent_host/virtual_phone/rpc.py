@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import base64
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .core import RpcError
 from .hierarchy import SCREEN_H, SCREEN_W, Node
+from .screenshot import render
 from .selectors import SelectorError, describe, find, find_all
-
-if TYPE_CHECKING:
-    from .world import World
+from .ui import Ui
 
 NOT_FOUND = -32002
 POLL_S = 0.1
@@ -23,8 +23,6 @@ KEY_NAMES = {
 
 
 def _err(code: int, message: str) -> Exception:
-    from .world import RpcError
-
     return RpcError(code, message)
 
 
@@ -32,11 +30,11 @@ def _not_found(sel: Any) -> Exception:
     return _err(NOT_FOUND, f"uiautomator.UiObjectNotFoundException: {describe(sel)}")
 
 
-def _roots(w: World) -> list[Node]:
+def _roots(w: Ui) -> list[Node]:
     return [win.root for win in w.windows()]
 
 
-def _find(w: World, sel: Any) -> Node | None:
+def _find(w: Ui, sel: Any) -> Node | None:
     try:
         return find(_roots(w), sel)
     except SelectorError as e:
@@ -57,21 +55,7 @@ def obj_info(n: Node) -> dict[str, Any]:
     }
 
 
-def press_keycode(w: World, code: int) -> None:
-    if code == 3:
-        w.home()
-    elif code == 4:
-        w.back()
-    elif code == 187:
-        w.home()  # no recents screen: treat like leaving the app, as the overview would
-    elif code in (67, 66):
-        handler = getattr(w.top, "delete_char" if code == 67 else "on_enter", None)
-        if handler is not None:
-            handler()
-    w.invalidate()
-
-
-def _wait(w: World, sel: Any, timeout_ms: float, want: bool) -> bool:
+def _wait(w: Ui, sel: Any, timeout_ms: float, want: bool) -> bool:
     deadline = time.monotonic() + max(0.0, float(timeout_ms)) / 1000.0
     while True:
         with w.lock:
@@ -86,7 +70,7 @@ SCROLLS = ("scrollForward", "scrollBackward", "flingForward", "flingBackward", "
            "scrollToEnd", "flingToBeginning", "flingToEnd", "scrollTo")
 
 
-def _scroll_once(w: World, sel: Any, forward: bool) -> bool:
+def _scroll_once(w: Ui, sel: Any, forward: bool) -> bool:
     """One page of UiScrollable scrolling; False when the container could not move."""
     n = _find(w, sel)
     if n is None:
@@ -100,7 +84,7 @@ def _scroll_once(w: World, sel: Any, forward: bool) -> bool:
     return w.dump() != before
 
 
-def _scroll(w: World, method: str, p: list[Any]) -> Any:
+def _scroll(w: Ui, method: str, p: list[Any]) -> Any:
     sel = p[0]
     if method == "scrollTo":
         for _ in range(50):
@@ -125,7 +109,7 @@ def _params(params: Any) -> list[Any]:
     return list(params)
 
 
-def dispatch(w: World, method: str, params: Any) -> Any:
+def dispatch(w: Ui, method: str, params: Any) -> Any:
     p = _params(params)
     if method == "waitForExists":
         return _wait(w, p[0], p[1] if len(p) > 1 else 0, True)
@@ -139,7 +123,7 @@ def dispatch(w: World, method: str, params: Any) -> Any:
             raise _err(-32602, f"java.lang.IllegalArgumentException: {method}: {e!r}") from e
 
 
-def _dispatch_locked(w: World, method: str, p: list[Any]) -> Any:
+def _dispatch_locked(w: Ui, method: str, p: list[Any]) -> Any:
     if method == "dumpWindowHierarchy":
         depth = int(p[1]) if len(p) > 1 and p[1] is not None else 50
         return w.dump(depth, compressed=bool(p[0]) if p else False)
@@ -165,10 +149,10 @@ def _dispatch_locked(w: World, method: str, p: list[Any]) -> Any:
         name = str(p[0]).lower()
         if name not in KEY_NAMES:
             raise _err(-32602, f"java.lang.IllegalArgumentException: unknown key {p[0]}")
-        press_keycode(w, KEY_NAMES[name])
+        w.press_key(KEY_NAMES[name])
         return True
     if method == "pressKeyCode":
-        press_keycode(w, int(p[0]))
+        w.press_key(int(p[0]))
         return True
     if method in ("setText", "clearTextField"):
         n = _find(w, p[0])
@@ -193,7 +177,7 @@ def _dispatch_locked(w: World, method: str, p: list[Any]) -> Any:
     if method == "takeScreenshot":
         scale = float(p[0]) if p else 1.0
         quality = int(p[1]) if len(p) > 1 else 80
-        return base64.b64encode(w.screenshot_jpeg(quality=quality, scale=scale)).decode("ascii")
+        return base64.b64encode(render(w, "JPEG", quality=quality, scale=scale)).decode("ascii")
     if method == "deviceInfo":
         return {
             "currentPackageName": w.top.pkg, "displayHeight": SCREEN_H, "displayWidth": SCREEN_W,

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import io
 from functools import lru_cache
-from typing import TYPE_CHECKING
-
 from PIL import Image, ImageDraw, ImageFont
 
 from .hierarchy import SCREEN_H, SCREEN_W, Node
-
-if TYPE_CHECKING:
-    from .world import World
+from .ui import Ui
 
 ACCENT = (11, 87, 208)
 
@@ -107,7 +103,7 @@ def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted:
         _draw_node(d, c, fg, muted)
 
 
-def render(w: World, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) -> bytes:
+def render(w: Ui, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) -> bytes:
     dark = w.state.dark
     bg = (32, 33, 36) if dark else (248, 249, 255)
     fg = (232, 234, 237) if dark else (31, 31, 31)

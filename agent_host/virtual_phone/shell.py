@@ -1,6 +1,6 @@
 """`adb shell` of the virtual phone: a small sh (`;` `&&` `||` `|` `>` `$?`) and Android 14's commands.
 
-Output formats follow AOSP (see ../shared/notes/android-state-commands.md) because tasks and
+Output formats follow AOSP (docs/android-state.md) because tasks and
 checks written against this phone must run unchanged on a real one. The commands live in
 groups (shell_state, shell_apps, shell_content); this module is the sh and the file tools.
 """
@@ -12,15 +12,13 @@ import re
 import shlex
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from .core import ShellResult
 from .shell_apps import AppCommands
 from .shell_base import Exit, Out, fail, ok
 from .shell_content import ContentCommands
 from .shell_state import StateCommands
-
-if TYPE_CHECKING:
-    from .world import ShellResult, World
+from .ui import Ui
 
 
 def _tokens(command: str) -> list[str]:
@@ -31,7 +29,7 @@ def _tokens(command: str) -> list[str]:
 
 
 class Shell(StateCommands, AppCommands, ContentCommands):
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: Ui) -> None:
         self.w = world
         self.last = 0
         self.cmds: dict[str, Callable[[list[str], bytes], Out]] = {
@@ -44,14 +42,13 @@ class Shell(StateCommands, AppCommands, ContentCommands):
             "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": lambda a, i: ok(),
             "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
-            "pidof": self.pidof, "which": self.which,
+            "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
+            "appops": self.appops,
         }
 
     # --- the little sh --------------------------------------------------------------------
 
     def run(self, command: str) -> ShellResult:
-        from .world import ShellResult
-
         try:
             toks = _tokens(command)
         except ValueError:

@@ -1,7 +1,10 @@
-"""Activity, input, package and process commands: am, monkey, input, screencap, pm, ps, ime."""
+"""Activity, input, package and process commands: am, monkey, input, screencap, uiautomator, pm, appops, ps, ime."""
 
 from __future__ import annotations
 
+from .core import Intent
+from .hierarchy import to_dump_xml
+from .screenshot import render
 from .shell_base import Commands, Out, fail, ok
 
 KEYCODES = {
@@ -11,19 +14,43 @@ KEYCODES = {
     "WAKEUP": 224, "SLEEP": 223, "VOLUME_MUTE": 164, "ESCAPE": 111,
 }
 
-SETTINGS_ACTIONS = {
-    "android.settings.SETTINGS": "SettingsHome",
-    "android.settings.WIFI_SETTINGS": "InternetPage",
-    "android.settings.WIRELESS_SETTINGS": "NetworkInternet",
-    "android.settings.AIRPLANE_MODE_SETTINGS": "NetworkInternet",
-    "android.settings.BLUETOOTH_SETTINGS": "BluetoothPage",
-    "android.settings.DISPLAY_SETTINGS": "DisplayPage",
-    "android.settings.SOUND_SETTINGS": "SoundVibration",
-    "android.settings.ZEN_MODE_SETTINGS": "DoNotDisturb",
-    "android.settings.LOCATION_SOURCE_SETTINGS": "LocationPage",
-    "android.settings.BATTERY_SAVER_SETTINGS": "BatterySaverPage",
-    "android.settings.DEVICE_INFO_SETTINGS": "AboutPhone",
-}
+
+# AOSP cmds/uiautomator Launcher.HelpCommand with the dump and events subcommands.
+_UIAUTOMATOR_USAGE = """Usage: uiautomator <subcommand> [options]
+
+Available subcommands:
+
+help: displays help message
+
+runtest: executes UI automation tests
+    runtest <class spec> [options]
+    <class spec>: <JARS> < -c <CLASSES> | -e class <CLASSES> >
+      <JARS>: a list of jar files containing test classes and dependencies. If
+        the path is relative, it's assumed to be under /data/local/tmp. Use
+        absolute path if the file is elsewhere. Multiple files can be
+        specified, separated by space.
+      <CLASSES>: a list of test class names to run, separated by comma. To
+        a single method, use TestClass#testMethod format. The -e or -c option
+        may be repeated. This option is not required and if not provided then
+        all the tests in provided jars will be run automatically.
+    options:
+      --nohup: trap SIG_HUP, so test won't terminate even if parent process
+               is terminated, e.g. USB is disconnected.
+      -e debug [true|false]: wait for debugger to connect before starting.
+      -e runner [CLASS]: use specified test runner class instead. If
+        unspecified, framework default runner will be used.
+      -e <NAME> <VALUE>: other name-value pairs to be passed to test classes.
+        May be repeated.
+      -e outputFormat simple | -s: enabled less verbose JUnit style output.
+
+dump: creates an XML dump of current UI hierarchy
+    dump [--verbose][file]
+      [--compressed]: dumps compressed layout information.
+      [file]: the location where the dumped XML should be stored, default is
+      /sdcard/window_dump.xml
+
+events: prints out accessibility events until terminated
+"""
 
 
 class AppCommands(Commands):
@@ -72,29 +99,8 @@ class AppCommands(Commands):
             w.launch(pkg)
             return ok(f"Starting: Intent {{ cmp={comp} }}\n")
         head = f"Starting: Intent {{ act={act}{' (has extras)' if extras else ''} }}\n"
-        if act == "android.intent.action.SET_ALARM":
-            h = int(extras.get("android.intent.extra.alarm.HOUR", "0"))
-            m = int(extras.get("android.intent.extra.alarm.MINUTES", "0"))
-            w.state.add_alarm(h % 24, m % 60)
-            if extras.get("android.intent.extra.alarm.SKIP_UI", "false") != "true":
-                w.launch("com.google.android.deskclock")
-            return ok(head)
-        if act == "android.intent.action.SHOW_ALARMS":
-            w.launch("com.google.android.deskclock")
-            return ok(head)
-        if act == "android.intent.action.INSERT" and "contact" in opts.get("-t", ""):
-            from .apps.contacts import ContactEditor
-
-            w.launch("com.google.android.contacts")
-            w.open(ContactEditor())
-            return ok(head)
-        if act in SETTINGS_ACTIONS:
-            from .apps import settings as sp
-
-            w.launch("com.android.settings", fresh=True)
-            cls_name = SETTINGS_ACTIONS[act]
-            if cls_name != "SettingsHome":
-                w.open(getattr(sp, cls_name)())
+        intent = Intent(action=act, data=opts.get("-d", ""), mime=opts.get("-t", ""), extras=extras)
+        if w.start(intent):
             return ok(head)
         if act == "android.intent.action.MAIN" and "-n" not in opts:
             w.home()
@@ -112,8 +118,6 @@ class AppCommands(Commands):
                   "12ms not connected)\n")
 
     def input(self, a: list[str], i: bytes) -> Out:
-        from .rpc import press_keycode
-
         w = self.w
         if a and a[0] in ("touchscreen", "touchpad", "keyboard"):
             a = a[1:]
@@ -125,7 +129,7 @@ class AppCommands(Commands):
                 if code == 62:
                     w.type_text(" ")
                 elif code >= 0:
-                    press_keycode(w, code)
+                    w.press_key(code)
             return Out()
         if verb == "tap":
             w.tap(int(float(a[1])), int(float(a[2])))
@@ -144,12 +148,32 @@ class AppCommands(Commands):
         return fail(f"Error: Unknown command: {verb}\n", 1)
 
     def screencap(self, a: list[str], i: bytes) -> Out:
-        png = self.w.screenshot_png()
+        png = render(self.w, "PNG")
         files = [x for x in a if not x.startswith("-")]
         if files:
             self.w.fs.write(files[0], png)
             return Out()
         return Out(png)
+
+    def uiautomator(self, a: list[str], i: bytes) -> Out:
+        """`uiautomator dump [--compressed] [FILE]` as AOSP's DumpCommand answers it.
+
+        The file defaults to /sdcard/window_dump.xml; /dev/tty (the usual `exec-out` idiom)
+        is the command's own output, so the XML comes first and the message right after it.
+        """
+        if not a or a[0] != "dump":
+            return ok(_UIAUTOMATOR_USAGE)
+        path = "/sdcard/window_dump.xml"
+        for arg in a[1:]:
+            if not arg.startswith("-"):
+                path = arg if arg.startswith("/") else "/" + arg  # java.io.File against cwd /
+        xml = to_dump_xml(self.w.active_window().root, compressed="--compressed" in a[1:])
+        msg = f"UI hierchary dumped to: {path}\n"  # sic: AOSP's spelling
+        if path == "/dev/tty":
+            return ok(xml + msg)
+        if self.w.fs.exists(path.rsplit("/", 1)[0] or "/"):
+            self.w.fs.write(path, xml.encode())
+        return ok(msg)  # a FileWriter failure is only logged; the message is printed regardless
 
     # --- packages and processes -------------------------------------------------------------------
 
@@ -168,10 +192,9 @@ class AppCommands(Commands):
             if pkg not in self._packages():
                 return ok("Failed\n", 1)
             w.force_stop(pkg)
-            if pkg == "com.google.android.deskclock":
-                w.state.clear_alarms()
-            elif pkg == "com.android.providers.contacts":
-                w.state.clear_contacts()
+            clear = w.packages[pkg].clear
+            if clear is not None:
+                clear(w.state)
             return ok("Success\n")
         if verb == "path":
             pkg = a[-1]
@@ -191,6 +214,19 @@ class AppCommands(Commands):
         if verb in ("grant", "revoke", "enable", "disable-user"):
             return Out()
         return fail(f"Unknown command: {verb}\n", 255)
+
+    def appops(self, a: list[str], i: bytes) -> Out:
+        """`appops set PKG OP MODE` (silent on success), the one form tasks use; other forms are
+        not emulated and fail rather than answer in a made-up format."""
+        st = self.w.state
+        if a[:1] == ["set"] and len(a) >= 4 and a[-1] in ("allow", "ignore", "deny", "default", "foreground"):
+            pkg, op, mode = a[-3], a[-2].removeprefix("android:").upper(), a[-1]
+            if mode == "default":
+                st.appops.pop((pkg, op), None)
+            else:
+                st.appops[(pkg, op)] = mode
+            return Out()
+        return fail(f"appops {' '.join(a)}: not emulated by the virtual phone\n", 255)
 
     def ps(self, a: list[str], i: bytes) -> Out:
         head = "USER            PID   PPID        VSZ    RSS WCHAN            ADDR S NAME                       \n"

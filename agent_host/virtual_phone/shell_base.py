@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .world import World
+from .ui import Ui
 
 
 @dataclass
@@ -32,12 +30,10 @@ class Exit(Out):
 class Commands:
     """Base of the command groups that make up the shell (they share the world)."""
 
-    w: World
+    w: Ui
 
     def _packages(self) -> list[str]:
-        from .world import SYSTEM_PACKAGES
-
-        return sorted(set(self.w.apps) | set(SYSTEM_PACKAGES))
+        return sorted(self.w.packages)
 
     def _pid(self, pkg: str) -> int:
         return 1000 + int(hashlib.md5(pkg.encode()).hexdigest()[:4], 16) % 20000

@@ -1,4 +1,11 @@
-"""`content query|insert|delete` over the contacts provider (Android's cmds/content formats)."""
+"""`content query|insert|delete` over the contacts, SMS and call-log providers (cmds/content formats).
+
+SMS writes follow Android 4.4+: only the default SMS app may write the provider; anyone else's
+insert or delete is silently dropped by AppOps (OP_WRITE_SMS defaults to "ignore") unless
+`appops set com.android.shell WRITE_SMS allow` ran first, as scripts that seed an inbox do.
+The shell holds READ_SMS, and WRITE_CALL_LOG (AndroidWorld clears the log with `content delete
+--uri content://call_log/calls`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,10 @@ import re
 
 from .shell_base import Commands, Out, fail, ok
 from .state import MIME_PHONE
+from .telephony import SMS_DRAFT, SMS_INBOX, SMS_SENT
+
+SMS_BOXES = {"": None, "inbox": SMS_INBOX, "sent": SMS_SENT, "draft": SMS_DRAFT}
+SHELL = "com.android.shell"
 
 
 class ContentCommands(Commands):
@@ -26,6 +37,14 @@ class ContentCommands(Commands):
                 k += 1
         uri = opts.get("--uri", "").rstrip("/")
         st = self.w.state
+        if verb == "query" and uri.startswith("content://sms") and "--sort" not in opts:
+            opts["--sort"] = "date DESC"  # Sms.DEFAULT_SORT_ORDER
+        if verb == "query" and uri.startswith("content://call_log") and "--sort" not in opts:
+            opts["--sort"] = "date DESC"  # CallLog.Calls.DEFAULT_SORT_ORDER
+        if uri.startswith("content://sms") and verb in ("insert", "delete"):
+            return self._sms_write(verb, uri, binds, opts.get("--where"))
+        if uri.startswith("content://call_log") and verb in ("insert", "delete"):
+            return self._call_log_write(verb, uri, binds, opts.get("--where"))
         if verb == "query":
             rows = self._query(uri)
             if rows is None:
@@ -67,8 +86,52 @@ class ContentCommands(Commands):
             return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
         return fail("usage: content [subcommand] [options]\n", 1)
 
+    def _sms_box(self, uri: str) -> tuple[bool, int | None]:
+        rest = uri.removeprefix("content://sms").strip("/")
+        return (rest in SMS_BOXES), SMS_BOXES.get(rest)
+
+    def _sms_write(self, verb: str, uri: str, binds: dict[str, str], where: str | None) -> Out:
+        known, box = self._sms_box(uri)
+        if not known:
+            return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
+        st = self.w.state
+        if not st.appop_allowed(SHELL, "WRITE_SMS", "ignore"):
+            return Out()  # AppOps MODE_IGNORED: the provider never sees the call, and nobody is told
+        tel = st.telephony
+        if verb == "insert":
+            type_ = box if box is not None else int(binds.get("type") or SMS_INBOX)
+            tel.add_sms(binds.get("address", ""), binds.get("body", ""), type_,
+                        date=int(binds["date"]) if binds.get("date") else None,
+                        read=int(binds["read"]) if binds.get("read") else None)
+            return Out()
+        doomed = {int(r["_id"]) for r in _where(self._query(uri) or [], where)}
+        tel.sms = [m for m in tel.sms if m.id not in doomed]
+        return Out()
+
+    def _call_log_write(self, verb: str, uri: str, binds: dict[str, str], where: str | None) -> Out:
+        if uri != "content://call_log/calls":
+            return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
+        tel = self.w.state.telephony
+        if verb == "insert":
+            number = binds.get("number", "")
+            tel.add_call(number, int(binds.get("type") or 1), date=int(binds["date"]) if binds.get("date") else None,
+                         duration=int(binds.get("duration") or 0),
+                         name=binds.get("name") or self.w.state.name_for_number(number),
+                         new=int(binds.get("new") or 1))
+            return Out()
+        doomed = {int(r["_id"]) for r in _where(self._query(uri) or [], where)}
+        tel.calls = [c for c in tel.calls if c.id not in doomed]
+        return Out()
+
     def _query(self, uri: str) -> list[dict[str, object]] | None:
         st = self.w.state
+        if uri.startswith("content://sms"):
+            known, box = self._sms_box(uri)
+            if not known:
+                return None
+            return [m.row() for m in st.telephony.sms if box is None or m.type == box]
+        if uri == "content://call_log/calls":
+            return [c.row() for c in st.telephony.calls]
         if uri in ("content://com.android.contacts/data/phones", "content://contacts/phones"):
             return [{"_id": d.id, "raw_contact_id": d.raw_contact_id, "display_name": st.display_name(d.raw_contact_id),
                      "number": d.data1, "data1": d.data1, "data2": d.data2, "type": d.data2,

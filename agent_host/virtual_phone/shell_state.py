@@ -130,6 +130,12 @@ class StateCommands(Commands):
                       f"  address: 22:22:1A:2B:3C:4D\n  name: {w.model}\n")
         if what == "alarm":
             return self._alarm()
+        if what == "telephony.registry":
+            # TelephonyRegistry's dump: per phone, mCallState 0 idle, 1 ringing, 2 off-hook.
+            state = 2 if st.telephony.in_call is not None else 0
+            return ok(f"last known state:\n  Phone Id=0\n    mCallState={state}\n    mRingingCallState=0\n"
+                      f"    mForegroundCallState={1 if state else 0}\n    mCallIncomingNumber=\n"
+                      f"  local logs:\n")
         if what == "window":
             return ok(self._window())
         if what == "activity":

@@ -11,6 +11,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from .telephony import Telephony, same_number
+
 # Values a freshly set-up Pixel on Android 14 reports (Wi-Fi and Bluetooth off so tasks start
 # from a known state; adaptive brightness on as shipped).
 DEFAULT_GLOBAL = {
@@ -116,6 +118,9 @@ class DeviceState:
     next_raw_id: int = 1
     next_data_id: int = 1
     clipboard: str = ""
+    telephony: Telephony = field(default_factory=Telephony)
+    # AppOps modes set with `appops set PKG OP MODE`; unset ops have Android's default mode.
+    appops: dict[tuple[str, str], str] = field(default_factory=dict)
 
     # --- settings tables ------------------------------------------------------------------
 
@@ -317,5 +322,33 @@ class DeviceState:
         return phones[0] if phones else None
 
     def clear_contacts(self) -> None:
+        """A new contacts2.db: no rows, and ids start at 1 again (AUTOINCREMENT state is in the file)."""
         self.raw_contacts.clear()
         self.data_rows.clear()
+        self.next_raw_id = self.next_data_id = 1
+
+    def contact_for_number(self, number: str) -> int | None:
+        """The raw contact whose phone number is `number` (PhoneLookup), if any."""
+        for d in self.data_rows:
+            if d.mimetype == MIME_PHONE and d.data1 and same_number(d.data1, number):
+                return d.raw_contact_id
+        return None
+
+    def name_for_number(self, number: str) -> str | None:
+        rid = self.contact_for_number(number)
+        return None if rid is None else self.display_name(rid)
+
+    def phones(self, raw_id: int) -> list[str]:
+        return [d.data1 or "" for d in self.data_rows if d.raw_contact_id == raw_id and d.mimetype == MIME_PHONE]
+
+    def clear_contacts_provider(self) -> None:
+        """`pm clear com.android.providers.contacts`: contacts2.db and calllog.db go together."""
+        self.clear_contacts()
+        self.telephony.clear_calls()
+
+    def clear_telephony_provider(self) -> None:
+        """`pm clear com.android.providers.telephony`: mmssms.db (messages and threads)."""
+        self.telephony.clear_sms()
+
+    def appop_allowed(self, pkg: str, op: str, default: str) -> bool:
+        return self.appops.get((pkg, op), default) == "allow"

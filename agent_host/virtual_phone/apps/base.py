@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ..core import AppHost, Screen
 from ..hierarchy import SCREEN_H, SCREEN_W, Node, clip
-
-if TYPE_CHECKING:
-    from ..world import World
 
 STATUS_H = 132
 NAV_TOP = 2337  # gesture navigation handle area; app content ends here
@@ -41,37 +38,6 @@ class Scroll:
 
     def by(self, dy: int) -> None:
         self.offset = max(0, min(self.offset + dy, max(0, self.content_h - self.viewport_h)))
-
-
-class Screen:
-    """One activity on a back stack; `build` is called for every observation."""
-
-    pkg: str = ""
-    activity: str = ""  # fully qualified class name
-
-    def __init__(self) -> None:
-        self.dialog: Dialog | None = None
-
-    @property
-    def title(self) -> str:
-        return ""
-
-    def build(self, w: World) -> Node:
-        raise NotImplementedError
-
-    def on_back(self, w: World) -> bool:
-        """Handle back inside the screen (True) instead of finishing it."""
-        return False
-
-
-@dataclass
-class Dialog:
-    """An AlertDialog-like window; `build` returns its root with absolute bounds."""
-
-    build: Callable[[World], Node]
-    pkg: str
-    cancelable: bool = True
-    on_cancel: Callable[[], None] | None = None
 
 
 def alert_dialog(
@@ -299,7 +265,7 @@ def lay_out_list(items: list[Item], top: int, bottom: int, scroll: Scroll, **rv)
     return clipped
 
 
-def settings_page(w: World, screen: Screen, title: str, items: list[Item], scroll: Scroll) -> Node:
+def settings_page(w: AppHost, screen: Screen, title: str, items: list[Item], scroll: Scroll) -> Node:
     """A Settings sub-page: collapsing toolbar with the title, then the preference list."""
     header = Node(LL, (0, 0, SCREEN_W, 602), rid="com.android.settings:id/app_bar", children=[
         Node(FL, (0, 0, SCREEN_W, 602), rid="com.android.settings:id/collapsing_toolbar", desc=title, children=[
@@ -323,3 +289,20 @@ def window_frame(content: list[Node], bottom: int = NAV_TOP) -> Node:
     return Node(FL, (0, 0, SCREEN_W, SCREEN_H), children=[
         Node(LL, (0, 0, SCREEN_W, bottom), children=[
             Node(FL, (0, 0, SCREEN_W, bottom), rid="android:id/content", children=content)])])
+
+
+@dataclass
+class Row(Item):
+    """A list row drawn by a function of its top y (app lists that are not preference rows)."""
+
+    draw: Callable[[int], Node] | None = None
+
+    def render(self, y: int) -> Node:
+        assert self.draw is not None
+        return self.draw(y)
+
+
+def toolbar_button(desc: str, x: int, on_click: Callable[[], None], y: int = STATUS_H + 21) -> Node:
+    """A toolbar icon: Compose-style View with the description on its icon child, as Messages draws them."""
+    return Node(VIEW_GROUP, (x, y, x + 126, y + 126), clickable=True, focusable=True, on_click=on_click, children=[
+        Node("android.view.View", (x + 31, y + 31, x + 94, y + 94), desc=desc)])

@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING
 
+from ..core import App, AppHost, Dialog, Intent, Screen
 from ..hierarchy import SCREEN_W, Node, clip
-from ..state import Alarm
+from ..state import Alarm, DeviceState
 from .base import (
-    BUTTON, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Dialog, Screen, Scroll,
-    window_frame,
+    BUTTON, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll, window_frame,
 )
 
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "com.google.android.deskclock"
 C = PKG + ":id/"
@@ -37,7 +34,7 @@ class Clock(Screen):
     def title(self) -> str:
         return self.tab
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         body = {"Alarm": self._alarms, "Clock": self._clock, "Timer": self._timer,
                 "Stopwatch": self._stopwatch}[self.tab](w)
         tab_w = SCREEN_W // len(TABS)
@@ -56,10 +53,10 @@ class Clock(Screen):
         return window_frame([Node(VIEW_GROUP, (0, 0, SCREEN_W, NAV_TOP), rid=C + "main_layout", children=[
             top, body, Node(FL, (0, 2127, SCREEN_W, NAV_TOP), rid=C + "bottom_navigation", children=tabs)])])
 
-    def _select(self, w: World, name: str) -> None:
+    def _select(self, w: AppHost, name: str) -> None:
         self.tab = name
 
-    def _alarms(self, w: World) -> Node:
+    def _alarms(self, w: AppHost) -> Node:
         top, bottom = 300, 2127
         alarms = list(w.state.alarms)
         if self.expanded not in {a.id for a in alarms}:
@@ -85,7 +82,7 @@ class Clock(Screen):
                          focusable=True, on_click=lambda: self._add(w)))
         return Node(FL, (0, top, SCREEN_W, bottom), rid=C + "fragment_container", children=kids)
 
-    def _row(self, w: World, a: Alarm, t: int, h: int) -> Node:
+    def _row(self, w: AppHost, a: Alarm, t: int, h: int) -> Node:
         def toggle() -> None:
             a.enabled = not a.enabled
             w.state.update_next_alarm()
@@ -116,23 +113,23 @@ class Clock(Screen):
         return Node(FL, (42, t, 1038, t + h), rid=C + "alarm_item", clickable=True, focusable=True,
                     on_click=expand, children=kids)
 
-    def _clock(self, w: World) -> Node:
+    def _clock(self, w: AppHost) -> Node:
         t = time.gmtime()
         return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
             Node(TV, (200, 600, 880, 800), text=f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}", rid=C + "digital_clock"),
             Node(TV, (300, 800, 780, 860), text=time.strftime("%a, %b %d", t), rid=C + "date")])
 
-    def _timer(self, w: World) -> Node:
+    def _timer(self, w: AppHost) -> Node:
         return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
             Node(TV, (200, 500, 880, 700), text="00h 00m 00s", rid=C + "timer_setup_time")])
 
-    def _stopwatch(self, w: World) -> Node:
+    def _stopwatch(self, w: AppHost) -> Node:
         return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
             Node(TV, (300, 800, 780, 1000), text="0:00", rid=C + "stopwatch_time_text"),
             Node(IMAGE_BUTTON, (414, 1908, 666, 2085), rid=C + "fab", desc="Start", clickable=True,
                  focusable=True, on_click=lambda: None)])
 
-    def _add(self, w: World) -> None:
+    def _add(self, w: AppHost) -> None:
         t = time.gmtime()
         picker = TimePicker(t.tm_hour, t.tm_min)
 
@@ -156,7 +153,7 @@ class TimePicker:
     def hour24(self) -> int:
         return (self.hour12 % 12) + (12 if self.pm else 0)
 
-    def build(self, w: World, ok) -> Node:  # noqa: ANN001
+    def build(self, w: AppHost, ok) -> Node:  # noqa: ANN001
         l, t, r, b = 63, 456, 1017, 1944
         kids: list[Node] = [Node(TV, (126, t + 63, 800, t + 120), text="Select time", rid=C + "header_title")]
         hy = t + 170
@@ -213,3 +210,23 @@ class TimePicker:
                          clickable=True, focusable=True, on_click=ok))
         return Node(FL, (l, t, r, b), children=[Node(FL, (l, t, r, b), rid="android:id/content", children=[
             Node(VIEW_GROUP, (l, t, r, b), rid=C + "material_timepicker_container", children=kids)])])
+
+
+def _set_alarm(w: AppHost, intent: Intent) -> bool:
+    """AlarmClock.ACTION_SET_ALARM: EXTRA_HOUR/EXTRA_MINUTES, the app opens unless EXTRA_SKIP_UI."""
+    h = int(intent.extras.get("android.intent.extra.alarm.HOUR", "0"))
+    m = int(intent.extras.get("android.intent.extra.alarm.MINUTES", "0"))
+    w.state.add_alarm(h % 24, m % 60)
+    if intent.extras.get("android.intent.extra.alarm.SKIP_UI", "false") != "true":
+        w.launch(PKG)
+    return True
+
+
+def _show_alarms(w: AppHost, intent: Intent) -> bool:
+    w.launch(PKG)
+    return True
+
+
+APP = App(pkg=PKG, label="Clock", activity="com.android.deskclock.DeskClock", root=Clock,
+          clear=DeviceState.clear_alarms,
+          intents={"android.intent.action.SET_ALARM": _set_alarm, "android.intent.action.SHOW_ALARMS": _show_alarms})

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ..hierarchy import SCREEN_W, Node
+from ..core import App, AppHost, Dialog, Intent, Screen
+from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
-    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Dialog, Screen, Scroll,
+    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
     alert_dialog, window_frame,
 )
 
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "com.google.android.contacts"
 C = PKG + ":id/"
@@ -30,7 +27,7 @@ class ContactsList(Screen):
     def title(self) -> str:
         return "Contacts"
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         st = w.state
         people = sorted(((st.display_name(r.id) or "(No name)", r.id) for r in st.raw_contacts),
                         key=lambda p: p[0].lower())
@@ -48,8 +45,6 @@ class ContactsList(Screen):
                                      Node(TV, (231, y + 50, 1017, y + 118), text=name, rid=C + "cliv_name_textview")]))
             y += h
         can = self.scroll.content_h > self.scroll.viewport_h
-        from ..hierarchy import clip
-
         lst = clip(Node(RECYCLER, (0, top, SCREEN_W, bottom), rid=C + "contact_list", focusable=True, scrollable=can,
                         on_scroll=self.scroll.by if can else None, children=rows), (0, top, SCREEN_W, bottom))
         kids: list[Node] = [
@@ -80,7 +75,7 @@ class ContactEditor(Screen):
     def title(self) -> str:
         return "Create contact"
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         bar = Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
             Node(IMAGE_BUTTON, (0, STATUS_H, 147, 300), desc="Cancel", clickable=True, focusable=True,
                  on_click=w.back),
@@ -123,7 +118,7 @@ class ContactEditor(Screen):
         if self.focus is not None:
             self.values[self.focus] = self.values[self.focus][:-1]
 
-    def save(self, w: World) -> None:
+    def save(self, w: AppHost) -> None:
         v = self.values
         if any(v[f].strip() for f in FIELDS):
             rid = w.state.add_contact(v["First name"], v["Last name"], v["Phone"])
@@ -132,7 +127,7 @@ class ContactEditor(Screen):
         else:
             w.finish()
 
-    def on_back(self, w: World) -> bool:
+    def on_back(self, w: AppHost) -> bool:
         if not any(self.values.values()):
             return False
 
@@ -159,21 +154,46 @@ class ContactView(Screen):
     def title(self) -> str:
         return "Contact"
 
-    def build(self, w: World) -> Node:
-        from ..state import MIME_PHONE
-
+    def build(self, w: AppHost) -> Node:
         st = w.state
         name = st.display_name(self.raw_id) or "(No name)"
-        phones = [d.data1 or "" for d in st.data_rows if d.raw_contact_id == self.raw_id and d.mimetype == MIME_PHONE]
+        phones = st.phones(self.raw_id)
         kids: list[Node] = [
             Node(IMAGE_BUTTON, (0, STATUS_H, 147, 279), desc="Navigate up", clickable=True, focusable=True,
                  on_click=w.back),
             Node(TV, (63, 700, 1017, 800), text=name, rid=C + "large_title"),
         ]
-        y = 900
+        first = phones[0] if phones else ""
+
+        def intent(action: str, uri: str) -> None:
+            if first:
+                w.start(Intent(action=action, data=uri + first))
+
+        # Google Contacts' action row under the name: Call, Text, Video, Email.
+        for k, (label, act) in enumerate((("Call", lambda: intent("android.intent.action.CALL", "tel:")),
+                                          ("Text", lambda: intent("android.intent.action.SENDTO", "smsto:")),
+                                          ("Video", lambda: None), ("Email", lambda: None))):
+            x = 63 + k * 246
+            kids.append(Node(BUTTON, (x, 830, x + 210, 960), text=label, desc=label, rid=C + "action_button",
+                             clickable=bool(first), enabled=bool(first), focusable=True, on_click=act))
+        y = 1000
         for p in phones:
-            kids.append(Node(LL, (0, y, SCREEN_W, y + 190), clickable=True, focusable=True, on_click=lambda: None,
+            kids.append(Node(LL, (0, y, SCREEN_W, y + 190), clickable=True, focusable=True,
+                             on_click=lambda p=p: w.start(Intent(action="android.intent.action.CALL", data="tel:" + p)),
                              children=[Node(TV, (189, y + 40, 900, y + 110), text=p, rid=C + "header"),
                                        Node(TV, (189, y + 110, 600, y + 160), text="Mobile", rid=C + "sub_header")]))
             y += 190
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=kids)])
+
+
+def _insert(w: AppHost, intent: Intent) -> bool:
+    """ContactsContract.Intents.Insert: ACTION_INSERT of a contact MIME type opens the editor."""
+    if "contact" not in intent.mime:
+        return False
+    w.launch(PKG)
+    w.open(ContactEditor())
+    return True
+
+
+APP = App(pkg=PKG, label="Contacts", activity="com.android.contacts.activities.PeopleActivity", root=ContactsList,
+          intents={"android.intent.action.INSERT": _insert})

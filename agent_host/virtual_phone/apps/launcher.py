@@ -2,38 +2,34 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from ..core import AppHost, Screen
 from ..hierarchy import SCREEN_H, SCREEN_W, Node
-from .base import FL, TV, VIEW_GROUP, Screen
+from .base import FL, TV, VIEW_GROUP
 
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "com.google.android.apps.nexuslauncher"
 L = PKG + ":id/"
 
-# (label, package) in workspace order, then the hotseat.
-WORKSPACE = [("Settings", "com.android.settings"), ("Clock", "com.google.android.deskclock"),
-             ("Contacts", "com.google.android.contacts"), ("Photos", "com.google.android.apps.photos"),
-             ("Camera", "com.google.android.GoogleCamera")]
-HOTSEAT = [("Phone", "com.google.android.dialer"), ("Messages", "com.google.android.apps.messaging"),
-           ("Chrome", "com.android.chrome")]
+COLS = 5
+ROW_H = 300  # workspace rows beyond the first stack upwards, so the first row never moves
 
 
 class Launcher(Screen):
     pkg = PKG
     activity = "com.google.android.apps.nexuslauncher.NexusLauncherActivity"
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         col = SCREEN_W // 5
 
         def icon(label: str, pkg: str, x: int, y: int, rid: str = "") -> Node:
             return Node(TV, (x, y, x + col, y + 262), text=label, desc=label, rid=rid, clickable=True,
                         focusable=True, long_clickable=True, on_click=lambda p=pkg: w.launch(p))
 
-        cells = [icon(lbl, p, i * col, 1540) for i, (lbl, p) in enumerate(WORKSPACE)]
-        hot = [icon(lbl, p, (i + 1) * col, 1880) for i, (lbl, p) in enumerate(HOTSEAT)]
+        # Icons in registration order: the workspace grid, and the hotseat row centred from column 1.
+        workspace = [a for a in w.apps.values() if not a.hotseat]
+        hotseat = [a for a in w.apps.values() if a.hotseat]
+        cells = [icon(a.label, a.pkg, (i % COLS) * col, 1540 - (i // COLS) * ROW_H) for i, a in enumerate(workspace)]
+        hot = [icon(a.label, a.pkg, (i + 1) * col, 1880) for i, a in enumerate(hotseat)]
         drag = Node(FL, (0, 0, SCREEN_W, SCREEN_H), rid=L + "drag_layer", children=[
             Node("android.widget.ScrollView", (0, 0, SCREEN_W, SCREEN_H), rid=L + "workspace", children=[
                 Node(VIEW_GROUP, (0, 132, SCREEN_W, 1838), children=[

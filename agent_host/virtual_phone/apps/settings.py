@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from ..core import App, AppHost, Dialog, Intent, IntentHandler, Screen
 from ..hierarchy import SCREEN_W, Node
 from ..state import TIMEOUT_LABELS, TIMEOUTS_MS, fraction_to_brightness
 from .base import (
-    FL, IMAGE_BUTTON, LL, NAV_TOP, STATUS_H, SCROLL_VIEW, TV, VIEW_GROUP, ButtonRow, Category, Dialog, Item,
-    MainSwitch, Note, Pref, RadioPref, Screen, Scroll, SeekPref, alert_dialog, lay_out_list, settings_page,
+    FL, IMAGE_BUTTON, LL, NAV_TOP, STATUS_H, SCROLL_VIEW, TV, VIEW_GROUP, ButtonRow, Category, Item,
+    MainSwitch, Note, Pref, RadioPref, Scroll, SeekPref, alert_dialog, lay_out_list, settings_page,
     window_frame,
 )
 
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "com.android.settings"
 S = PKG + ":id/"
@@ -33,14 +31,14 @@ class SettingsPage(Screen):
     def title(self) -> str:
         return self.name
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         raise NotImplementedError
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         return settings_page(w, self, self.name, self.items(w), self.scroll)
 
 
-def _open(w: World, cls: type[Screen]) -> Callable[[], None]:
+def _open(w: AppHost, cls: type[Screen]) -> Callable[[], None]:
     return lambda: w.open(cls())
 
 
@@ -52,7 +50,7 @@ class SettingsHome(Screen):
         super().__init__()
         self.scroll = Scroll()
 
-    def rows(self, w: World) -> list[tuple[str, str, Callable[[], None] | None]]:
+    def rows(self, w: AppHost) -> list[tuple[str, str, Callable[[], None] | None]]:
         st = w.state
         loc = "On - 3 apps have access to location" if st.location else "Off"
         bat = f"{st.battery_level}%" + (" - Battery Saver on" if st.battery_saver else "")
@@ -79,7 +77,7 @@ class SettingsHome(Screen):
             ("About phone", w.model, _open(w, AboutPhone)),
         ]
 
-    def build(self, w: World) -> Node:
+    def build(self, w: AppHost) -> Node:
         items: list[Item] = [Pref(title=t, summary=s, on_click=c, icon=True) for t, s, c in self.rows(w)]
         top = 353
         lst = lay_out_list(items, top, NAV_TOP, self.scroll)
@@ -101,7 +99,7 @@ class SettingsHome(Screen):
                                   children=[search, body])])
 
 
-def _generic(w: World, title: str) -> Callable[[], None]:
+def _generic(w: AppHost, title: str) -> Callable[[], None]:
     return lambda: w.open(GenericPage(title))
 
 
@@ -112,14 +110,14 @@ class GenericPage(SettingsPage):
         super().__init__()
         self.name = name
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         return [Pref(title="Advanced", summary=f"More {self.name.lower()} options", on_click=lambda: None)]
 
 
 class AboutPhone(SettingsPage):
     name = "About phone"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         p = w.props()
         noop = lambda: None  # noqa: E731
         return [Pref(title="Device name", summary=w.model, on_click=noop),
@@ -132,7 +130,7 @@ class AboutPhone(SettingsPage):
 class NetworkInternet(SettingsPage):
     name = "Network & internet"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         st = w.state
         internet = "AndroidWifi" if st.wifi else ("Airplane mode" if st.airplane else "Off")
         noop = lambda: None  # noqa: E731
@@ -152,7 +150,7 @@ class NetworkInternet(SettingsPage):
 class InternetPage(SettingsPage):
     name = "Internet"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         st = w.state
         noop = lambda: None  # noqa: E731
         rows: list[Item] = [Pref(title="Wi-Fi", switch=st.wifi, on_click=lambda: w.state.set_wifi(not w.state.wifi))]
@@ -171,7 +169,7 @@ class InternetPage(SettingsPage):
 class ConnectedDevices(SettingsPage):
     name = "Connected devices"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         rows: list[Item] = [Pref(title="Pair new device", icon=True, on_click=_open(w, PairNewDevice)),
                             Category(title="Other devices"),
                             Pref(title="Connection preferences", summary="Bluetooth, Android Auto", icon=True,
@@ -184,7 +182,7 @@ class ConnectedDevices(SettingsPage):
 class ConnectionPreferences(SettingsPage):
     name = "Connection preferences"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         noop = lambda: None  # noqa: E731
         return [Pref(title="Bluetooth", summary="On" if w.state.bluetooth else "Off", icon=True,
                      on_click=_open(w, BluetoothPage)),
@@ -197,7 +195,7 @@ class ConnectionPreferences(SettingsPage):
 class BluetoothPage(SettingsPage):
     name = "Bluetooth"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         st = w.state
         rows: list[Item] = [MainSwitch(text="Use Bluetooth", checked=st.bluetooth,
                                        on_click=lambda: w.state.set_bluetooth(not w.state.bluetooth))]
@@ -213,7 +211,7 @@ class BluetoothPage(SettingsPage):
 class PairNewDevice(SettingsPage):
     name = "Pair new device"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         return [Pref(title="Device name", summary=w.model, on_click=lambda: None),
                 Category(title="Available devices"),
                 Note(text="Make sure the device you want to connect to is in pairing mode.", height=200)]
@@ -222,7 +220,7 @@ class PairNewDevice(SettingsPage):
 class DisplayPage(SettingsPage):
     name = "Display"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         st = w.state
         noop = lambda: None  # noqa: E731
 
@@ -269,7 +267,7 @@ def _timeout_summary(ms: int) -> str:
 class ScreenTimeoutPage(SettingsPage):
     name = "Screen timeout"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         cur = w.state.timeout_ms
         def pick(ms: int) -> Callable[[], None]:
             return lambda: w.state.put("system", "screen_off_timeout", str(ms))
@@ -288,7 +286,7 @@ class SoundVibration(SettingsPage):
         self.volumes = {"Media volume": 0.33, "Call volume": 0.6, "Ring volume": 0.71,
                         "Notification volume": 0.71, "Alarm volume": 0.86}
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         def setter(k: str) -> Callable[[float], None]:
             def f(v: float) -> None:
                 self.volumes[k] = min(1.0, max(0.0, v))
@@ -307,7 +305,7 @@ class SoundVibration(SettingsPage):
 class DoNotDisturb(SettingsPage):
     name = "Do Not Disturb"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         on = w.state.zen_mode != 0
         noop = lambda: None  # noqa: E731
         # "Turn on now" uses the page's default (priority only), as Settings does with
@@ -333,7 +331,7 @@ class DoNotDisturb(SettingsPage):
 class LocationPage(SettingsPage):
     name = "Location"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         on = w.state.location
         noop = lambda: None  # noqa: E731
         return [MainSwitch(text="Use location", checked=on, on_click=lambda: w.state.set_location(not w.state.location)),
@@ -349,7 +347,7 @@ class LocationPage(SettingsPage):
 class BatteryPage(SettingsPage):
     name = "Battery"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         st = w.state
         noop = lambda: None  # noqa: E731
         return [Note(text=f"{st.battery_level}%" + (" - Charging" if st.powered else ""), height=220),
@@ -368,7 +366,7 @@ SAVER_CONFIRM = ("Battery Saver turns on Dark theme and limits or turns off back
 class BatterySaverPage(SettingsPage):
     name = "Battery Saver"
 
-    def items(self, w: World) -> list[Item]:
+    def items(self, w: AppHost) -> list[Item]:
         st = w.state
         noop = lambda: None  # noqa: E731
         return [MainSwitch(text="Use Battery Saver", checked=st.battery_saver, on_click=lambda: self.toggle(w)),
@@ -376,7 +374,7 @@ class BatterySaverPage(SettingsPage):
                 Pref(title="Turn off when charged", switch=True, on_click=noop),
                 Note(text=SAVER_CONFIRM, height=260)]
 
-    def toggle(self, w: World) -> None:
+    def toggle(self, w: AppHost) -> None:
         st = w.state
         if st.battery_saver:
             st.set_battery_saver(False)
@@ -386,7 +384,7 @@ class BatterySaverPage(SettingsPage):
         else:
             st.set_battery_saver(True)
 
-    def confirm_saver(self, w: World) -> None:
+    def confirm_saver(self, w: AppHost) -> None:
         def ok() -> None:
             w.state.put("secure", "low_power_warning_acknowledged", "1")
             w.state.set_battery_saver(True)
@@ -397,3 +395,31 @@ class BatterySaverPage(SettingsPage):
                                           [("Turn on", "android:id/button1", ok),
                                            ("Cancel", "android:id/button2", w.close_dialog)]),
             pkg="com.android.systemui"))
+
+
+def _show(page: type[Screen] | None) -> IntentHandler:
+    def start(w: AppHost, intent: Intent) -> bool:
+        w.launch(PKG, fresh=True)
+        if page is not None:
+            w.open(page())
+        return True
+    return start
+
+
+# android.provider.Settings.ACTION_* and the page each opens (None: the home page).
+INTENT_PAGES: dict[str, type[Screen] | None] = {
+    "android.settings.SETTINGS": None,
+    "android.settings.WIFI_SETTINGS": InternetPage,
+    "android.settings.WIRELESS_SETTINGS": NetworkInternet,
+    "android.settings.AIRPLANE_MODE_SETTINGS": NetworkInternet,
+    "android.settings.BLUETOOTH_SETTINGS": BluetoothPage,
+    "android.settings.DISPLAY_SETTINGS": DisplayPage,
+    "android.settings.SOUND_SETTINGS": SoundVibration,
+    "android.settings.ZEN_MODE_SETTINGS": DoNotDisturb,
+    "android.settings.LOCATION_SOURCE_SETTINGS": LocationPage,
+    "android.settings.BATTERY_SAVER_SETTINGS": BatterySaverPage,
+    "android.settings.DEVICE_INFO_SETTINGS": AboutPhone,
+}
+
+APP = App(pkg=PKG, label="Settings", activity="com.android.settings.Settings", root=SettingsHome,
+          intents={action: _show(page) for action, page in INTENT_PAGES.items()})

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from ..core import AppHost
 from ..hierarchy import SCREEN_H, SCREEN_W, Node
 from ..state import brightness_to_fraction, fraction_to_brightness
 from .base import FL, IMAGE_VIEW, LL, SEEKBAR, SWITCH, TV, VIEW_GROUP, alert_dialog
 
-if TYPE_CHECKING:
-    from ..world import World
 
 PKG = "com.android.systemui"
 S = PKG + ":id/"
@@ -28,7 +26,7 @@ def _tile(label: str, sub: str, desc: str, on: bool, x: int, y: int, act: Callab
                         Node(TV, (l + 121, t + 105, r - 50, t + 156), text=sub, rid=S + "app_label")])])
 
 
-def shade(w: World) -> Node:
+def shade(w: AppHost) -> Node:
     st = w.state
 
     def saver() -> None:
@@ -86,7 +84,7 @@ def shade(w: World) -> Node:
     return root
 
 
-def internet_dialog(w: World) -> Node:
+def internet_dialog(w: AppHost) -> Node:
     """A14's Internet panel, reduced to what a task needs: the Wi-Fi switch and Done."""
     st = w.state
 

@@ -1,36 +1,7 @@
-"""Observation: a uiautomator hierarchy dump -> UI elements -> the compact text the model reads.
+"""Parsing a uiautomator hierarchy dump into the screen model (phone/screen.py).
 
-`parse(xml) -> Screen`, `render(screen) -> str`, `parse_rendered(text) -> list[dict]`,
-`find(elements, text=..., text_contains=..., resource_id=..., desc=...)`, and
-`explain(xml, needle)` (which element shows a label, or why none does; `agent-host observe --why`).
-
-Rendered format (one element per line; strings are JSON string literals, so quotes, newlines
-and non-ASCII text are unambiguous):
-
-    app: com.android.settings  screen: 1080x2400
-    [0] ViewGroup "Search settings" id=search_action_bar tap
-    [1] LinearLayout "Battery" | "100%" tap
-    [2] Switch "Wi-Fi" | "AndroidWifi" id=switch_widget checked=on tap
-    [3] SeekBar "5.0" desc="Media volume" id=seekbar slide
-    [4] EditText hint="First name" id=first_name focused tap type
-    [5] ImageView at=540,1210 tap
-    [6] ScrollView id=main_content_scrollable_container scroll
-    -- com.android.systemui --
-    [7] TextView "10:06" desc="10:06 PM"
-
-Header: `app:` is the foreground package (the main window's package, not System UI when an
-app window is present), `screen:` the size in pixels; `rotation:` appears when the display is
-rotated, `window:` when the main window does not cover the screen (a dialog or sheet).
-When the dump holds several windows, each starts with a `-- package --` line.
-
-Element line: `[index] Class` then, each only when present: texts (`"title" | "summary"`;
-a row's text children are merged into it), `desc=` (content-desc, left out when equal to a
-text), `hint=`, `id=` (short resource id, left out when generic or obfuscated), `at=x,y`
-(center, only for elements with no text, desc or id), states (`checked=on|off` on checkable
-elements, `selected` on actionable non-checkable ones such as tabs, `disabled` on actionable
-elements and list rows that are disabled, `focused` and `password` on text fields), then
-affordances: `tap`, `long-press`, `type` (text field), `scroll`, `slide` (SeekBar: swipe
-along it to change the value). `id=` is shown on actionable or unlabeled elements only.
+`parse(xml) -> Screen`; `parse_nodes` also returns the node tree, for phone/explain.py.
+The text the model reads is written by phone/render.py.
 
 Rules (see the module's functions for details):
 - kept: visible (visible-to-user not false), non-zero area after clipping to the screen;
@@ -53,29 +24,19 @@ Rules (see the module's functions for details):
   indices.
 """
 
+
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 import xml.etree.ElementTree as ET
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
-from agent_host.phone.observe_select import find, parse_rendered  # noqa: F401  (re-exported)
+from agent_host.phone.screen import Bounds, Element, Screen, Window, informative_id, short_id
 
-Bounds = tuple[int, int, int, int]
-
-MAX_TEXT = 200  # characters of one text shown to the model; longer texts end with "…"
 MAX_MERGED_TEXTS = 12  # a tap target with more text descendants is a container, not a row
 CONTAINER_AREA = 0.5  # a tap target covering more than this share of the screen is a container
 SYSTEM_UI = "com.android.systemui"
 
-# Resource ids whose short name says nothing the text does not already say.
-_GENERIC_IDS = frozenset(
-    {"title", "summary", "text", "text1", "text2", "icon", "content", "message", "label",
-     "subtitle", "widget_frame", "icon_frame", "text_frame", "list", "image"}
-)
 _SLIDERS = ("SeekBar", "RatingBar", "Slider")
 _TRUE = "true"
 _DESC_SPLIT = re.compile(r"[,，;；\n]")
@@ -93,97 +54,10 @@ _BOUNDS_RE = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 _RATIOS = (4 / 3, 16 / 10, 5 / 3, 16 / 9, 2.0, 19 / 9, 19.5 / 9, 20 / 9, 21 / 9)
 
 
-@dataclass(slots=True)
-class Element:
-    index: int
-    cls: str  # short class name: Switch, TextView, View, ...
-    text: str  # primary text: own text, else the first merged text, else a borrowed row title
-    desc: str  # content-desc (own, else the first merged one)
-    rid: str  # short resource id ("switch_widget")
-    resource_id: str  # full resource id ("android:id/switch_widget")
-    bounds: Bounds
-    center: tuple[int, int]
-    package: str
-    checkable: bool = False
-    checked: bool = False
-    selected: bool = False
-    enabled: bool = True
-    focused: bool = False
-    clickable: bool = False
-    long_clickable: bool = False
-    scrollable: bool = False
-    editable: bool = False
-    password: bool = False
-    slider: bool = False
-    hint: str = ""
-    texts: list[str] = field(default_factory=list)  # all texts, primary first
-    descs: list[str] = field(default_factory=list)  # all descs not equal to a text
-    resource_ids: list[str] = field(default_factory=list)  # full ids of everything merged in
-    window: int = 0  # index of the top-level window the element is in
-    label_from_row: bool = False  # `text` was borrowed from the row's title
-    list_item: bool = False
-
-    @property
-    def affordances(self) -> list[str]:
-        out = []
-        if self.clickable or (self.checkable and not self.editable):
-            out.append("tap")
-        if self.long_clickable:
-            out.append("long-press")
-        if self.editable:
-            out.append("type")
-        if self.scrollable:
-            out.append("scroll")
-        if self.slider:
-            out.append("slide")
-        return out
-
-    @property
-    def actionable(self) -> bool:
-        return bool(self.affordances)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["bounds"] = list(self.bounds)
-        d["center"] = list(self.center)
-        d["affordances"] = self.affordances
-        return d
-
-
-@dataclass(slots=True)
-class Window:
-    package: str
-    bounds: Bounds
-
-
-@dataclass(slots=True)
-class Screen:
-    elements: list[Element]
-    package: str  # foreground app
-    width: int
-    height: int
-    rotation: int = 0
-    windows: list[Window] = field(default_factory=list)
-    main_window: int = 0
-    size_estimated: bool = False  # no full-screen window: width/height are a best guess
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "package": self.package,
-            "width": self.width,
-            "height": self.height,
-            "rotation": self.rotation,
-            "size_estimated": self.size_estimated,
-            "windows": [{"package": w.package, "bounds": list(w.bounds)} for w in self.windows],
-            "main_window": self.main_window,
-            "elements": [e.to_dict() for e in self.elements],
-        }
-
-
 # ----------------------------------------------------------------------------- parsing
 
 
-class _N:
+class Node:
     """One <node>, with what the element builder needs precomputed."""
 
     __slots__ = (
@@ -220,17 +94,7 @@ def clean_text(s: str | None) -> str:
     return s
 
 
-def _short_id(rid: str) -> str:
-    return rid.split(":id/", 1)[-1] if ":id/" in rid else rid.rsplit("/", 1)[-1]
-
-
-def _informative_id(short: str) -> bool:
-    if not short or short in _GENERIC_IDS or "obfuscated" in short:
-        return False
-    return len(short) >= 3 and any(c.isalpha() for c in short)
-
-
-def _bounds(s: str | None) -> Bounds | None:
+def bounds_of(s: str | None) -> Bounds | None:
     if not s:
         return None
     m = _BOUNDS_RE.match(s.strip())
@@ -260,10 +124,10 @@ def _to_root(xml: str | bytes) -> ET.Element:
 _SHORT_CACHE: dict[str, str] = {}
 
 
-def _build(e: ET.Element, sw: int, sh: int, list_parent: bool) -> _N:
+def _build(e: ET.Element, sw: int, sh: int, list_parent: bool) -> Node:
     a = e.attrib
     get = a.get
-    n = _N()
+    n = Node()
     n.a = a
     cls = get("class", "")
     n.cls = cls
@@ -352,9 +216,9 @@ class _Builder:
         self.screen_area = max(1, screen_area)
         self.window = 0
         self.package = ""
-        self.where: dict[int, int] | None = None  # id(_N) -> element index, for explain()
+        self.where: dict[int, int] | None = None  # id(Node) -> element index, for explain()
 
-    def new(self, n: _N) -> Element:
+    def new(self, n: Node) -> Element:
         a = n.a
         b = n.b
         rid_full = a.get("resource-id") or ""
@@ -363,7 +227,7 @@ class _Builder:
             cls=n.short,
             text="",
             desc="",
-            rid=_short_id(rid_full),
+            rid=short_id(rid_full),
             resource_id=rid_full,
             bounds=b,
             center=((b[0] + b[2]) // 2, (b[1] + b[3]) // 2),
@@ -394,7 +258,7 @@ class _Builder:
         self.elements.append(e)
         return e
 
-    def is_row(self, n: _N) -> bool:
+    def is_row(self, n: Node) -> bool:
         """A tap target (or list item) that should take its descendants' text."""
         if n.scrollable or n.editable:
             return False
@@ -405,7 +269,7 @@ class _Builder:
         l, t, r, b = n.b
         return (r - l) * (b - t) <= CONTAINER_AREA * self.screen_area
 
-    def walk(self, n: _N, owner: Element | None) -> None:
+    def walk(self, n: Node, owner: Element | None) -> None:
         if not n.vis:
             for k in n.kids:
                 self.walk(k, owner)
@@ -447,13 +311,13 @@ class _Builder:
             self.walk(k, owner)
 
 
-def _can_take_check(owner: Element, n: _N) -> bool:
+def _can_take_check(owner: Element, n: Node) -> bool:
     if not owner.checkable:
         return True
     return owner.checked == (n.a.get("checked") == _TRUE)
 
 
-def _merge(owner: Element, n: _N) -> None:
+def _merge(owner: Element, n: Node) -> None:
     a = n.a
     if n.text:
         f = n.text.casefold()
@@ -468,8 +332,8 @@ def _merge(owner: Element, n: _N) -> None:
         owner.checkable = True
         owner.checked = a.get("checked") == _TRUE
         owner.cls = n.short
-        if rid and (_informative_id(_short_id(rid)) or not _informative_id(owner.rid)):
-            owner.rid, owner.resource_id = _short_id(rid), rid
+        if rid and (informative_id(short_id(rid)) or not informative_id(owner.rid)):
+            owner.rid, owner.resource_id = short_id(rid), rid
     if a.get("selected") == _TRUE:
         owner.selected = True
     if n.clickable:
@@ -493,11 +357,11 @@ def _finish(e: Element) -> None:
         e.hint = ""
 
 
-_NON_ALNUM = re.compile(r"[\W_]+")
+NodeON_ALNUM = re.compile(r"[\W_]+")
 
 
 def _alnum(s: str) -> str:
-    return _NON_ALNUM.sub("", s.casefold())
+    return NodeON_ALNUM.sub("", s.casefold())
 
 
 def _desc_covered(desc: str, keys: list[str]) -> bool:
@@ -517,7 +381,7 @@ def _covered(key: str, keys: list[str]) -> bool:
     return bool(key) and any(key in k for k in keys)
 
 
-def _name_checkables(elements: list[Element], roots: list[_N]) -> None:
+def _name_checkables(elements: list[Element], roots: list[Node]) -> None:
     """Give a checkable element with no name (or a bare state word) its row's title."""
     want = {
         e.bounds: e for e in elements
@@ -527,7 +391,7 @@ def _name_checkables(elements: list[Element], roots: list[_N]) -> None:
         return
     # Walk again with an ancestor stack; for each wanted node find the nearest ancestor whose
     # other descendants hold a text, within a row-sized band.
-    def first_text(n: _N, skip: _N) -> str:
+    def first_text(n: Node, skip: Node) -> str:
         if n is skip:
             return ""
         if n.vis and n.text and not n.checkable and any(c.isalnum() for c in n.text):
@@ -538,7 +402,7 @@ def _name_checkables(elements: list[Element], roots: list[_N]) -> None:
                 return s
         return ""
 
-    def visit(n: _N, stack: list[_N]) -> None:
+    def visit(n: Node, stack: list[Node]) -> None:
         if n.vis and n.checkable and n.b in want:
             e = want[n.b]
             h = n.b[3] - n.b[1]
@@ -567,11 +431,11 @@ def _name_checkables(elements: list[Element], roots: list[_N]) -> None:
 def parse(xml: str | bytes, *, screen: tuple[int, int] | None = None) -> Screen:
     """Parse a uiautomator hierarchy dump. `screen=(width, height)` overrides the size the
     dump implies (a dump of a lone dialog does not say how big the display is)."""
-    return _parse(xml, screen, None)[0]
+    return parse_nodes(xml, screen, None)[0]
 
 
-def _parse(xml: str | bytes, screen: tuple[int, int] | None, where: dict[int, int] | None
-           ) -> tuple[Screen, list[_N]]:
+def parse_nodes(xml: str | bytes, screen: tuple[int, int] | None, where: dict[int, int] | None
+           ) -> tuple[Screen, list[Node]]:
     root = _to_root(xml)
     rotation = 0
     if root.tag == "hierarchy":
@@ -584,7 +448,7 @@ def _parse(xml: str | bytes, screen: tuple[int, int] | None, where: dict[int, in
         win_nodes = [root]
     else:
         raise ValueError(f"not a UI hierarchy dump: root element <{root.tag}>")
-    win_bounds = [_bounds(w.get("bounds")) or (0, 0, 0, 0) for w in win_nodes]
+    win_bounds = [bounds_of(w.get("bounds")) or (0, 0, 0, 0) for w in win_nodes]
     if screen:
         width, height, estimated = screen[0], screen[1], False
     else:
@@ -616,53 +480,6 @@ def _parse(xml: str | bytes, screen: tuple[int, int] | None, where: dict[int, in
     ), wins
 
 
-def explain(xml: str | bytes, needle: str, *, screen: tuple[int, int] | None = None) -> list[str]:
-    """For every node whose text, content-desc or resource-id contains `needle` (ignoring case):
-    which element shows it, or why none does. For task authors (`agent-host observe --why`)."""
-    where: dict[int, int] = {}
-    scr, wins = _parse(xml, screen, where)
-    f = needle.casefold()
-    out: list[str] = []
-
-    def visit(n: _N) -> None:
-        a = n.a
-        raw_text, raw_desc, rid = a.get("text") or "", a.get("content-desc") or "", a.get("resource-id") or ""
-        if f in raw_text.casefold() or f in raw_desc.casefold() or f in rid.casefold():
-            label = " ".join(x for x in (
-                f"{n.short}", json.dumps(raw_text, ensure_ascii=False) if raw_text else "",
-                f"desc={json.dumps(raw_desc, ensure_ascii=False)}" if raw_desc else "",
-                f"id={rid}" if rid else "", a.get("bounds") or "(no bounds)") if x)
-            idx = where.get(id(n))
-            if idx is not None:
-                e = scr.elements[idx]
-                how = "is" if e.bounds == n.b and (n.text in e.texts[:1] or not n.text) else "merged into"
-                out.append(f"{label}: {how} element [{idx}]: {render_element(e)}")
-            else:
-                out.append(f"{label}: not shown: {_why_dropped(n, scr)}")
-        for k in n.kids:
-            visit(k)
-
-    for w in wins:
-        visit(w)
-    return out
-
-
-def _why_dropped(n: _N, scr: Screen) -> str:
-    a = n.a
-    if a.get("visible-to-user") == "false":
-        return 'visible-to-user="false"'
-    b = _bounds(a.get("bounds"))
-    if b is None:
-        return "no bounds attribute"
-    if b[2] <= b[0] or b[3] <= b[1]:
-        return f"zero area ({a.get('bounds')})"
-    if not n.vis:
-        return f"off the {scr.width}x{scr.height} screen ({a.get('bounds')})"
-    if (a.get("text") or a.get("content-desc")) and not (n.text or n.desc):
-        return "its text/desc has no visible characters (or is \"null\")"
-    return "a wrapper with no text or desc of its own, no action, not checkable"
-
-
 def _main_window(windows: list[Window]) -> int:
     if not windows:
         return 0
@@ -674,75 +491,3 @@ def _main_window(windows: list[Window]) -> int:
         return max(0, r - l) * max(0, b - t)
 
     return max(apps, key=lambda i: (area(i), -i))
-
-
-# ----------------------------------------------------------------------------- rendering
-
-
-def _q(s: str) -> str:
-    if len(s) > MAX_TEXT:
-        s = s[: MAX_TEXT - 1] + "…"
-    return json.dumps(s, ensure_ascii=False)
-
-
-def render_element(e: Element) -> str:
-    parts = [f"[{e.index}] {e.cls}"]
-    if e.texts:
-        parts.append(" | ".join(_q(t) for t in e.texts))
-    if e.descs:
-        parts.append("desc=" + " | ".join(_q(d) for d in e.descs))
-    if e.hint:
-        parts.append("hint=" + _q(e.hint))
-    show_id = _informative_id(e.rid) and (
-        not (e.texts or e.descs) or e.checkable or e.editable or e.scrollable or e.slider
-        or e.clickable or e.long_clickable
-    )
-    if show_id:
-        parts.append("id=" + e.rid)
-    if not (e.texts or e.descs or e.hint or show_id):
-        parts.append(f"at={e.center[0]},{e.center[1]}")
-    if e.checkable:
-        parts.append("checked=on" if e.checked else "checked=off")
-    aff = e.affordances
-    if e.selected and aff and not e.checkable:
-        parts.append("selected")
-    if not e.enabled and (aff or e.list_item):
-        parts.append("disabled")
-    if e.editable:
-        if e.focused:
-            parts.append("focused")
-        if e.password:
-            parts.append("password")
-    parts.extend(aff)
-    return " ".join(parts)
-
-
-def _fmt_bounds(b: Bounds) -> str:
-    return f"[{b[0]},{b[1]}][{b[2]},{b[3]}]"
-
-
-def render(screen: Screen) -> str:
-    head = f"app: {screen.package}  screen: {screen.width}x{screen.height}"
-    if screen.rotation:
-        head += f"  rotation: {screen.rotation}"
-    if screen.windows:
-        mb = screen.windows[screen.main_window].bounds
-        if mb != (0, 0, screen.width, screen.height):
-            head += f"  window: {_fmt_bounds(mb)}"
-    lines = [head]
-    used = {e.window for e in screen.elements}
-    multi = len(used) > 1
-    cur = -1
-    for e in screen.elements:
-        if multi and e.window != cur:
-            cur = e.window
-            lines.append(f"-- {screen.windows[cur].package} --")
-        lines.append(render_element(e))
-    if not screen.elements:
-        lines.append("(no elements)")
-    return "\n".join(lines)
-
-
-def observe(xml: str | bytes, *, screen: tuple[int, int] | None = None) -> str:
-    """parse + render."""
-    return render(parse(xml, screen=screen))

@@ -1,4 +1,4 @@
-"""What `run` and `demo` print when they finish."""
+"""What `run` and `demo` print when they finish (console tables: the CLI's, not the run's)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from agent_host.config.records import OUTCOMES
+from agent_host.report import write_reports
+from agent_host.report.summary import summary_tables
 from agent_host.runs.run import RunResult
 
 
@@ -24,9 +26,6 @@ def print_summary(result: RunResult, console: Console) -> None:
 
 def write_report(run_dir: Path, console: Console, baseline: str | None = None) -> Path:
     """Write the report files and print its headline tables; returns report.html's path."""
-    from agent_host.report import write_reports
-    from agent_host.report.summary import summary_tables
-
     paths = write_reports(run_dir, baseline=baseline)
     for table in summary_tables(paths["results"]):
         console.print(table)

@@ -1,0 +1,172 @@
+"""The layer map in docs/architecture.md holds: no import goes up a layer or sideways to a
+peer (function-level imports included), and no module takes part in an import circle.
+
+The map is the fenced ```layers block of docs/architecture.md: one line per layer, top first,
+naming the packages (agent_host/<name>/) and top-level modules (agent_host/<name>.py) on it.
+A module may import its own package and anything on a lower line. `agent_host/__init__.py`
+and `__main__.py` are the entry points and may import anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "agent_host"
+DOC = ROOT / "docs" / "architecture.md"
+ENTRY = {"agent_host", "agent_host.__main__"}
+
+# Known breaks whose fix is on another branch (issue 9 and issue 12, part 1); empty these
+# once those branches are merged. A circle is allowed by the set of packages it spans.
+KNOWN_CIRCLES: dict[frozenset[str], str] = {
+    # config/hosts.py <-> serving/probe.py: machine facts move out of serving (helper "builds")
+    frozenset({"config", "serving"}): "builds",
+}
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("config", "serving"): "builds",     # config/hosts.py's lazy imports of serving
+}
+
+
+def layer_map(text: str | None = None) -> list[list[str]]:
+    text = DOC.read_text(encoding="utf-8") if text is None else text
+    m = re.search(r"^```layers\n(.*?)^```", text, re.M | re.S)
+    assert m, "docs/architecture.md has no ```layers block"
+    return [line.split() for line in m.group(1).splitlines() if line.strip() and not line.startswith("#")]
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        rel = p.relative_to(ROOT).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        out[".".join(parts)] = p
+    return out
+
+
+def imports(mods: dict[str, Path]) -> list[tuple[str, str, int, bool]]:
+    """(importer, imported module, line, inside a function) for every project import."""
+    out = []
+    for name, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nested: set[int] = set()
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                nested |= {id(n) for n in ast.walk(fn) if n is not fn}
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = name.split(".")
+                    keep = len(parts) - node.level + (1 if path.name == "__init__.py" else 0)
+                    base = ".".join(parts[:keep] + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            for t in dict.fromkeys(targets):
+                if t in mods and t != name and not name.startswith(t + "."):
+                    out.append((name, t, node.lineno, id(node) in nested))
+    return out
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def against_layers(edges, layers: list[list[str]]) -> list[str]:
+    rank = {u: i for i, line in enumerate(layers) for u in line}
+    bad = []
+    for src, dst, line, nested in edges:
+        if src in ENTRY:
+            continue
+        a, b = unit(src), unit(dst)
+        missing = [u for u in (a, b) if u not in rank]
+        if missing:
+            bad.append(f"{src}: {missing[0]} is not in the layer map")
+        elif a != b and rank[b] <= rank[a] and (a, b) not in KNOWN_UPWARD:
+            how = "sideways to" if rank[b] == rank[a] else "up to"
+            bad.append(f"{src}:{line} imports {dst}{' (in a function)' if nested else ''}: {how} {b}")
+    return bad
+
+
+def circles(edges) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for src, dst, _, _ in edges:
+        graph[src].add(dst)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_every_package_is_on_the_map():
+    placed = {u for line in layer_map() for u in line}
+    units = {unit(m) for m in modules() if m not in ENTRY}
+    assert units - placed == set(), "add these to the ```layers block of docs/architecture.md"
+    assert placed - units == set(), "the layer map names packages that do not exist"
+
+
+def test_no_import_goes_up_or_sideways():
+    bad = against_layers(imports(modules()), layer_map())
+    assert bad == [], "\n".join(bad)
+
+
+def test_no_import_circles():
+    found = [c for c in circles(imports(modules())) if frozenset(map(unit, c)) not in KNOWN_CIRCLES]
+    assert found == [], "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_checker_finds_what_it_should():
+    """The checks themselves: an upward import, a function-level one, a circle."""
+    layers = [["cli"], ["agent", "policy"], ["config"]]
+    edges = [("agent_host.config.a", "agent_host.agent.b", 3, True),
+             ("agent_host.agent.b", "agent_host.config.a", 1, False),
+             ("agent_host.cli.x", "agent_host.config.a", 1, False),
+             ("agent_host.policy.p", "agent_host.agent.b", 2, False)]
+    assert against_layers(edges, layers) == [
+        "agent_host.config.a:3 imports agent_host.agent.b (in a function): up to agent",
+        "agent_host.policy.p:2 imports agent_host.agent.b: sideways to agent"]
+    assert circles(edges) == [["agent_host.agent.b", "agent_host.config.a"]]
+    assert layer_map("x\n```layers\ncli\n# comment\nruns report\n```\n") == [["cli"], ["runs", "report"]]
+    mods = modules()
+    found = {(s, d, nested) for s, d, _, nested in imports(mods)}
+    assert ("agent_host.cli.run", "agent_host.config.tasks", True) in found   # a function-level import
