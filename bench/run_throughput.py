@@ -160,8 +160,9 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="agent-host-bench-") as tmp:
             for name in [x for x in args.latency.split(",") if x]:
                 lat_rows.append(measure(1, args.episodes_per_phone, task, port, Path(tmp), args.delay_ms, name))
+            (Path(tmp) / "throughput").mkdir()
             for n in [int(x) for x in args.phones.split(",") if x]:
-                rows.append(measure(n, args.episodes_per_phone, task, port, Path(tmp), args.delay_ms))
+                rows.append(measure(n, args.episodes_per_phone, task, port, Path(tmp) / "throughput", args.delay_ms))
     finally:
         adb_server.kill_server(port)
     base = rows[0]["episodes_per_min"] if rows else None
