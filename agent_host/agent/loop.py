@@ -290,7 +290,10 @@ class StepLoop:
                 cont = False
             else:
                 t2 = time.monotonic()
-                next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s, since=t1)
+                # the delay runs from the input; type_text sends several (tap, text, Enter):
+                # from its last, i.e. from now
+                next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s,
+                                        since=None if parsed.name == "type_text" else t1)
                 times.settle += time.monotonic() - t2
                 goal_screen = next_obs.screen
                 if parsed.call_id is not None:
