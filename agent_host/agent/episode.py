@@ -15,6 +15,7 @@ start state the task needs, so the episode would measure nothing.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -27,7 +28,7 @@ from typing import Any
 
 from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
                                    cached_share, render_key, tally_record)
-from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage
+from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
 from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, png_bytes, submit_beside
@@ -35,6 +36,7 @@ from agent_host.phone.steps import run_steps
 from agent_host.serving import metrics
 
 SETTLE_S = 3.0
+_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
 
 
 def settle_min_s(profile: Any) -> float:
@@ -51,16 +53,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 class _Shots:
     """Screenshots, off the step's critical path: a step's screen is captured on a worker thread
     while the model thinks (the model call does not touch the phone; Phone's lock serialises
@@ -74,6 +66,7 @@ class _Shots:
         self.capture_pool = ThreadPoolExecutor(1, thread_name_prefix="capture")
         self.futures: list[Any] = []
         self.pending: Any = None
+        self.failures: list[str] = []
 
     def capture(self, name: str, phone: Any) -> str | None:
         """Start capturing the current screen into `name`; `barrier()` waits for it."""
@@ -85,10 +78,15 @@ class _Shots:
         return name
 
     def barrier(self) -> None:
-        """Wait for the capture in flight; its PhoneError is raised here, in the step."""
+        """Wait for the capture in flight. A screenshot is optional for the episode: a capture
+        that fails leaves the step without one and never ends the episode (a phone that is
+        really gone fails the next action anyway)."""
         pending, self.pending = self.pending, None
         if pending is not None:
-            pending.result()
+            try:
+                pending.result()
+            except Exception as exc:
+                self.failures.append(f"{type(exc).__name__}: {exc}"[:300])
 
     def save(self, name: str, img: Any) -> str | None:
         if not self.enabled or img is None:
@@ -134,8 +132,9 @@ class _StepLog:
 def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile: Any, seed: int = 0,
                 sampling: Any = None, build_id: str = "", repeat: int = 0,
                 on_step: Callable[[StepRecord], Any] | None = None, settle_s: float = SETTLE_S,
-                request_timeout: float = 600.0, client: Any = None,
-                screenshots: bool = True, identity: EpisodeIdentity | None = None) -> EpisodeRecord:
+                request_timeout: float = 120.0, client: Any = None,
+                screenshots: bool = True, identity: EpisodeIdentity | None = None,
+                episode_timeout: float | None = None) -> EpisodeRecord:
     """Run one episode of `task` on `phone` against `endpoint`; always returns a record.
 
     `sampling`: the build's Sampling (temperature, top_p, max_tokens); `seed` goes into every
@@ -174,7 +173,11 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
             verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
             setup_times.judge = time.monotonic() - t1
             t2 = time.monotonic()
-            shot0 = capture0.result() if capture0 is not None else None
+            try:
+                shot0 = capture0.result() if capture0 is not None else None
+            except Exception as exc:  # optional, as every screenshot (see _Shots.barrier)
+                shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
+                shot0 = None
             name0 = shots.save("step-000.png", shot0)
             setup_times.observe = time.monotonic() - t2
         state.goals = [verdict.goal]
@@ -194,7 +197,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
                 return shots.save("step-001.png", shot0)
             return shots.capture(f"step-{n:03d}.png", phone)
 
-        model = ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout, client=client)
+        model = Bounded(ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout,
+                                    client=client), request_timeout, episode_timeout, t_start)
         loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
                         max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
                         screenshot=screenshot, before_act=shots.barrier, write_step=log.write,
@@ -206,10 +210,15 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     except PhoneError as exc:
         error = f"phone: {exc}"
         state = loop.state if loop is not None else state
+    except LimitReached as exc:
+        error = f"limit: {exc}"
+        state = loop.state if loop is not None else state
     except ServerError as exc:
         error = f"server: {exc}"
         state = loop.state if loop is not None else state
     except Exception as exc:  # a harness bug: keep the traceback next to the record
+        if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
+            raise  # the run directory is full or broken: the run stops (runs.execute), no retry
         error = f"harness: {type(exc).__name__}: {exc}"
         (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         state = loop.state if loop is not None else state
@@ -272,6 +281,46 @@ def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | 
 
 class _SetupFailed(Exception):
     pass
+
+
+class LimitReached(Exception):
+    """A user-set bound on waiting fired (per-request model timeout, episode wall clock)."""
+
+
+class Bounded:
+    """The model client under the episode's limits: each request may take at most
+    `request_timeout` s and no longer than the episode has left; a request that ran out of
+    time is not retried here (the run retries the episode as infrastructure)."""
+
+    def __init__(self, model: Any, request_timeout: float, episode_timeout: float | None, t_start: float):
+        self.model = model
+        self.request_timeout = request_timeout
+        self.episode_timeout = episode_timeout
+        self.deadline = t_start + episode_timeout if episode_timeout else None
+        self.base = model.client
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        timeout = self.request_timeout
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise LimitReached(f"episode wall-clock limit of {self.episode_timeout:g} s reached "
+                                   f"(--episode-timeout)")
+            timeout = min(timeout, left)
+        if hasattr(self.base, "with_options"):
+            self.model.client = self.base.with_options(timeout=timeout, max_retries=0)
+        t0 = time.monotonic()
+        try:
+            return self.model.chat(messages, tools)
+        except ServerError as exc:
+            import openai
+            if not isinstance(exc.__cause__, openai.APITimeoutError):
+                raise
+            if timeout < self.request_timeout:
+                raise LimitReached(f"episode wall-clock limit of {self.episode_timeout:g} s reached while "
+                                   f"waiting for the model (--episode-timeout)") from exc
+            raise LimitReached(f"model request timed out after {time.monotonic() - t0:.0f} s "
+                               f"(limit {self.request_timeout:g} s, --request-timeout)") from exc
 
 
 def _sum_times(a: PhaseTimes, b: PhaseTimes) -> PhaseTimes:

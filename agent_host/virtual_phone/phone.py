@@ -123,6 +123,7 @@ class VirtualPhone:
             self._call(self.u2.kill)
         world = self._new_world(fs, self.seed if seed is None else seed)
         world.u2_running = self.u2.running
+        world.serialno = self._world.serialno
         self._world = world
         self._call(self._cancel_timers)
         self.faults = FaultState()  # knobs off, counters and the fired log start over
@@ -150,6 +151,7 @@ class VirtualPhone:
         self._thread.start()
         port = self.requested_port or _free_port()
         self.port = self._call_async(self.adbd.start(HOST, port), timeout)
+        self._world.serialno = f"VPHONE{self.port:08d}"  # one per phone, as on real devices
         if self._initial_faults is not None:
             self.set_faults(self._initial_faults)
         if attach:

@@ -33,6 +33,7 @@ class Ui:
         self.fs = fs
         self.model = model
         self.seed = seed
+        self.serialno: str | None = None   # the phone sets its own (real phones differ in ro.serialno)
         self.lock = threading.RLock()
         self.u2_running = False
         self.state = DeviceState()
@@ -61,7 +62,7 @@ class Ui:
             self.invalidate()
 
     def props(self) -> dict[str, str]:
-        serial = f"VPHONE{self.seed:08d}"
+        serial = self.serialno or f"VPHONE{self.seed:08d}"
         return {
             "ro.product.model": self.model,
             "ro.product.name": "vphone",
