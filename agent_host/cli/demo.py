@@ -59,9 +59,13 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.virtual_phone.phone import VirtualPhone
 
     console = stdout_console()
-    for flag, value in (("--repeats", args.repeats), ("--max-steps", args.max_steps), ("--phones", args.phones)):
+    # each virtual phone is a process's worth of threads: a few per core, not thousands
+    for flag, value, most in (("--repeats", args.repeats, 10_000), ("--max-steps", args.max_steps, 100),
+                              ("--phones", args.phones, 16)):
         if value < 1:
             raise UserError(f"{flag} must be at least 1")
+        if value > most:
+            raise UserError(f"{flag} must be at most {most}")
     if not args.startup_timeout > 0:
         raise UserError("--startup-timeout must be more than 0 seconds")
     build = find_build(args.build)

@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from agent_host.errors import UserError
+
 EPILOG = """\
 examples:
   agent-host report reports/runs/20260101-120000-ab12
@@ -37,10 +39,13 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.report import write_reports
 
     if not 0 < args.detect <= 100:
-        from agent_host.errors import UserError
         raise UserError("--detect must be more than 0 and at most 100 (percentage points)")
-    paths = write_reports(args.run_dir, baseline=args.baseline, out=args.out,
-                          screenshots=not args.no_screenshots, target=args.detect / 100)
+    try:
+        paths = write_reports(args.run_dir, baseline=args.baseline, out=args.out,
+                              screenshots=not args.no_screenshots, target=args.detect / 100)
+    except OSError as exc:  # a full or read-only disk: each file is whole or untouched
+        raise UserError(f"cannot write the report into {args.out or args.run_dir} "
+                        f"({exc.strerror or exc}); earlier report files are left as they were") from None
     results = paths["results"]
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False, default=str))

@@ -19,12 +19,19 @@ examples:
   # after a crash or kill: run exactly what is missing
   agent-host run --resume reports/runs/20261130-101500-ab12
 
+  # a slow model on a small machine: allow 5 min per request, 1 h per episode
+  agent-host run --builds w4a16-tinygemm --tasks tasks/ --phones 127.0.0.1:5601 \\
+      --request-timeout 300 --episode-timeout 3600
+
 Builds come from host profiles (docs/builds.md); a `server: policy` build is a scripted
 policy (docs/policies.md: scripts, suites of task solutions with seeded flaws).
 
-Episodes that fail because of the phone, the server or the harness are labelled `error`,
-retried (--max-attempts) and never counted as model failures. The run directory's
-episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
+Episodes that fail because of the phone, the server, the harness or a time limit are labelled
+`error`, retried (--max-attempts) and never counted as model failures. One process at a time
+per run directory (a second run or resume is refused, naming the holder). A phone that stops
+answering is waited for (--phone-wait) and used again when it is back. On a full disk the run
+stops, says how many episodes are recorded, and exits non-zero; resume it when there is room.
+The run directory's episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
 """
 
 
@@ -45,6 +52,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phone-profile", default="virtual", help="phone profile (default: virtual)")
     p.add_argument("--max-attempts", type=int, default=3, help="attempts per episode on errors (default: 3)")
     p.add_argument("--startup-timeout", type=float, help="seconds to wait for each server to be ready")
+    p.add_argument("--request-timeout", type=float, metavar="S",
+                   help="seconds one model request may take before the episode ends `error` "
+                        "(limit: ...) and is retried (default: the build's request_timeout_s, else 120)")
+    p.add_argument("--episode-timeout", type=float, metavar="S",
+                   help="wall-clock seconds one episode may take, same ending "
+                        "(default: the build's episode_timeout_s, else 1200)")
+    p.add_argument("--phone-wait", type=float, metavar="S",
+                   help="seconds a phone that stopped answering is waited for (probed with backoff) "
+                        "before it is reported away (default: 60)")
     p.add_argument("--baseline", metavar="BUILD",
                    help="the reference build reports compare the others with (default: the first of --builds)")
     p.add_argument("--plan", action="store_true",
@@ -96,10 +112,15 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.runs.run import resume_run, start_run
     from agent_host.cli.summary import print_summary
 
-    if args.max_attempts < 1:
-        raise UserError("--max-attempts must be at least 1")
-    if args.startup_timeout is not None and not args.startup_timeout > 0:
-        raise UserError("--startup-timeout must be more than 0 seconds")
+    if not 1 <= args.max_attempts <= 20:
+        raise UserError("--max-attempts must be between 1 and 20")
+    for flag, most in (("startup_timeout", 86400), ("request_timeout", 86400), ("episode_timeout", 7 * 86400),
+                       ("phone_wait", 86400)):
+        value = getattr(args, flag)
+        if value is not None and not 0 < value <= most:
+            raise UserError(f"--{flag.replace('_', '-')} must be more than 0 and at most {most} seconds")
+    limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
+              "phone_wait": args.phone_wait}
     if args.plan:
         from agent_host.config.tasks import load_tasks
         variants = tuple(_csv(args.variants))
@@ -113,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.resume:
             result = resume_run(args.resume, phones=_csv(args.phones) or None,
                                 max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
-                                hook=live.hook)
+                                hook=live.hook, limits=limits)
         else:
             from agent_host.config.hosts import find_build
             from agent_host.config.phones import load_phone_profile
@@ -140,11 +161,16 @@ def _run(args: argparse.Namespace) -> int:
                                out=args.out, max_attempts=args.max_attempts,
                                startup_timeout=args.startup_timeout, hook=live.hook,
                                extra_manifest={"baseline": args.baseline or next(
-                                   (b.id for b in builds if b.role == "reference"), builds[0].id)})
+                                   (b.id for b in builds if b.role == "reference"), builds[0].id)},
+                               limits={k: v for k, v in limits.items() if v is not None})
     out = stdout_console()
     print_summary(result, console=out)
     if not args.no_report:
         from agent_host.cli.summary import write_report
-        html = write_report(result.run_dir, console=out)
+        try:
+            html = write_report(result.run_dir, console=out)
+        except OSError as exc:
+            raise UserError(f"the run finished but its report could not be written ({exc}); "
+                            f"fix that, then: agent-host report {result.run_dir}") from None
         out.print(f"report: {html}")
     return 0

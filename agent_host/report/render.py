@@ -15,13 +15,13 @@ import io
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
+from agent_host.config.records import write_text_atomic
 from agent_host.errors import check_dir_usable
 from agent_host.report import stats
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
@@ -215,7 +215,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     for r in final:
         steps, w = load_steps(run, r.episode_id)
         warnings += w
-        folder = run.episode_dir(r.episode_id)
+        folder = run.episode_dir(r.episode_id)   # None (and no steps) when the id leads outside
         used: set[str] = set()
         srows = []
         for s in steps:
@@ -228,16 +228,18 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
                 "times": s.times.model_dump(), "usage": s.usage.model_dump(),
             }
             name = s.screenshot or f"step-{s.step:03d}.png"
-            if screenshots and (folder / name).is_file():
+            shot = run.inside(folder / name) if screenshots and folder is not None else None
+            if shot is not None and shot.is_file():
                 used.add(name)
-                pending.append((row, store.add(folder / name)))
+                pending.append((row, store.add(shot)))
             srows.append(row)
         extra = []
-        if screenshots and folder.is_dir():
+        if screenshots and folder is not None and folder.is_dir():
             for p in sorted(folder.glob("step-*.png")):
-                if p.name not in used:
+                inside = run.inside(p)
+                if p.name not in used and inside is not None:
                     row = {"name": p.name, "shot": None}
-                    pending.append((row, store.add(p)))
+                    pending.append((row, store.add(inside)))
                     extra.append(row)
         facts = task_meta.get(r.task) or {}
         episodes.append({
@@ -258,7 +260,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     for ep in episodes:
         ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
     return {"builds": run.builds(), "baseline": baseline, "episodes": episodes,
-            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings}
+            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings + run.refused}
 
 
 # --------------------------------------------------------------------------- writing
@@ -274,18 +276,15 @@ def finite(x: Any) -> Any:
     return x
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(cell: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula gets a leading apostrophe (the
+    usual neutralisation: shown as text, the apostrophe hidden); numbers stay numbers."""
+    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
+        return "'" + cell
+    return cell
 
 
 def _tables(results: Results) -> dict[str, Any]:
@@ -325,13 +324,13 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     paths = {"md": out_dir / "report.md", "html": out_dir / "report.html",
              "json": out_dir / "results.json", "csv": out_dir / "episodes.csv"}
     data = results.as_dict()
-    _atomic_write(paths["json"], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    write_text_atomic(paths["json"], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
     header, rows = csv_rows(run.records)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
-    w.writerows(rows)
-    _atomic_write(paths["csv"], buf.getvalue())
-    _atomic_write(paths["md"], render_markdown(results))
-    _atomic_write(paths["html"], render_html(results, viewer))
+    w.writerows([[csv_safe(c) for c in row] for row in rows])
+    write_text_atomic(paths["csv"], buf.getvalue())
+    write_text_atomic(paths["md"], render_markdown(results))
+    write_text_atomic(paths["html"], render_html(results, viewer))
     return {**paths, "results": data, "model": results}

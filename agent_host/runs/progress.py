@@ -18,6 +18,8 @@ def tallies(p: BuildProgress) -> str:
     parts = [f"{_SHORT[o]} {p.outcomes[o]}" for o in OUTCOMES if p.outcomes.get(o)]
     if p.retries:
         parts.append(f"retries {p.retries}")
+    if p.away:
+        parts.append("away " + ",".join(sorted(p.away)))
     return "  ".join(parts) or "-"
 
 
