@@ -19,6 +19,7 @@ examples:
   agent-host tasks validate tasks/wifi-on.yaml my-tasks/
   agent-host tasks list                        ids, variants, apps, budgets, tags
   agent-host tasks list --json | jq '.[].id'
+  agent-host tasks list --counts --json        task instances per app and per kind
   agent-host tasks schema > tasks/task.schema.json
   agent-host tasks check-solutions             run each task's solution on a virtual phone
 
