@@ -136,7 +136,8 @@ def test_report_episode_log_that_is_a_directory(tmp_path):
 # -- demo ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flag, value", [("--phones", "0"), ("--max-steps", "0"), ("--variants", "foo"),
-                                         ("--startup-timeout", "0")])
+                                         ("--startup-timeout", "0"), ("--phones", "100000"),
+                                         ("--repeats", "1000000000000"), ("--max-steps", "1000000")])
 def test_demo_bad_options_start_nothing(tmp_path, flag, value):
     out = agent_host("demo", "--out", str(tmp_path / "run"), flag, value, cwd=tmp_path)
     line = assert_user_error(out, flag)
@@ -152,6 +153,8 @@ def test_demo_bad_options_start_nothing(tmp_path, flag, value):
     (["--max-tokens", "0"], ["--max-tokens"]),
     (["--temperature", "-1"], ["--temperature"]),
     (["--base-url", "notaurl"], ["--base-url", "notaurl"]),
+    (["--request-timeout", "0"], ["--request-timeout"]),
+    (["--episode-timeout", "-5"], ["--episode-timeout"]),
 ])
 def test_episode_bad_sampling_or_url(tmp_path, extra, names):
     args = ["episode", "--task", "wifi-on", "--phone", "127.0.0.1:1", "--base-url", "http://127.0.0.1:9/v1",

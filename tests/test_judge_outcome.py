@@ -69,7 +69,7 @@ def test_every_label_is_reachable():
     cases = [
         label([F, T], complete_step=1), label([F, F], complete_step=1),
         label([F, T, F]), label([F, T]), label([F, F], infeasible_step=1),
-        label([F, F]), label([F], error="x"),
+        label([F, F]), label([F], error="x"), label([F, T], exhausted=True),
     ]
     assert sorted(j.outcome for j in cases) == sorted(OUTCOMES)
 
@@ -127,3 +127,12 @@ def test_definitions_hold_for_every_sequence():
                     assert all(goals[t] for t in range(goals.index(True), j.goal_lost_step))
                 else:
                     assert not ever or all(goals[goals.index(True):])
+
+
+def test_exhausted_is_never_nav_fail_and_error_still_wins():
+    # before: a context window that ran out at step 2 was labelled nav_fail
+    assert label([F, F], exhausted=True).outcome == "exhausted"
+    assert label([F, T, T], exhausted=True).outcome == "exhausted"     # not unrecognised either
+    assert label([F, F], exhausted=True, error="server: gone").outcome == "error"
+    with pytest.raises(ValueError):
+        label([F, T], complete_step=1, exhausted=True)

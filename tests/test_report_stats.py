@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from agent_host.config.records import EpisodeRecord
-from agent_host.report import stats
+from agent_host.report import intervals, stats
 from agent_host.report.load import load_run
 from agent_host.report.results import analyse
 from test_report_fixture import BASE, OTHER, make_run
@@ -64,13 +64,24 @@ def test_per_task_counts_and_wilson(results):
     assert rows["wifi-on"][BASE]["low"] == pytest.approx(0.2077, abs=1e-4)
 
 
-def test_headline_is_mean_of_task_rates_with_t_interval(by_build):
+def wilson_float(x: float, n: float) -> tuple[float, float]:
+    p = x / n
+    denom = 1 + Z * Z / n
+    centre = (p + Z * Z / (2 * n)) / denom
+    half = Z / denom * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
+    return centre - half, centre + half
+
+
+def test_headline_is_mean_of_task_rates_with_korn_graubard_interval(by_build):
     s = by_build[BASE]["rates"]["success"]
-    # rates 1/3, 2/3, 2/3: mean 5/9; deviations -2/9, 1/9, 1/9 -> var (4+1+1)/81/2 = 3/81
-    sd = math.sqrt(3) / 9
+    # rates 1/3, 2/3, 2/3 of 3 episodes each: mean 5/9; var of the mean (3/81)/3 = 1/81;
+    # p(1-p) = 20/81 -> n_eff = 20, capped at the 9 episodes (deff >= 1); df: 1.5 x 3 tasks off
+    # the boundary, capped at T - 1 = 2 -> n* = 9 (z / t_2)^2; Wilson at x = 5/9 n*
+    n_star = 9 * (Z / T2) ** 2
+    lo, hi = wilson_float(5 / 9 * n_star, n_star)
     assert s["mean"] == pytest.approx(5 / 9)
-    assert s["low"] == pytest.approx(5 / 9 - T2 * sd / math.sqrt(3))
-    assert s["high"] == 1.0                                  # 5/9 + 0.478 clipped at 100%
+    assert s["low"] == pytest.approx(lo) and s["high"] == pytest.approx(hi)
+    assert 0 < s["low"] < s["high"] < 1
     assert (s["n_tasks"], s["k"], s["n"]) == (3, 5, 9)
     o = by_build[OTHER]["rates"]["success"]
     assert o["mean"] == pytest.approx(1 / 3) and (o["k"], o["n"]) == (3, 8)
@@ -84,13 +95,17 @@ def test_t_interval_unclipped():
 
 def test_navigation_recognition_and_labels(by_build):
     b, o = by_build[BASE]["rates"], by_build[OTHER]["rates"]
-    # feasible units only. w4a16: wifi-on ever-true 2/3, verify 3/3 -> 5/6;
-    # recognition wifi-on 2/2, verify 2/3 -> 5/6
-    assert b["navigation"]["mean"] == pytest.approx(5 / 6) and b["navigation"]["n_tasks"] == 2
-    assert b["recognition"]["mean"] == pytest.approx(5 / 6)
-    # w4a8: wifi-on ever-true 1/3 (the unrecognised one), verify 1 -> 2/3; recognition 0/1 and 3/3 -> 1/2
-    assert o["navigation"]["mean"] == pytest.approx(2 / 3)
-    assert o["recognition"]["mean"] == pytest.approx(1 / 2)
+    # navigation over base variants of feasible tasks only: w4a16 wifi-on ever-true 2/3
+    # (verify variants start at the goal and are not navigation evidence)
+    assert b["navigation"]["mean"] == pytest.approx(2 / 3) and b["navigation"]["n_tasks"] == 1
+    assert (b["navigation"]["low"], b["navigation"]["high"]) == pytest.approx(wilson_by_hand(2, 3))
+    # recognition after navigating (base): wifi-on 2/2; at the goal (verify): 2/3
+    assert b["recognition_base"]["mean"] == pytest.approx(1.0)
+    assert b["recognition_verify"]["mean"] == pytest.approx(2 / 3)
+    # w4a8: wifi-on ever-true 1/3 (the unrecognised one); recognition 0/1 (base), 3/3 (verify)
+    assert o["navigation"]["mean"] == pytest.approx(1 / 3)
+    assert o["recognition_base"]["mean"] == 0.0 and o["recognition_verify"]["mean"] == 1.0
+    assert "recognition" not in b        # the mixture of the two was the misleading number
     # premature over all units: w4a16 (1/3 + 0 + 0)/3; w4a8 (1/2 + 0 + 0)/3
     assert b["premature"]["mean"] == pytest.approx(1 / 9)
     assert o["premature"]["mean"] == pytest.approx(1 / 6)
@@ -129,7 +144,11 @@ def test_comparison_against_baseline(results):
     assert c["mean_diff"] == pytest.approx(-2 / 9)
     # deviations -1/9, -4/9, 5/9 -> var 42/81/2, sd sqrt(21)/9
     assert c["sd"] == pytest.approx(math.sqrt(21) / 9)
-    assert (c["low"], c["high"]) == (-1.0, 1.0)           # +-1.265 around -0.222, clipped
+    # MOVER of the two builds' Korn-Graubard limits, task-level correlation
+    ra, rb = np.array([1 / 3, 2 / 3, 2 / 3]), np.array([0.0, 0.0, 1.0])
+    d, lo, hi = intervals.mover_difference(ra, np.array([3.0, 3, 3]), rb, np.array([2.0, 3, 3]))
+    assert (c["low"], c["high"]) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
+    assert -1 < c["low"] < c["mean_diff"] < c["high"] < 1
     assert (c["won"], c["lost"], c["tied"]) == (1, 2, 0)
     # sign flips of |d| = (1, 2, 1)/3, |sum| observed 2/3. The 8 sums (x3): +-4 twice, +-2 four
     # times, 0 twice -> 6 of 8 reach |2|: p = 0.75

@@ -112,7 +112,9 @@ def test_two_builds_killed_resumed_and_reported(tmp_path, virtual_phone_factory)
     assert [r.episode_id for r in records[:len(before)]] == [r.episode_id for r in before], \
         "resume only appends"
 
-    from agent_host.report import write_reports
+    import numpy as np
+
+    from agent_host.report import intervals, write_reports
     results = write_reports(run_dir, baseline="oracle")["results"]
     builds = {b["build"]: b for b in results["builds"]}
 
@@ -124,12 +126,10 @@ def test_two_builds_killed_resumed_and_reported(tmp_path, virtual_phone_factory)
         rates = list(per_task.values())
         got = builds[build]["rates"]["success"]
         assert got["mean"] == pytest.approx(statistics.mean(rates))
-        if len(set(rates)) > 1:
-            half = stats.t.ppf(0.975, len(rates) - 1) * statistics.stdev(rates) / len(rates) ** 0.5
-            assert got["low"] == pytest.approx(max(0.0, statistics.mean(rates) - half))
-            assert got["high"] == pytest.approx(min(1.0, statistics.mean(rates) + half))
-        else:
-            assert got["low"] == got["high"] == pytest.approx(rates[0])
+        # the Korn-Graubard interval of these per-task rates (docs/reports.md); never a point
+        _, lo, hi = intervals.korn_graubard(np.array(rates), np.full(len(rates), float(REPEATS)))
+        assert (got["low"], got["high"]) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
+        assert got["low"] < got["high"]
         assert builds[build]["episodes"] == 30
         assert builds[build]["errors"]["episodes"] == 0
     assert builds["oracle"]["rates"]["success"]["mean"] == 1.0

@@ -65,3 +65,45 @@ def test_plan_pairs_builds_and_seeds_do_not_depend_on_build():
     assert len({e.seed for e in eps if e.build == "A"}) == 4
     assert derive_seed(7, "wifi-on", 0) != derive_seed(8, "wifi-on", 0)
     assert episode_id("w4a8/x", "alarm[0]", "base", 1) == "w4a8_x__alarm_0___base__r1"
+
+
+def test_limits_come_from_the_flag_then_the_build_then_the_default():
+    from agent_host.config.builds import Build
+    from agent_host.runs.execute import EPISODE_TIMEOUT_S, REQUEST_TIMEOUT_S, RunOptions, limits_for
+
+    plain = Build(id="p", weight_path="scripted", server="policy", script="x.yaml")
+    set_ = plain.model_copy(update={"request_timeout_s": 30.0, "episode_timeout_s": 300.0})
+    assert limits_for(plain, RunOptions(profile=None)) == (REQUEST_TIMEOUT_S, EPISODE_TIMEOUT_S)
+    assert limits_for(set_, RunOptions(profile=None)) == (30.0, 300.0)
+    assert limits_for(set_, RunOptions(profile=None, request_timeout=5, episode_timeout=50)) == (5, 50)
+    assert REQUEST_TIMEOUT_S * 3 < 600 and EPISODE_TIMEOUT_S <= 1200      # well below 600 s x retries
+    with pytest.raises(ValueError):
+        Build(id="p", weight_path="scripted", server="policy", script="x.yaml", request_timeout_s=0)
+
+
+def test_backoff_is_bounded_and_grows():
+    from agent_host.runs.execute import backoff_delays
+    d = backoff_delays(20)
+    assert d[:5] == [0.5, 1, 2, 4, 8] and abs(sum(d) - 20) < 1e-9 and max(d) <= 8
+    assert backoff_delays(0) == []
+
+
+def test_an_append_that_fails_leaves_no_partial_line(tmp_path, monkeypatch):
+    import errno
+    import os as os_mod
+
+    store = RunStore(tmp_path / "run")
+    store.create({})
+    store.append(rec("a"))
+    real_write = os_mod.write
+
+    def half(fd, data):
+        real_write(fd, data[:10])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("agent_host.runs.store.os.write", half)
+    with pytest.raises(OSError):
+        store.append(rec("b"))
+    monkeypatch.undo()
+    assert store.log_path.read_bytes().endswith(b"\n")
+    assert [r.episode_id for r in read_records(store.log_path)] == ["a"]

@@ -34,6 +34,17 @@ REAL_COMMANDS = re.compile(
     r"|pm clear com\.google\.android\.deskclock"
     r"|am start -a android\.intent\.action\.SET_ALARM .*"
     r"|content (query|delete) --uri content://com\.android\.contacts/.*"
+    r"|cmd wifi set-wifi-enabled (enabled|disabled)"
+    r"|getprop ro\.build\.version\.release"
+    r"|cmd bluetooth_manager (enable|disable)"
+    r"|content (query|insert|update|delete) --uri content://com\.android\.calendar/events .*"
+    # toybox file tools on shared storage (Files, Markor); paths only under /sdcard
+    r"|mkdir -p (\"?/sdcard/[^;&|]*)"
+    r"|rm -r?f (\"?/sdcard/[^;&|]*)"
+    r"|echo ('[^']*'|\w+) >>? \"?/sdcard/[^;&|]*"
+    r"|mv /sdcard/[^;&|]*"
+    r"|(ls|cat) (\"/sdcard/[^\"]*\"|/sdcard/\S*)( /sdcard/\S+)*( \| grep -c -i '[^']*')?"
+    r"|stat -c %F \"?/sdcard/[^;&|]*"
     # Messages, Phone and Contacts tasks (sources in agent_host/virtual_phone/shell_content.py)
     r"|pm clear com\.android\.providers\.contacts"
     r"|content (query|insert|delete) --uri content://(com\.android\.contacts/|sms\b|call_log/calls\b).*"
@@ -41,6 +52,7 @@ REAL_COMMANDS = re.compile(
     r"|dumpsys telephony\.registry \| grep -q 'mCallState=2' && input keyevent KEYCODE_ENDCALL"
     r"|am start -a android\.intent\.action\.SENDTO -d sms:\d+ --es sms_body .*"
     r"|dumpsys alarm \| grep .*"
+    r"|dumpsys activity activities \| grep topResumedActivity"
     r"|settings (get|put) (global|system|secure) \S+( \S+)?)$")
 
 

@@ -62,6 +62,21 @@ NEAR_MISSES = {
                        "submit": False}},
         {"tap": {"desc": "Send SMS"}}, DONE],
         "sent the number again although it had been sent already"),
+    "long-horizon-calendar": ("calendar-add-event-dentist", [
+        {"open_app": {"name": "calendar"}}, {"tap": {"desc": "Create new event"}},
+        {"type_text": {"text_contains": "Add title", "text": "Dentist appointment"}},
+        {"tap": {"desc": "Start date"}}, {"tap": {"desc": "Switch to text input mode"}},
+        {"type_text": {"text_contains": "mm/dd/yyyy", "text": "12/15/2026"}}, {"tap": {"text": "OK"}},
+        {"tap": {"desc": "Start time"}}, {"tap": {"text": "10"}}, {"tap": {"text": "00"}},
+        {"tap": {"text": "AM"}}, {"tap": {"text": "OK"}},
+        {"type_text": {"text_contains": "Add location", "text": "Smile Dental"}}, {"tap": {"text": "Save"}}, DONE],
+        "never set the end time, so the event kept Calendar's default hour"),
+    "recognition-settings": ("bluetooth-on-keep-wifi", [
+        {"open_app": {"name": "settings"}}, {"tap": {"text": "Network & internet"}}, {"tap": {"text": "Internet"}},
+        {"tap": {"text": "Wi-Fi"}}, "press_back", "press_back", {"tap": {"text": "Connected devices"}},
+        {"tap": {"text": "Connection preferences"}}, {"tap": {"text": "Bluetooth"}}, {"tap": {"text": "Use Bluetooth"}},
+        DONE],
+        "toggled Wi-Fi, which was already on, on the way to Bluetooth"),
 }
 
 
@@ -69,7 +84,8 @@ NEAR_MISSES = {
 # impossible task); breaking a goal that held (the second copy, or the verify variant's
 # already-sent message sent again) is undone.
 WANT = {"text-entry": "premature", "text-entry-twice": "undone", "multi-app": "premature",
-        "retrieval": "premature", "long-horizon": "premature", "infeasible": "premature", "recognition": "undone"}
+        "retrieval": "premature", "long-horizon": "premature", "infeasible": "premature", "recognition": "undone",
+        "long-horizon-calendar": "premature", "recognition-settings": "premature"}
 
 
 def _play(task: Any, script: list[Any], phone: Phone, out: Path) -> Any:
@@ -85,8 +101,7 @@ def _play(task: Any, script: list[Any], phone: Phone, out: Path) -> Any:
 @pytest.mark.parametrize("kind", list(NEAR_MISSES))
 def test_near_miss_is_not_a_success(kind: str, virtual_phone: Any, tmp_path: Path) -> None:
     key, script, why = NEAR_MISSES[kind]
-    task_id = key.split("[")[0].split("@")[0]
-    [task] = [t for t in load_tasks([TASKS / f"{task_id}.yaml"]) if t.key == key]
+    [task] = [t for t in load_tasks([TASKS]) if t.key == key]  # instance_id keys name no file
     phone = Phone.connect(virtual_phone.serial)
     miss = _play(task, script, phone, tmp_path / "miss")
     assert miss.error is None, miss.error  # the episode ran; only the model's work was wrong

@@ -15,6 +15,7 @@ start state the task needs, so the episode would measure nothing.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -25,15 +26,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agent_host.agent.loop import ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml
-from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage
+from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
+                                   cached_share, render_key, tally_record)
+from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
-from agent_host.phone.device import PhoneError, png_bytes
+from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, png_bytes, submit_beside
 from agent_host.phone.steps import run_steps
 from agent_host.serving import metrics
 
 SETTLE_S = 3.0
+_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
 
 
 def settle_min_s(profile: Any) -> float:
@@ -41,18 +44,13 @@ def settle_min_s(profile: Any) -> float:
     return float(getattr(profile, "settle_min_s", 0.3))
 
 
+def settle_confirm(profile: Any) -> bool:
+    """Whether this phone's dumps need confirming by a second one (PhoneProfile.settle_confirm)."""
+    return bool(getattr(profile, "settle_confirm", False))
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 class _Shots:
@@ -68,20 +66,27 @@ class _Shots:
         self.capture_pool = ThreadPoolExecutor(1, thread_name_prefix="capture")
         self.futures: list[Any] = []
         self.pending: Any = None
+        self.failures: list[str] = []
 
     def capture(self, name: str, phone: Any) -> str | None:
         """Start capturing the current screen into `name`; `barrier()` waits for it."""
         if not self.enabled:
             return None
         self.barrier()
-        self.pending = self.capture_pool.submit(lambda: self.save(name, phone.screenshot()))
+
+        self.pending = submit_beside(self.capture_pool, lambda: self.save(name, phone.screenshot()))
         return name
 
     def barrier(self) -> None:
-        """Wait for the capture in flight; its PhoneError is raised here, in the step."""
+        """Wait for the capture in flight. A screenshot is optional for the episode: a capture
+        that fails leaves the step without one and never ends the episode (a phone that is
+        really gone fails the next action anyway)."""
         pending, self.pending = self.pending, None
         if pending is not None:
-            pending.result()
+            try:
+                pending.result()
+            except Exception as exc:
+                self.failures.append(f"{type(exc).__name__}: {exc}"[:300])
 
     def save(self, name: str, img: Any) -> str | None:
         if not self.enabled or img is None:
@@ -127,8 +132,9 @@ class _StepLog:
 def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile: Any, seed: int = 0,
                 sampling: Any = None, build_id: str = "", repeat: int = 0,
                 on_step: Callable[[StepRecord], Any] | None = None, settle_s: float = SETTLE_S,
-                request_timeout: float = 600.0, client: Any = None,
-                screenshots: bool = True, identity: EpisodeIdentity | None = None) -> EpisodeRecord:
+                request_timeout: float = 120.0, client: Any = None,
+                screenshots: bool = True, identity: EpisodeIdentity | None = None,
+                episode_timeout: float | None = None) -> EpisodeRecord:
     """Run one episode of `task` on `phone` against `endpoint`; always returns a record.
 
     `sampling`: the build's Sampling (temperature, top_p, max_tokens); `seed` goes into every
@@ -156,21 +162,29 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     try:
         judge = Judge(task, profile)
         t0 = time.monotonic()
-        run_steps(task.setup, phone, profile)
-        xml = phone.settle(settle_s, min_s=settle_min_s(profile))
-        first = observe_xml(xml)
-        setup_times.settle = time.monotonic() - t0
-        t1 = time.monotonic()
-        verdict = judge.evaluate(phone, first.screen)
-        setup_times.judge = time.monotonic() - t1
-        t2 = time.monotonic()
-        shot0 = phone.screenshot() if screenshots else None
-        name0 = shots.save("step-000.png", shot0)
-        setup_times.observe = time.monotonic() - t2
+        tally0 = RoundTripTally()
+        with counting_into(tally0):
+            run_steps(task.setup, phone, profile)
+            first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
+                                             confirm=settle_confirm(profile), key=render_key))
+            setup_times.settle = time.monotonic() - t0
+            t1 = time.monotonic()
+            capture0 = submit_beside(shots.capture_pool, phone.screenshot) if screenshots else None
+            verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
+            setup_times.judge = time.monotonic() - t1
+            t2 = time.monotonic()
+            try:
+                shot0 = capture0.result() if capture0 is not None else None
+            except Exception as exc:  # optional, as every screenshot (see _Shots.barrier)
+                shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
+                shot0 = None
+            name0 = shots.save("step-000.png", shot0)
+            setup_times.observe = time.monotonic() - t2
         state.goals = [verdict.goal]
         log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
-                             screenshot=name0, times=setup_times, goal=verdict.goal,
-                             check_detail=verdict.detail))
+                             screenshot=name0, times=setup_times, wall_s=round(time.monotonic() - t0, 4),
+                             round_trips=tally_record(tally0),
+                             goal=verdict.goal, check_detail=verdict.detail))
         if not task.infeasible and verdict.goal != (task.variant == "verify"):
             want = "not hold" if task.variant == "base" else "hold"
             raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
@@ -183,22 +197,28 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
                 return shots.save("step-001.png", shot0)
             return shots.capture(f"step-{n:03d}.png", phone)
 
-        model = ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout, client=client)
+        model = Bounded(ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout,
+                                    client=client), request_timeout, episode_timeout, t_start)
         loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
                         max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
                         screenshot=screenshot, before_act=shots.barrier, write_step=log.write,
-                        settle_s=settle_s,
-                        settle_min_s=settle_min_s(profile))
+                        settle_s=settle_s, settle_min_s=settle_min_s(profile),
+                        settle_confirm=settle_confirm(profile))
         state = loop.run()
     except _SetupFailed as exc:
         error = str(exc)
     except PhoneError as exc:
         error = f"phone: {exc}"
         state = loop.state if loop is not None else state
+    except LimitReached as exc:
+        error = f"limit: {exc}"
+        state = loop.state if loop is not None else state
     except ServerError as exc:
         error = f"server: {exc}"
         state = loop.state if loop is not None else state
     except Exception as exc:  # a harness bug: keep the traceback next to the record
+        if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
+            raise  # the run directory is full or broken: the run stops (runs.execute), no retry
         error = f"harness: {type(exc).__name__}: {exc}"
         (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         state = loop.state if loop is not None else state
@@ -216,7 +236,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
 
     goals = state.goals
     j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
-              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded")
+              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded",
+              exhausted=state.exhausted is not None)
     metrics_after = _metrics(endpoint) if metrics_before is not None else None
     server_metrics = None
     if metrics_before is not None and metrics_after is not None:
@@ -224,6 +245,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
             server_metrics = metrics.delta(metrics_before, metrics_after)
         except Exception:
             server_metrics = None
+    share, share_source = episode_cached_share(state.usage_after_first, server_metrics)
     reason = state.reason
     if reason is None and state.stop:
         reason = state.stop
@@ -237,13 +259,72 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
         wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
-        usage=state.usage, server_metrics=server_metrics, reason=reason, answer=state.answer)
+        usage=state.usage, server_metrics=server_metrics, cached_share=share,
+        cached_share_source=share_source, reason=reason, answer=state.answer,
+        exhausted=state.exhausted if j.outcome == "exhausted" else None)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
 
 
+def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | None
+                         ) -> tuple[float | None, str | None]:
+    """The prefix-cache share of prompt tokens: from the responses' counts over steps 2.., else
+    the /metrics prefix-cache hits over queries of the whole episode (step 1 included)."""
+    share = cached_share(after_first)
+    if share is not None:
+        return share, "usage"
+    queries = (server_metrics or {}).get("vllm:prefix_cache_queries_total", 0.0)
+    if queries > 0:
+        return round(server_metrics.get("vllm:prefix_cache_hits_total", 0.0) / queries, 4), "metrics"
+    return None, None
+
+
 class _SetupFailed(Exception):
     pass
+
+
+class LimitReached(Exception):
+    """A user-set bound on waiting fired (per-request model timeout, episode wall clock)."""
+
+
+class Bounded:
+    """The model client under the episode's limits: each request may take at most
+    `request_timeout` s and no longer than the episode has left; a request that ran out of
+    time is not retried here (the run retries the episode as infrastructure)."""
+
+    def __init__(self, model: Any, request_timeout: float, episode_timeout: float | None, t_start: float):
+        self.model = model
+        self.request_timeout = request_timeout
+        self.episode_timeout = episode_timeout
+        self.deadline = t_start + episode_timeout if episode_timeout else None
+        self.base = model.client
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything but chat() is the wrapped client's (max_tokens(), sampling, ...).
+        return getattr(self.model, name)
+
+    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+        timeout = self.request_timeout
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise LimitReached(f"episode wall-clock limit of {self.episode_timeout:g} s reached "
+                                   f"(--episode-timeout)")
+            timeout = min(timeout, left)
+        if hasattr(self.base, "with_options"):
+            self.model.client = self.base.with_options(timeout=timeout, max_retries=0)
+        t0 = time.monotonic()
+        try:
+            return self.model.chat(messages, tools)
+        except ServerError as exc:
+            import openai
+            if not isinstance(exc.__cause__, openai.APITimeoutError):
+                raise
+            if timeout < self.request_timeout:
+                raise LimitReached(f"episode wall-clock limit of {self.episode_timeout:g} s reached while "
+                                   f"waiting for the model (--episode-timeout)") from exc
+            raise LimitReached(f"model request timed out after {time.monotonic() - t0:.0f} s "
+                               f"(limit {self.request_timeout:g} s, --request-timeout)") from exc
 
 
 def _sum_times(a: PhaseTimes, b: PhaseTimes) -> PhaseTimes:

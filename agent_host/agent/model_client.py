@@ -49,6 +49,10 @@ class ModelClient:
         self.tool_choice: str | None = "required"
         self.parallel: bool | None = False
 
+    def max_tokens(self) -> int:
+        """The per-reply token cap every request carries."""
+        return int(self._kwargs()["max_tokens"])
+
     def _kwargs(self) -> dict[str, Any]:
         s = self.sampling
         kw: dict[str, Any] = {

@@ -47,8 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"comma-separated build ids, the reference first (default: {DEMO_BUILDS})")
     p.add_argument("--build", help="a single build instead (no comparison), e.g. embedded-default")
     p.add_argument("--tasks", default=DEMO_TASKS, help=f"comma-separated task ids (default: {DEMO_TASKS})")
-    p.add_argument("--variants", default="base,verify", help="default: base,verify")
-    p.add_argument("--repeats", type=int, default=2, help="repeats per task instance (default: 2)")
+    p.add_argument("--variants", default="base,verify",
+                   help="comma-separated: base, verify (the goal already holds; default: base,verify)")
+    p.add_argument("--repeats", type=int, default=2, help="episodes per task instance and variant (default: 2)")
     p.add_argument("--max-steps", type=int, default=8, help="cap each task's step budget (default: 8)")
     p.add_argument("--phones", type=int, default=1, help="number of virtual phones (default: 1)")
     p.add_argument("--fidelity-max-tokens", type=int, default=48,
@@ -93,9 +94,13 @@ def _run(args: argparse.Namespace) -> int:
 
     console = stdout_console()
     err = Console(stderr=True, highlight=False)
-    for flag, value in (("--repeats", args.repeats), ("--max-steps", args.max_steps), ("--phones", args.phones)):
+    # each virtual phone is a process's worth of threads: a few per core, not thousands
+    for flag, value, most in (("--repeats", args.repeats, 10_000), ("--max-steps", args.max_steps, 100),
+                              ("--phones", args.phones, 16)):
         if value < 1:
             raise UserError(f"{flag} must be at least 1")
+        if value > most:
+            raise UserError(f"{flag} must be at most {most}")
     if args.fidelity_max_tokens < 0:
         raise UserError("--fidelity-max-tokens must be 0 (skip) or more")
     if not args.startup_timeout > 0:

@@ -12,7 +12,8 @@ from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
 The outcome is one of: success, premature, undone, unrecognised, infeasible_claimed, nav_fail,
-error (docs/concepts.md says when each applies). The episode folder holds steps.jsonl, step-NNN.png and episode.json.
+exhausted (a harness budget ran out: context window, reply token cap), error (docs/concepts.md
+says when each applies). The episode folder holds steps.jsonl, step-NNN.png and episode.json.
 
 examples:
   agent-host phone start                                   # prints serial: 127.0.0.1:P
@@ -40,11 +41,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", default="virtual",
                    help="phone profile: a name in device_profiles/phones or a file (default virtual)")
     p.add_argument("--out", default=None, metavar="DIR", help="episode folder (default: a new temporary folder)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed sent with every model request and recorded in the episode (default 0)")
     p.add_argument("--repeat", type=int, default=0, help="repeat index recorded in the episode id")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", type=int, default=None, help="max tokens per reply (default 256)")
     p.add_argument("--build", default="", help="build id recorded in the episode (default: the model name)")
+    p.add_argument("--request-timeout", type=float, default=120.0, metavar="S",
+                   help="seconds one model request may take; then the episode ends error (default 120)")
+    p.add_argument("--episode-timeout", type=float, default=None, metavar="S",
+                   help="wall-clock seconds the episode may take (default: no limit)")
     p.add_argument("--no-screenshots", action="store_true", help="do not save step screenshots")
     p.add_argument("--json", action="store_true", help="print one JSON object (the episode record)")
     p.add_argument("--quiet", action="store_true", help="no per-step lines on stderr")
@@ -85,6 +91,9 @@ def _run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     task = resolve_task(args.task, args.variant)
+    for flag, value in (("--request-timeout", args.request_timeout), ("--episode-timeout", args.episode_timeout)):
+        if value is not None and not 0 < value <= 7 * 86400:
+            raise UserError(f"{flag} must be more than 0 and at most {7 * 86400} seconds")
     profile = load_phone_profile(args.profile)
     base_url = args.base_url.rstrip("/")
     if not base_url.endswith("/v1"):
@@ -119,7 +128,8 @@ def _run(args: argparse.Namespace) -> int:
 
     rec = run_episode(task, phone, endpoint, out_dir=out, profile=profile, seed=args.seed,
                       sampling=sampling, build_id=args.build or args.model, repeat=args.repeat,
-                      on_step=show, screenshots=not args.no_screenshots)
+                      on_step=show, screenshots=not args.no_screenshots,
+                      request_timeout=args.request_timeout, episode_timeout=args.episode_timeout)
     if args.json:
         print(json.dumps({**rec.model_dump(mode="json"), "episode_dir": str(out)}, ensure_ascii=False))
     else:

@@ -76,9 +76,14 @@ def _read(path: str) -> bytes:
     if path == "-":
         return sys.stdin.buffer.read()
     f = Path(path)
+    if f.is_dir():
+        raise UserError(f"{path}: a directory, not a hierarchy dump (give the .xml file)")
     if not f.is_file():
         raise UserError(f"{path}: no such file")
-    return f.read_bytes()
+    try:
+        return f.read_bytes()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def _screen_arg(value: str | None) -> tuple[int, int] | None:

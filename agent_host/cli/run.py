@@ -19,9 +19,19 @@ examples:
   # after a crash or kill: run exactly what is missing
   agent-host run --resume reports/runs/20261130-101500-ab12
 
-Episodes that fail because of the phone, the server or the harness are labelled `error`,
-retried (--max-attempts) and never counted as model failures. The run directory's
-episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
+  # a slow model on a small machine: allow 5 min per request, 1 h per episode
+  agent-host run --builds w4a16-tinygemm --tasks tasks/ --phones 127.0.0.1:5601 \\
+      --request-timeout 300 --episode-timeout 3600
+
+Builds come from host profiles (docs/builds.md); a `server: policy` build is a scripted
+policy (docs/policies.md: scripts, suites of task solutions with seeded flaws).
+
+Episodes that fail because of the phone, the server, the harness or a time limit are labelled
+`error`, retried (--max-attempts) and never counted as model failures. One process at a time
+per run directory (a second run or resume is refused, naming the holder). A phone that stops
+answering is waited for (--phone-wait) and used again when it is back. On a full disk the run
+stops, says how many episodes are recorded, and exits non-zero; resume it when there is room.
+The run directory's episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
 """
 
 
@@ -42,8 +52,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phone-profile", default="virtual", help="phone profile (default: virtual)")
     p.add_argument("--max-attempts", type=int, default=3, help="attempts per episode on errors (default: 3)")
     p.add_argument("--startup-timeout", type=float, help="seconds to wait for each server to be ready")
+    p.add_argument("--request-timeout", type=float, metavar="S",
+                   help="seconds one model request may take before the episode ends `error` "
+                        "(limit: ...) and is retried (default: the build's request_timeout_s, else 120)")
+    p.add_argument("--episode-timeout", type=float, metavar="S",
+                   help="wall-clock seconds one episode may take, same ending "
+                        "(default: the build's episode_timeout_s, else 1200)")
+    p.add_argument("--phone-wait", type=float, metavar="S",
+                   help="seconds a phone that stopped answering is waited for (probed with backoff) "
+                        "before it is reported away (default: 60)")
     p.add_argument("--baseline", metavar="BUILD",
                    help="the reference build reports compare the others with (default: the first of --builds)")
+    p.add_argument("--plan", action="store_true",
+                   help="print the smallest build-vs-build difference these tasks x repeats can detect "
+                        "(80%% power, alpha 0.05) and exit without running anything")
+    p.add_argument("--plan-rate", type=float, default=0.5, metavar="P",
+                   help="for --plan: the baseline success rate you expect (default 0.5, the worst case)")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     p.set_defaults(func=_run)
@@ -51,6 +75,32 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _csv(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _plan(args: argparse.Namespace, tasks: list) -> int:
+    """Power planning before a run: the minimum detectable difference of the planned design."""
+    from agent_host.cli.output import stdout_console
+    from agent_host.report.stats import plan
+
+    if not 0 < args.plan_rate < 1:
+        raise UserError("--plan-rate must be between 0 and 1")
+    if args.repeats < 1:
+        raise UserError("--repeats must be at least 1")
+    p = plan(len(tasks), args.repeats, rate=args.plan_rate)
+    out = stdout_console()
+    mde = p["mde"]["value"]
+    a = p["assumed"]
+    out.print(f"{len(tasks)} task instances x {args.repeats} repeats per build: "
+              + (f"a true difference of {100 * mde:.0f} pp in success rate is detected with 80% power"
+                 if mde is not None else "no difference up to 100 pp is detectable with 80% power")
+              + " (paired over tasks, alpha 0.05)", highlight=False)
+    out.print(f"assumed: baseline rate {a['rate']:.2f}, task ICC {a['icc']:.2f}, SD of the true per-task "
+              f"difference {a['tau']:.2f} (the report gives the observed figures after the run)", highlight=False)
+    out.print("repeats -> MDE: " + ", ".join(f"{r}: {'–' if v is None else f'{100 * v:.0f} pp'}"
+                                             for r, v in p["by_repeats"].items()), highlight=False)
+    out.print(f"tasks (at {args.repeats} repeats) -> MDE: " + ", ".join(
+        f"{t}: {'–' if v is None else f'{100 * v:.0f} pp'}" for t, v in p["by_tasks"].items()), highlight=False)
+    return 0
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -62,16 +112,29 @@ def _run(args: argparse.Namespace) -> int:
     from agent_host.runs.run import resume_run, start_run
     from agent_host.cli.summary import print_summary
 
-    if args.max_attempts < 1:
-        raise UserError("--max-attempts must be at least 1")
-    if args.startup_timeout is not None and not args.startup_timeout > 0:
-        raise UserError("--startup-timeout must be more than 0 seconds")
+    if not 1 <= args.max_attempts <= 20:
+        raise UserError("--max-attempts must be between 1 and 20")
+    for flag, most in (("startup_timeout", 86400), ("request_timeout", 86400), ("episode_timeout", 7 * 86400),
+                       ("phone_wait", 86400)):
+        value = getattr(args, flag)
+        if value is not None and not 0 < value <= most:
+            raise UserError(f"--{flag.replace('_', '-')} must be more than 0 and at most {most} seconds")
+    limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
+              "phone_wait": args.phone_wait}
+    if args.plan:
+        from agent_host.config.tasks import load_tasks
+        variants = tuple(_csv(args.variants))
+        bad = [v for v in variants if v not in ("base", "verify")]
+        if not variants or bad:
+            raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)" if bad else
+                            "--variants: name at least one (base, verify)")
+        return _plan(args, load_tasks(_csv(args.tasks), variants=variants))
     console = Console(stderr=True)
     with RunProgress(console, enabled=not args.quiet) as live:
         if args.resume:
             result = resume_run(args.resume, phones=_csv(args.phones) or None,
                                 max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
-                                hook=live.hook)
+                                hook=live.hook, limits=limits)
         else:
             from agent_host.config.hosts import find_build
             from agent_host.config.phones import load_phone_profile
@@ -97,11 +160,17 @@ def _run(args: argparse.Namespace) -> int:
                                phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                                out=args.out, max_attempts=args.max_attempts,
                                startup_timeout=args.startup_timeout, hook=live.hook,
-                               extra_manifest={"baseline": args.baseline or builds[0].id})
+                               extra_manifest={"baseline": args.baseline or next(
+                                   (b.id for b in builds if b.role == "reference"), builds[0].id)},
+                               limits={k: v for k, v in limits.items() if v is not None})
     out = stdout_console()
     print_summary(result, console=out)
     if not args.no_report:
         from agent_host.cli.summary import write_report
-        html = write_report(result.run_dir, console=out)
+        try:
+            html = write_report(result.run_dir, console=out)
+        except OSError as exc:
+            raise UserError(f"the run finished but its report could not be written ({exc}); "
+                            f"fix that, then: agent-host report {result.run_dir}") from None
         out.print(f"report: {html}")
     return 0

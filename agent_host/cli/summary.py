@@ -22,6 +22,11 @@ def print_summary(result: RunResult, console: Console) -> None:
     for p in result.progress.values():
         table.add_row(p.build, f"{p.done}/{p.total}", *[str(p.outcomes.get(o, 0)) for o in OUTCOMES])
     console.print(table)
+    away: dict[str, str] = {}
+    for p in result.progress.values():
+        away.update(p.away)
+    for serial, why in away.items():
+        console.print(f"phone {serial} is away: {why}")
 
 
 def write_report(run_dir: Path, console: Console, baseline: str | None = None) -> Path:

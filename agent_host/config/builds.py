@@ -98,6 +98,10 @@ class Build(Strict):
     # server: policy
     script: str | None = Field(None, description="policy script YAML (server: policy)")
     startup_timeout_s: float = Field(600, gt=0)
+    request_timeout_s: float | None = Field(None, gt=0, le=86400,
+                                            description="seconds one model request may take (run default 120)")
+    episode_timeout_s: float | None = Field(None, gt=0, le=7 * 86400,
+                                            description="wall-clock seconds one episode may take (run default 1200)")
 
     @field_validator("env")
     @classmethod

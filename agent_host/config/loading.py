@@ -21,27 +21,93 @@ M = TypeVar("M", bound=BaseModel)
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# A task file has a few hundred nodes; this bound only stops alias bombs (a few hundred
+# bytes that expand to billions of nodes) before anything is built from them.
+MAX_NODES = 50_000
+
+# Characters no YAML file of ours has a use for; YAML's own reader rejects most of them,
+# but with an error that carries no line.
+_UNREADABLE = {chr(c) for c in range(0x20) if chr(c) not in "\t\n\r"} | {"\x7f", "\ufffe", "\uffff"}
+
+
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8-sig")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: a directory, not a file") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    for n, line in enumerate(text.split("\n"), 1):
+        bad = next((ch for ch in line if ch in _UNREADABLE), None)
+        if bad is not None:
+            raise ConfigError(f"{path}:{n}: unreadable character U+{ord(bad):04X} "
+                              f"(column {line.index(bad) + 1})")
+    return text
+
+
+def _check_tree(path: Path, root: yaml.Node | None) -> None:
+    """Duplicate keys are errors (YAML silently keeps the last), and the document expanded
+    through its aliases may have at most MAX_NODES nodes (counted, never built)."""
+    if root is None:
+        return
+    size: dict[int, int] = {}
+    loc_of: dict[int, tuple[Any, ...]] = {id(root): ()}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        if done:
+            size[key] = 1 + sum(size.get(id(c), 1) for c in children)
+            if size[key] > MAX_NODES:
+                raise ConfigError(f"{path}:{node.start_mark.line + 1}: {format_loc(loc_of.get(key, ()))}: "
+                                  f"expands to more than {MAX_NODES} values (YAML aliases); not loaded")
+            continue
+        if key in size:
+            continue
+        size[key] = 1  # in progress: a recursive alias counts once instead of looping
+        stack.append((node, True))
+        here = loc_of.get(key, ())
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for k, v in node.value:
+                if isinstance(k, yaml.ScalarNode) and k.tag != "tag:yaml.org,2002:merge":
+                    if k.value in seen:
+                        raise ConfigError(f"{path}:{k.start_mark.line + 1}: {format_loc(here + (k.value,))}: "
+                                          f"duplicate key (first on line {seen[k.value]})")
+                    seen[k.value] = k.start_mark.line + 1
+                    loc_of.setdefault(id(v), here + (k.value,))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                loc_of.setdefault(id(v), here + (i,))
+        stack.extend((c, False) for c in children if id(c) not in size)
 
 
 def load_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
-    """Parse a YAML file; return the data and its node tree (for line numbers)."""
+    """Parse a YAML file; return the data and its node tree (for line numbers). Every YAML
+    file agent-host reads comes through here."""
     text = _read(path)
     try:
         node = yaml.compose(text, Loader=_Loader)
+        _check_tree(path, node)
         data = yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}{line}: invalid YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:  # e.g. the reader's, which carry no mark
+        raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())[:200]}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
     return data, node
 
 

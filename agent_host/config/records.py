@@ -6,19 +6,36 @@ episode's `steps.jsonl` is a StepRecord. The report layer reads only these files
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_host.errors import UserError
 
 Outcome = Literal[
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
 ]
 OUTCOMES: tuple[str, ...] = (
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "error"
+    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
 )
 Variant = Literal["base", "verify"]
+
+# The kinds of task a report breaks success down by: tags with these exact spellings in a
+# task's `tags:` (an infeasible task is of kind `infeasible` by its flag too).
+TASK_KINDS: tuple[str, ...] = ("multi-app", "text-entry", "retrieval", "long-horizon", "infeasible", "recognition")
+NO_KIND = "no kind tag"
+
+
+def task_kinds(tags: list[str] | tuple[str, ...], infeasible: bool = False) -> list[str]:
+    """A task's kinds, in TASK_KINDS order; [NO_KIND] when it has none."""
+    have = set(tags) | ({"infeasible"} if infeasible else set())
+    return [k for k in TASK_KINDS if k in have] or [NO_KIND]
 
 
 class Usage(BaseModel):
@@ -34,6 +51,16 @@ class PhaseTimes(BaseModel):
     act: float = 0.0
     settle: float = 0.0
     judge: float = 0.0
+
+
+class RoundTrips(BaseModel):
+    """Device round trips (adb streams opened: shell calls, JSON-RPC requests) in a step:
+    `critical` ones the step waited on in series, `background` ones that ran beside it
+    (screenshot, judge), counted at the Phone wrapper; `wait_s` the time the step spent
+    waiting on the phone in series (its calls and the settle's minimum delay)."""
+    critical: int = 0
+    background: int = 0
+    wait_s: float = 0.0      # seconds the step waited on the phone in series (calls, settle delay)
 
 
 class Action(BaseModel):
@@ -55,6 +82,9 @@ class StepRecord(BaseModel):
     action: Action | None = None               # None: no valid tool call (wasted step)
     retry_error: str | None = None             # error fed back to the model this step
     times: PhaseTimes = Field(default_factory=PhaseTimes)
+    wall_s: float | None = None                # the step's own wall time (step 0: setup)
+    round_trips: RoundTrips | None = None
+    cached_share: float | None = None          # usage.cached_tokens / usage.prompt_tokens
     goal: bool                                 # goal check after this step's action
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
@@ -82,6 +112,15 @@ class EpisodeIdentity:
     @classmethod
     def of(cls, build: str, task: Any, repeat: int = 0, seed: int = 0, **kw: Any) -> EpisodeIdentity:
         return cls(episode_id(build, task.id, task.variant, repeat), build, repeat, seed, **kw)
+
+
+class Exhaustion(BaseModel):
+    """A budget the harness imposes ran out and ended the episode (outcome `exhausted`)."""
+    kind: Literal["context", "reply_tokens"]   # context window; max tokens per reply on every retry
+    step: int                                  # the step that could not be completed
+    tokens: int | None = None                  # conversation tokens (context) / reply tokens (reply_tokens)
+    limit: int | None = None                   # the budget, when the server named it
+    detail: str = ""
 
 
 class EpisodeRecord(BaseModel):
@@ -114,5 +153,75 @@ class EpisodeRecord(BaseModel):
     times: PhaseTimes = Field(default_factory=PhaseTimes)
     usage: Usage = Field(default_factory=Usage)
     server_metrics: dict[str, float] | None = None   # delta of the server's /metrics
+    # share of prompt tokens served from the server's prefix cache: from step 2 on, from the
+    # responses' cached-token counts ("usage"); else the /metrics prefix-cache hits / queries
+    # of the whole episode ("metrics"); None when the server tells neither
+    cached_share: float | None = None
+    cached_share_source: Literal["usage", "metrics"] | None = None
     reason: str | None = None                  # the model's reason for complete/infeasible
     answer: str | None = None                  # the text of the last `answer` action (question tasks)
+    exhausted: Exhaustion | None = None        # set when outcome == "exhausted"
+
+
+# --------------------------------------------------------------------------- files
+# The one writer of whole files and the one reader of the episode log: the agent, runs and
+# report layers all use these, so a torn line or a half-written file means the same thing
+# everywhere.
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `path` so a reader sees the old file or the new one, never a mix: a uniquely
+    named temporary file beside it (two writers never share one), fsynced, then renamed.
+    On any error (a full disk included) the temporary file is removed and the error raised."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def read_episode_log(path: Path, warnings: list[str] | None = None) -> list[EpisodeRecord]:
+    """Every record of an episode log, in order. A last line without its newline is a write
+    a kill interrupted: it is ignored (with a warning) and the run store cuts it off before
+    appending again. Any other unreadable line raises LogError naming `path:line`."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    lines = data.split(b"\n")
+    out: list[EpisodeRecord] = []
+    for i, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        if i == len(lines):  # no newline after it
+            if warnings is not None:
+                warnings.append(f"{path}:{i}: ignored a partial last line (run interrupted mid-write?)")
+            break
+        try:
+            out.append(EpisodeRecord.model_validate_json(raw))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(x) for x in first.get("loc", ())) or "line"
+            raise LogError(f"{path}:{i}: {where}: {first.get('msg')}") from None
+    return out
+
+
+class LogError(UserError):
+    """An episode log line that is not a record (and not a torn last line)."""

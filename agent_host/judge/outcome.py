@@ -8,6 +8,10 @@ The episode ends at D or I, so at most one of them is set and it is the last ste
 Precedence (exactly one label):
 1. `error`: the harness, the phone or the server failed (`error` given). Also when no goal
    value was recorded at all.
+1b. `exhausted`: a budget the harness imposes ran out before the agent ended the episode
+   (the context window, or the per-reply token cap on every retry of a step). It is neither
+   a navigation failure nor an infrastructure error, so it gets its own label, and the
+   report keeps it out of navigation and recognition.
 2. `infeasible_claimed`: the agent called `task_infeasible` (on any task; the report counts it
    as a success only on infeasible tasks).
 3. D exists:
@@ -58,7 +62,7 @@ def _first(goals: Sequence[bool], start: int, value: bool) -> int | None:
 
 def label(goals: Sequence[bool], *, complete_step: int | None = None,
           infeasible_step: int | None = None, infeasible_task: bool = False,
-          error: str | None = None) -> Judgement:
+          error: str | None = None, exhausted: bool = False) -> Judgement:
     """Label one episode. `goals[t]` = G(t) for t = 0 (after setup) .. last step."""
     goals = [bool(g) for g in goals]
     if complete_step is not None and infeasible_step is not None:
@@ -79,6 +83,10 @@ def label(goals: Sequence[bool], *, complete_step: int | None = None,
 
     if error is not None or not goals:
         return judged("error")
+    if exhausted:
+        if complete_step is not None or infeasible_step is not None:
+            raise ValueError("an exhausted episode ended before task_complete / task_infeasible")
+        return judged("exhausted")
     if infeasible_step is not None:
         return judged("infeasible_claimed")
     if complete_step is not None:

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 
-def write_reports(run_dir, baseline: str | None = None, out=None, screenshots: bool = True) -> dict[str, Any]:
+def write_reports(run_dir, baseline: str | None = None, out=None, screenshots: bool = True,
+                  target: float = 0.10) -> dict[str, Any]:
     from agent_host.report.render import write_reports as _write
-    return _write(run_dir, baseline=baseline, out=out, screenshots=screenshots)
+    return _write(run_dir, baseline=baseline, out=out, screenshots=screenshots, target=target)
 
 
 __all__ = ["write_reports"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_host.config.records import EpisodeRecord, StepRecord
+from agent_host.config.records import EpisodeRecord, StepRecord, read_episode_log
 from agent_host.errors import UserError
 
 
@@ -22,6 +22,7 @@ class Run:
     manifest: dict[str, Any]
     records: list[EpisodeRecord]                 # every attempt, in log order
     warnings: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)   # paths the records name outside the run
 
     @property
     def run_id(self) -> str:
@@ -40,18 +41,35 @@ class Run:
         return out
 
     def reference_build(self) -> str | None:
-        """A build the manifest marks as the reference (`baseline` key, or a build with
-        `reference: true` or `role: reference`), else None."""
+        """The build the manifest names as the baseline (`baseline` key), else the build whose
+        `role` is `reference` (or marked `reference: true`), else None."""
         ref = self.manifest.get("baseline") or self.manifest.get("reference_build")
         if isinstance(ref, str):
             return ref
         for b in self.manifest.get("builds") or []:
-            if isinstance(b, dict) and (b.get("reference") or b.get("baseline") or b.get("role") == "reference"):
+            if isinstance(b, dict) and (b.get("role") == "reference" or b.get("reference") is True
+                                        or b.get("baseline") is True):
                 return b.get("id")
         return None
 
-    def episode_dir(self, episode_id: str) -> Path:
-        return self.dir / "episodes" / episode_id
+    def inside(self, path: Path) -> Path | None:
+        """`path` if it resolves (symlinks followed) inside the run directory, else None with
+        a warning: a report embeds nothing from outside its run, whatever the records say."""
+        try:
+            resolved = Path(path).resolve()
+            root = self.dir.resolve()
+        except (OSError, RuntimeError):
+            resolved, root = None, None
+        if resolved is not None and root is not None and resolved.is_relative_to(root):
+            return resolved
+        note = f"{path}: outside the run directory {self.dir}; not read"
+        if note not in self.refused:
+            self.refused.append(note)
+        return None
+
+    def episode_dir(self, episode_id: str) -> Path | None:
+        """The episode's folder, or None when its id would lead outside the run directory."""
+        return self.inside(self.dir / "episodes" / episode_id)
 
 
 def _read_manifest(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
@@ -68,29 +86,6 @@ def _read_manifest(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
         warnings.append(f"{path}: not a JSON object; provenance unknown")
         return {}
     return data
-
-
-def read_episode_log(path: Path, warnings: list[str]) -> list[EpisodeRecord]:
-    """Every record of episodes.jsonl. A last line without its newline (a run killed
-    mid-write) is kept only if it is a complete record, and ignored otherwise; any other bad
-    line is an error naming path:line."""
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    out: list[EpisodeRecord] = []
-    for i, raw in enumerate(lines, 1):
-        last = i == len(lines)
-        if not raw.strip():
-            continue
-        try:
-            out.append(EpisodeRecord.model_validate_json(raw))
-        except ValidationError as exc:
-            if last:
-                warnings.append(f"{path}:{i}: ignored a partial last line (run interrupted mid-write?)")
-                continue
-            first = exc.errors()[0]
-            where = ".".join(str(x) for x in first.get("loc", ())) or "line"
-            raise UserError(f"{path}:{i}: {where}: {first.get('msg')}") from None
-    return out
 
 
 def load_run(run_dir: str | Path) -> Run:
@@ -111,9 +106,10 @@ def load_run(run_dir: str | Path) -> Run:
 def load_steps(run: Run, episode_id: str) -> tuple[list[StepRecord], list[str]]:
     """An episode's steps; unreadable lines are skipped with a warning (the viewer is
     best-effort; the statistics never depend on steps)."""
-    path = run.episode_dir(episode_id) / "steps.jsonl"
     warnings: list[str] = []
-    if not path.exists():
+    folder = run.episode_dir(episode_id)
+    path = run.inside(folder / "steps.jsonl") if folder is not None else None
+    if path is None or not path.is_file():
         return [], warnings
     steps: list[StepRecord] = []
     for i, raw in enumerate(path.read_bytes().split(b"\n"), 1):

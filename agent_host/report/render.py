@@ -15,17 +15,21 @@ import io
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
+from agent_host.config.records import write_text_atomic
 from agent_host.errors import check_dir_usable
 from agent_host.report import stats
+from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.load import Run, load_run, load_steps
+from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
+from agent_host.report.breakdown import task_facts
+from agent_host.report.tables import breakdown_table, builds_table, comparisons_table
 
 TEMPLATES = Path(__file__).with_name("templates")
 SHOT_MAX_WIDTH = 300
@@ -34,44 +38,8 @@ SHOT_QUALITY = 65
 OUTCOME_COLOURS = {
     "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa",
     "unrecognised": "#1e88e5", "infeasible_claimed": "#6d4c41", "nav_fail": "#c62828",
-    "error": "#757575",
+    "exhausted": "#455a64", "error": "#757575",
 }
-
-
-# --------------------------------------------------------------------------- formatting
-
-def pct(x: float | None, digits: int = 1) -> str:
-    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.{digits}f}%"
-
-
-def interval(lo: float | None, hi: float | None) -> str:
-    if lo is None or hi is None:
-        return "[–]"
-    return f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def signed_pp(x: float | None) -> str:
-    return "–" if x is None else f"{100 * x:+.1f} pp"
-
-
-def num(x: float | None, digits: int = 2) -> str:
-    if x is None:
-        return "–"
-    return f"{x:.{digits}f}"
-
-
-def pval(p: float | None) -> str:
-    if p is None:
-        return "–"
-    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
-
-
-def md_cell(x: Any) -> str:
-    """Markdown table cell: escape what would break the table or become HTML."""
-    s = "–" if x is None else str(x)
-    for a, b in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("\n", " ")):
-        s = s.replace(a, b)
-    return s
 
 
 def json_for_script(data: Any) -> Markup:
@@ -104,16 +72,16 @@ def _svg(fig: Any, salt: str) -> Markup:
     return Markup(text[text.index("<svg"):])
 
 
-def outcome_bars(results: dict[str, Any]) -> Markup:
+def outcome_bars(results: Results) -> Markup:
     from matplotlib.figure import Figure
-    builds = results["builds"]
+    builds = results.builds
     fig = Figure(figsize=(8, 0.55 * len(builds) + 1.2))
     ax = fig.add_subplot()
-    names = [b["build"] for b in builds]
+    names = [b.build for b in builds]
     y = list(range(len(builds)))[::-1]
     left = [0.0] * len(builds)
     for label in stats.BAR_LABELS:
-        w = [100 * (b["outcomes"][label]["fraction"] or 0) for b in builds]
+        w = [100 * (b.outcomes[label].fraction or 0) for b in builds]
         name = "infeasible_claimed (feasible task)" if label == "infeasible_claimed" else label
         ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=name, height=0.6)
         for yi, li, wi in zip(y, left, w):
@@ -122,26 +90,29 @@ def outcome_bars(results: dict[str, Any]) -> Markup:
         left = [a + b for a, b in zip(left, w)]
     ax.set_yticks(y, names)
     ax.set_xlim(0, 100)
-    ax.set_xlabel("% of counted episodes (errors excluded)")
+    ax.set_xlabel("% of counted episodes (errors and exhausted excluded)")
     ax.legend(ncol=3, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     fig.tight_layout()
     return _svg(fig, "outcomes")
 
 
-def speed_plot(results: dict[str, Any]) -> Markup | None:
+def speed_plot(results: Results) -> Markup | None:
     from matplotlib.figure import Figure
     pts = []
     # decode tok/s on the x axis only if every build has it from the same kind of source
-    kinds = {(b["speed"]["decode_source"] or "").split(":")[0] for b in results["builds"]}
-    use_decode = all(b["speed"]["decode_tok_s"] for b in results["builds"]) and len(kinds) == 1
-    for b in results["builds"]:
-        s = b["rates"]["success"]
-        x = b["speed"]["decode_tok_s"] if use_decode else b["speed"]["step_s"]
-        if x is None or s["mean"] is None:
+    speeds = [b.speed for b in results.builds if b.speed is not None]
+    kinds = {(sp.decode_source or "").split(":")[0] for sp in speeds}
+    use_decode = len(speeds) == len(results.builds) and all(sp.decode_tok_s for sp in speeds) and len(kinds) == 1
+    for b in results.builds:
+        s = b.rates["success"]
+        if b.speed is None:
             continue
-        lo = s["low"] if s["low"] is not None else s["mean"]
-        hi = s["high"] if s["high"] is not None else s["mean"]
-        pts.append((b["build"], x, 100 * s["mean"], 100 * (s["mean"] - lo), 100 * (hi - s["mean"])))
+        x = b.speed.decode_tok_s if use_decode else b.speed.step_s
+        if x is None or s.mean is None:
+            continue
+        lo = s.low if s.low is not None else s.mean
+        hi = s.high if s.high is not None else s.mean
+        pts.append((b.build, x, 100 * s.mean, 100 * (s.mean - lo), 100 * (hi - s.mean)))
     if not pts:
         return None
     fig = Figure(figsize=(6, 4))
@@ -231,19 +202,20 @@ class ShotStore:
         return srcs, refs
 
 
-def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> dict[str, Any]:
+def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
     sel = stats.select_latest(run.records)
-    final = sel.counted + sel.errored
+    final = sel.counted + sel.errored + sel.exhausted
     order = {b: i for i, b in enumerate(run.builds())}
     final.sort(key=lambda r: (stats.unit_of(r), r.repeat, order.get(r.build, 99)))
     episodes = []
+    task_meta = task_facts(run.manifest)     # app and kinds, for the viewer's filters
     warnings: list[str] = []
     store = ShotStore()
     pending: list[tuple[dict[str, Any], int]] = []       # (dict that gets "shot", store index)
     for r in final:
         steps, w = load_steps(run, r.episode_id)
         warnings += w
-        folder = run.episode_dir(r.episode_id)
+        folder = run.episode_dir(r.episode_id)   # None (and no steps) when the id leads outside
         used: set[str] = set()
         srows = []
         for s in steps:
@@ -256,19 +228,23 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
                 "times": s.times.model_dump(), "usage": s.usage.model_dump(),
             }
             name = s.screenshot or f"step-{s.step:03d}.png"
-            if screenshots and (folder / name).is_file():
+            shot = run.inside(folder / name) if screenshots and folder is not None else None
+            if shot is not None and shot.is_file():
                 used.add(name)
-                pending.append((row, store.add(folder / name)))
+                pending.append((row, store.add(shot)))
             srows.append(row)
         extra = []
-        if screenshots and folder.is_dir():
+        if screenshots and folder is not None and folder.is_dir():
             for p in sorted(folder.glob("step-*.png")):
-                if p.name not in used:
+                inside = run.inside(p)
+                if p.name not in used and inside is not None:
                     row = {"name": p.name, "shot": None}
-                    pending.append((row, store.add(p)))
+                    pending.append((row, store.add(inside)))
                     extra.append(row)
+        facts = task_meta.get(r.task) or {}
         episodes.append({
             "id": r.episode_id, "build": r.build, "unit": stats.unit_of(r), "task": r.task,
+            "app": facts.get("app"), "kinds": facts.get("kinds", []),
             "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
             "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
             "label": stats.effective_label(r), "success": r.outcome != "error" and stats.is_success(r),
@@ -283,8 +259,8 @@ def viewer_data(run: Run, results: dict[str, Any], screenshots: bool = True) -> 
         row["shot"] = refs[i]
     for ep in episodes:
         ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
-    return {"builds": run.builds(), "baseline": results["baseline"], "episodes": episodes,
-            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings}
+    return {"builds": run.builds(), "baseline": baseline, "episodes": episodes,
+            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings + run.refused}
 
 
 # --------------------------------------------------------------------------- writing
@@ -300,55 +276,61 @@ def finite(x: Any) -> Any:
     return x
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def render_markdown(results: dict[str, Any]) -> str:
-    return _env(False).get_template("report.md.j2").render(r=results)
+def csv_safe(cell: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula gets a leading apostrophe (the
+    usual neutralisation: shown as text, the apostrophe hidden); numbers stay numbers."""
+    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
+        return "'" + cell
+    return cell
 
 
-def render_html(results: dict[str, Any], viewer: dict[str, Any]) -> str:
+def _tables(results: Results) -> dict[str, Any]:
+    return {"builds": builds_table(results), "comparisons": comparisons_table(results),
+            "breakdown": breakdown_table(results)}
+
+
+def render_markdown(results: Results) -> str:
+    return _env(False).get_template("report.md.j2").render(r=results, tables=_tables(results))
+
+
+def render_html(results: Results, viewer: dict[str, Any]) -> str:
     js = (TEMPLATES / "viewer.js").read_text(encoding="utf-8").replace("</", "<\\/")
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8").replace("</", "")
     # Only this exact script may run (CSP hash): an injected <script> would be blocked even
     # if escaping ever failed.
     digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode()
     return _env(True).get_template("report.html.j2").render(
-        r=results, viewer=viewer, bars=outcome_bars(results), speed=speed_plot(results),
+        r=results, tables=_tables(results), viewer=viewer, bars=outcome_bars(results), speed=speed_plot(results),
         script=Markup(js), style=Markup(css), script_hash=Markup(f"'sha256-{digest}'"))
 
 
 def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None,
-                  screenshots: bool = True) -> dict[str, Any]:
+                  screenshots: bool = True, target: float = 0.10) -> dict[str, Any]:
     """Read a run directory and write the four report files into `out` (default: the run
-    directory). Returns their paths and the results dict."""
+    directory). Returns their paths, the typed results (key model) and their JSON form
+    (key results)."""
     run = load_run(run_dir)
-    results = finite(analyse(run, baseline))
-    viewer = finite(viewer_data(run, results, screenshots=screenshots))
-    results["warnings"] += viewer.pop("warnings")
+    # Validated against the typed model before anything is written: a field of the wrong
+    # type is a bug here, never a results.json that its readers cannot load.
+    results = Results.model_validate(finite(analyse(run, baseline, target=target)))
+    viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
+    results.warnings += viewer.pop("warnings")
     out_dir = Path(out) if out else run.dir
     check_dir_usable(out_dir, "--out")
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / "report.md", "html": out_dir / "report.html",
              "json": out_dir / "results.json", "csv": out_dir / "episodes.csv"}
-    _atomic_write(paths["json"], json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    data = results.as_dict()
+    write_text_atomic(paths["json"], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
     header, rows = csv_rows(run.records)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
-    w.writerows(rows)
-    _atomic_write(paths["csv"], buf.getvalue())
-    _atomic_write(paths["md"], render_markdown(results))
-    _atomic_write(paths["html"], render_html(results, viewer))
-    return {**paths, "results": results}
+    w.writerows([[csv_safe(c) for c in row] for row in rows])
+    write_text_atomic(paths["csv"], buf.getvalue())
+    write_text_atomic(paths["md"], render_markdown(results))
+    write_text_atomic(paths["html"], render_html(results, viewer))
+    return {**paths, "results": data, "model": results}

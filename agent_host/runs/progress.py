@@ -11,13 +11,15 @@ from agent_host.config.records import OUTCOMES, EpisodeRecord
 from agent_host.runs.execute import BuildProgress
 
 _SHORT = {"success": "ok", "premature": "prem", "undone": "undone", "unrecognised": "unrec",
-          "infeasible_claimed": "infeas", "nav_fail": "nav", "error": "err"}
+          "infeasible_claimed": "infeas", "nav_fail": "nav", "exhausted": "exh", "error": "err"}
 
 
 def tallies(p: BuildProgress) -> str:
     parts = [f"{_SHORT[o]} {p.outcomes[o]}" for o in OUTCOMES if p.outcomes.get(o)]
     if p.retries:
         parts.append(f"retries {p.retries}")
+    if p.away:
+        parts.append("away " + ",".join(sorted(p.away)))
     return "  ".join(parts) or "-"
 
 

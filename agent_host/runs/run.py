@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
+from agent_host.runs.lock import RunLock
 from agent_host.runs.manifest import build_manifest
 from agent_host.runs.plan import plan
 from agent_host.runs.store import RunStore
@@ -29,23 +30,94 @@ def new_run_id() -> str:
     return dt.datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
+MAX_REPEATS = 10_000
+MAX_PHONES = 64
+MAX_EPISODES = 200_000     # a plan this size already takes weeks; more is a typo
+MAX_ATTEMPTS = 20
+
+
 def _fingerprints(serials: Sequence[str]) -> list[dict]:
+    """Each phone's identity for the manifest; the same device under two serials is refused
+    (two workers would drive one phone, and one episode's actions land in another's)."""
     from agent_host.phone.device import Phone
-    out = []
+    out: list[dict] = []
+    seen: dict[str, str] = {}
     for s in serials:
         try:
-            out.append(Phone.connect(s).fingerprint())
+            phone = Phone.connect(s)
+            fp = phone.fingerprint()
+            ident = phone.shell("getprop ro.serialno").text.strip()
         except Exception as exc:
             raise UserError(f"phone {s}: cannot connect ({exc})") from None
+        fp["serialno"] = ident
+        # ro.serialno tells devices apart; the build fingerprint and screen only tell models apart
+        key = ident or ""
+        if key and key in seen:
+            raise UserError(f"--phones: {seen[key]} and {s} are the same device (ro.serialno {ident}); "
+                            f"give each phone once")
+        if key:
+            seen[key] = s
+        out.append(fp)
     return out
+
+
+def check_bounds(*, repeats: int, phones: Sequence[str], max_attempts: int) -> None:
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise UserError(f"--repeats must be between 1 and {MAX_REPEATS} (got {repeats})")
+    if len(phones) > MAX_PHONES:
+        raise UserError(f"--phones: at most {MAX_PHONES} phones (got {len(phones)})")
+    if not 1 <= max_attempts <= MAX_ATTEMPTS:
+        raise UserError(f"--max-attempts must be between 1 and {MAX_ATTEMPTS} (got {max_attempts})")
+
+
+def app_aliases(obj: Any) -> set[str]:
+    """App aliases a task instance names (its app, launch/force_stop steps, foreground checks):
+    values of fields called app, launch or force_stop that are not package names."""
+    from pydantic import BaseModel
+    out: set[str] = set()
+    if isinstance(obj, BaseModel):
+        for name in type(obj).model_fields:
+            value = getattr(obj, name, None)
+            if name in ("app", "launch", "force_stop") and isinstance(value, str):
+                if value and "." not in value:
+                    out.add(value)
+            else:
+                out |= app_aliases(value)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            out |= app_aliases(v)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            out |= app_aliases(v)
+    return out
+
+
+def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) -> None:
+    """Everything that can fail before a run directory exists fails here: policy scripts,
+    the phone profile's app aliases for these tasks."""
+    for b in builds:
+        if getattr(b, "server", None) == "policy":
+            if not b.script:
+                raise UserError(f"build {b.id}: `script` is required for server policy")
+            from agent_host.policy.suite import load_policy
+            try:
+                load_policy(Path(b.script).expanduser())
+            except UserError as exc:  # names file:line: field; say which build it is for
+                raise UserError(f"build {b.id}: script {exc}") from None
+    known = set(getattr(profile, "apps", {}) or {})
+    for t in tasks:
+        missing = sorted(app_aliases(t) - known)
+        if missing:
+            raise UserError(f"{t.source}: task {t.id}: phone profile {profile.id!r} has no app alias "
+                            f"{', '.join(missing)} (add it to the profile's apps)")
 
 
 def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed: int,
               phones: Sequence[str], profile: Any, out: Path | None = None,
               max_attempts: int = 3, startup_timeout: float | None = None,
-              hook: ProgressHook | None = None, extra_manifest: dict | None = None) -> RunResult:
-    if repeats < 1:
-        raise UserError("--repeats must be at least 1")
+              hook: ProgressHook | None = None, extra_manifest: dict | None = None,
+              limits: dict | None = None) -> RunResult:
+    check_bounds(repeats=repeats, phones=phones, max_attempts=max_attempts)
     if not phones:
         raise UserError("no phones given (--phones SERIAL,...); `agent-host devices` lists them")
     if not tasks:
@@ -54,10 +126,16 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
         dup = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
         if dup is not None:
             raise UserError(f"{what}: {dup!r} is given twice")
+    if len(builds) * len(tasks) * repeats > MAX_EPISODES:
+        raise UserError(f"{len(builds)} build(s) x {len(tasks)} task instance(s) x {repeats} repeat(s) "
+                        f"is more than {MAX_EPISODES} episodes")
+    check_before_run(builds, tasks, profile)
     run_id = out.name if out else new_run_id()
     run_dir = out or DEFAULT_RUNS_DIR / run_id
     check_dir_usable(run_dir, "--out")
     store = RunStore(run_dir)
+    if (run_dir / "manifest.json").exists():
+        raise UserError(f"{run_dir} already holds a run; use --resume {run_dir}")
     try:
         planned = plan([b.id for b in builds], tasks, repeats, seed)
     except ValueError as exc:
@@ -65,18 +143,33 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
     manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
                               phones=_fingerprints(phones), command=sys.argv,
                               extra={"phone_profile": profile.id, "max_attempts": max_attempts,
-                                     "episodes_planned": len(planned), **(extra_manifest or {})})
+                                     "episodes_planned": len(planned), **(limits or {}),
+                                     **(extra_manifest or {})})
     try:
-        store.create(manifest)
-    except FileExistsError as exc:
-        raise UserError(str(exc)) from None
-    opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout, run_id=run_id)
-    progress = execute(builds, planned, store, phones, opts, hook)
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {run_dir}: cannot create it ({exc.strerror or exc})") from None
+    with RunLock(run_dir):
+        try:
+            store.create(manifest)
+        except FileExistsError as exc:
+            raise UserError(str(exc)) from None
+        except OSError as exc:  # a full or read-only disk before the first episode
+            raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
+        opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
+                          run_id=run_id, **_limits(limits))
+        progress = execute(builds, planned, store, phones, opts, hook)
     return RunResult(run_dir, progress, len(planned))
 
 
+def _limits(limits: dict | None) -> dict:
+    keys = ("request_timeout", "episode_timeout", "phone_wait")
+    return {k: v for k, v in (limits or {}).items() if k in keys and v is not None}
+
+
 def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attempts: int | None = None,
-               startup_timeout: float | None = None, hook: ProgressHook | None = None) -> RunResult:
+               startup_timeout: float | None = None, hook: ProgressHook | None = None,
+               limits: dict | None = None) -> RunResult:
     from agent_host.config.builds import Build
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
@@ -84,10 +177,14 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     from pydantic import ValidationError
 
     store = RunStore(run_dir)
+    if not store.dir.is_dir():
+        raise UserError(f"{run_dir}: no such run directory")
+    # Everything is checked read-only first; only then is the lock taken and the log cut.
     try:
         manifest = store.read_manifest()
     except (FileNotFoundError, ValueError) as exc:
         raise UserError(str(exc)) from None
+    store.records()  # the log must read (LogError names path:line) before anything is written
     where = store.dir / "manifest.json"
     try:
         builds = [Build.model_validate(b) for b in manifest["builds"]]
@@ -109,16 +206,29 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     if missing:
         raise UserError(f"{run_dir}/manifest.json: tasks no longer found: {', '.join(missing)}")
     tasks = [by_key[k] for k in keys]
-    changed = [str(t.source) for t in tasks if manifest["task_files"].get(str(t.source)) not in (None, t.sha256)]
+    changed = [str(t.source) for t in tasks
+               if manifest["task_files"].get(str(t.source)) not in (None, t.sha256)]
     if changed:
         raise UserError(f"task files changed since the run started: {', '.join(sorted(set(changed)))}")
     profile = load_phone_profile(manifest.get("phone_profile", "virtual"))
-    planned = plan([b.id for b in builds], tasks, manifest["repeats"], manifest["seed"])
     attempts = max_attempts or manifest.get("max_attempts", 3)
-    store.open_existing()
-    store.update_manifest(resumed_at=[*manifest.get("resumed_at", []),
-                                      dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")])
-    opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
-                      run_id=manifest.get("run_id", run_dir.name))
-    progress = execute(builds, planned, store, serials, opts, hook)
+    check_bounds(repeats=int(manifest["repeats"]), phones=serials, max_attempts=attempts)
+    check_before_run(builds, tasks, profile)
+    planned = plan([b.id for b in builds], tasks, manifest["repeats"], manifest["seed"])
+    if phones:
+        _fingerprints(serials)
+    with RunLock(store.dir):
+        store.records()  # again, now that no other process can append
+        try:
+            store.open_existing()
+            store.update_manifest(resumed_at=[*manifest.get("resumed_at", []),
+                                              dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")])
+        except OSError as exc:  # a disk still full, or read-only
+            raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc}); "
+                            f"nothing was run") from None
+        saved = {k: manifest.get(k) for k in ("request_timeout", "episode_timeout", "phone_wait")}
+        opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
+                          run_id=manifest.get("run_id", run_dir.name),
+                          **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
+        progress = execute(builds, planned, store, serials, opts, hook)
     return RunResult(run_dir, progress, len(planned))

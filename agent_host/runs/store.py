@@ -13,35 +13,15 @@ import shutil
 import threading
 from pathlib import Path
 
-from agent_host.config.records import EpisodeRecord
+from agent_host.config.records import EpisodeRecord, read_episode_log, write_json_atomic
 
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
 
 
-def write_json_atomic(path: Path, data: object) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, sort_keys=False, default=str)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def read_records(path: Path) -> list[EpisodeRecord]:
-    """Every complete line of an episode log; a torn last line is ignored."""
-    if not path.exists():
-        return []
-    out = []
-    with open(path, "rb") as f:
-        for raw in f:
-            if not raw.endswith(b"\n"):
-                break
-            line = raw.strip()
-            if line:
-                out.append(EpisodeRecord.model_validate_json(line))
-    return out
+    """Every complete record of an episode log (see config.records.read_episode_log)."""
+    return read_episode_log(path)
 
 
 class RunStore:
@@ -121,8 +101,19 @@ class RunStore:
         with self._lock:
             fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(fd, line)
-                os.fsync(fd)
+                size = os.fstat(fd).st_size
+                try:
+                    view = memoryview(line)
+                    while view:  # a nearly full disk may take part of it and say so
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                except OSError:
+                    # a full disk may take part of the line: cut it, so the log stays whole
+                    try:
+                        os.ftruncate(fd, size)
+                    except OSError:
+                        pass
+                    raise
             finally:
                 os.close(fd)
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .fs import VirtualFS
 from .hierarchy import Node
 from .state import DeviceState
 
@@ -85,6 +86,8 @@ class AppHost(Protocol):
 
     state: DeviceState
     apps: dict[str, App]
+    fs: VirtualFS  # Files and Markor show (and change) the file system itself
+    model: str  # the device name storage roots are labelled with
 
     def launch(self, pkg: str, fresh: bool = False) -> bool: ...
     def open(self, screen: Screen) -> None: ...

@@ -134,3 +134,21 @@ class VirtualFS:
             prefix = p + "/"
             for key in [k for k in self._nodes if k == p or k.startswith(prefix)]:
                 del self._nodes[key]
+
+    def move(self, src: str, dst: str) -> None:
+        """rename(2): a file or a whole directory to a new path; an existing file there is replaced."""
+        s, d = normpath(src), normpath(dst)
+        with self._lock:
+            if s not in self._nodes:
+                raise FileNotFoundError(s)
+            if s == "/" or d == s or d.startswith(s + "/"):
+                raise PermissionError(d)
+            target = self._nodes.get(d)
+            if target is not None and _stat.S_ISDIR(target.mode):
+                raise IsADirectoryError(d)
+            parent = self._nodes.get(posixpath.dirname(d))
+            if parent is None:
+                raise FileNotFoundError(posixpath.dirname(d))
+            prefix = s + "/"
+            for key in [k for k in self._nodes if k == s or k.startswith(prefix)]:
+                self._nodes[d + key[len(s):]] = self._nodes.pop(key)

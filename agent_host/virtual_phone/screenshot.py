@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 from functools import lru_cache
 from PIL import Image, ImageDraw, ImageFont
 
@@ -22,15 +23,46 @@ def _font(size: int) -> ImageFont.ImageFont:
     return ImageFont.load_default()
 
 
+# A view shows a few lines at most; measuring megabytes of typed text would only cost time.
+MAX_DRAWN_CHARS = 400
+
+
+def drawable(text: str) -> str:
+    """`text` as one line a font can lay out: control characters (newline, tab, NUL...),
+    line separators and lone surrogates become spaces (the text layout engine rejects them),
+    and very long text is cut. Emoji, RTL and combining marks are kept."""
+    out = []
+    for ch in text[:MAX_DRAWN_CHARS]:
+        cat = unicodedata.category(ch)
+        out.append(" " if cat in ("Cc", "Cs", "Zl", "Zp", "Co", "Cn") else ch)
+    return "".join(out)
+
+
+def _text(d: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, **kw: object) -> None:
+    """Draw text; a layout failure leaves the text out rather than failing the screenshot."""
+    try:
+        d.text(xy, drawable(text), **kw)  # type: ignore[arg-type]
+    except (OSError, ValueError):
+        pass
+
+
+def _length(font: ImageFont.ImageFont, text: str) -> float:
+    try:
+        return float(font.getlength(drawable(text)))
+    except (OSError, ValueError):
+        return 0.0
+
+
 def _wrapped(d: ImageDraw.ImageDraw, text: str, box: tuple[int, int, int, int], color: tuple[int, int, int]) -> None:
     """Long messages (dialogs, footers) wrap inside their view, as a TextView does."""
     l, t, r, b = box
     font = _font(38)
+    text = drawable(text)
     lines: list[str] = []
     cur = ""
     for word in text.split():
         trial = f"{cur} {word}".strip()
-        if cur and font.getlength(trial) > (r - l):
+        if cur and _length(font, trial) > (r - l):
             lines.append(cur)
             cur = word
         else:
@@ -41,7 +73,7 @@ def _wrapped(d: ImageDraw.ImageDraw, text: str, box: tuple[int, int, int, int], 
     for line in lines:
         if y + 46 > b + 20:
             break
-        d.text((l, y), line, fill=color, font=font)
+        _text(d, (l, y), line, fill=color, font=font)
         y += 50
 
 
@@ -76,13 +108,13 @@ def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted:
         d.rounded_rectangle((l, t, r, b), radius=(b - t) // 2, fill=(232, 238, 252) if not n.checked else ACCENT)
     elif cls == "ImageButton" and n.desc in ("Add alarm", "Create contact", "Start"):
         d.rounded_rectangle((l, t, r, b), radius=40, fill=(211, 227, 253))
-        d.text(((l + r) // 2, (t + b) // 2), "+", fill=fg, font=_font(90), anchor="mm")
+        _text(d, ((l + r) // 2, (t + b) // 2), "+", fill=fg, font=_font(90), anchor="mm")
     elif cls == "ImageButton" and n.desc == "Navigate up":
-        d.text(((l + r) // 2, (t + b) // 2), "\u2190", fill=fg, font=_font(60), anchor="mm")
+        _text(d, ((l + r) // 2, (t + b) // 2), "\u2190", fill=fg, font=_font(60), anchor="mm")
     elif cls == "CardView":
         d.rounded_rectangle((l, t, r, b), radius=(b - t) // 2, fill=(228, 232, 244))
     elif n.rid.endswith("collapsing_toolbar") and n.desc:
-        d.text((63, 420), n.desc, fill=fg, font=_font(84))
+        _text(d, (63, 420), n.desc, fill=fg, font=_font(84))
     is_tile = cls == "Switch" and b - t > 150
     if n.text and cls != "SeekBar" and not is_tile:
         size = max(18, min(48, int((b - t) * 0.6)))
@@ -95,10 +127,10 @@ def _draw_node(d: ImageDraw.ImageDraw, n: Node, fg: tuple[int, int, int], muted:
         anchor_x = (l + r) // 2 if centred else l
         anchor = "mm" if anchor_x != l else "lm"
         font = _font(size)
-        if anchor == "lm" and font.getlength(n.text) > (r - l) and (b - t) > 90:
+        if anchor == "lm" and _length(font, n.text) > (r - l) and (b - t) > 90:
             _wrapped(d, n.text, (l, t, r, b), color)
         else:
-            d.text((anchor_x, (t + b) // 2), n.text, fill=color, font=font, anchor=anchor)
+            _text(d, (anchor_x, (t + b) // 2), n.text, fill=color, font=font, anchor=anchor)
     for c in n.children:
         _draw_node(d, c, fg, muted)
 
@@ -128,12 +160,12 @@ def render(w: Ui, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) -> by
                     l, t, r, b = n.bounds
                     cx = (l + r) // 2
                     d.ellipse((cx - 80, t + 20, cx + 80, t + 180), fill=(230, 236, 250))
-                    d.text((cx, t + 100), n.text[:1], fill=ACCENT, font=_font(70), anchor="mm")
-                    d.text((cx, t + 225), n.text, fill=(255, 255, 255), font=_font(34), anchor="mm")
+                    _text(d, (cx, t + 100), n.text[:1], fill=ACCENT, font=_font(70), anchor="mm")
+                    _text(d, (cx, t + 225), n.text, fill=(255, 255, 255), font=_font(34), anchor="mm")
                 elif n.desc == "Google search":
                     d.rounded_rectangle(n.bounds, radius=70, fill=(230, 236, 250))
                 elif n.rid.endswith(":id/date"):
-                    d.text((n.bounds[0], n.bounds[1]), n.text, fill=(255, 255, 255), font=_font(56))
+                    _text(d, (n.bounds[0], n.bounds[1]), n.text, fill=(255, 255, 255), font=_font(56))
             continue
         _draw_node(d, win.root, fg if not win.modal or not dark else (232, 234, 237), muted)
     d.rounded_rectangle((400, SCREEN_H - 40, 680, SCREEN_H - 28), radius=6, fill=muted)

@@ -17,6 +17,7 @@ from .core import ShellResult
 from .shell_apps import AppCommands
 from .shell_base import Exit, Out, fail, ok
 from .shell_content import ContentCommands
+from .shell_files import FileCommands
 from .shell_state import StateCommands
 from .ui import Ui
 
@@ -28,7 +29,7 @@ def _tokens(command: str) -> list[str]:
     return list(lex)
 
 
-class Shell(StateCommands, AppCommands, ContentCommands):
+class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
     def __init__(self, world: Ui) -> None:
         self.w = world
         self.last = 0
@@ -43,7 +44,7 @@ class Shell(StateCommands, AppCommands, ContentCommands):
             "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
             "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
-            "appops": self.appops,
+            "appops": self.appops, "mv": self.mv, "cp": self.cp, "stat": self.stat,
         }
 
     # --- the little sh --------------------------------------------------------------------

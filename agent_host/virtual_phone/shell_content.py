@@ -1,4 +1,5 @@
-"""`content query|insert|delete` over the contacts, SMS and call-log providers (cmds/content formats).
+"""`content query|insert|update|delete` over the contacts, SMS, call-log and calendar providers
+(cmds/content formats).
 
 SMS writes follow Android 4.4+: only the default SMS app may write the provider; anyone else's
 insert or delete is silently dropped by AppOps (OP_WRITE_SMS defaults to "ignore") unless
@@ -17,6 +18,8 @@ from .telephony import SMS_DRAFT, SMS_INBOX, SMS_SENT
 
 SMS_BOXES = {"": None, "inbox": SMS_INBOX, "sent": SMS_SENT, "draft": SMS_DRAFT}
 SHELL = "com.android.shell"
+
+CALENDAR_AUTHORITY = "content://com.android.calendar"
 
 
 class ContentCommands(Commands):
@@ -37,6 +40,8 @@ class ContentCommands(Commands):
                 k += 1
         uri = opts.get("--uri", "").rstrip("/")
         st = self.w.state
+        if uri.startswith(CALENDAR_AUTHORITY) and verb in ("insert", "update", "delete"):
+            return self._calendar_write(verb, uri, binds, opts.get("--where"))
         if verb == "query" and uri.startswith("content://sms") and "--sort" not in opts:
             opts["--sort"] = "date DESC"  # Sms.DEFAULT_SORT_ORDER
         if verb == "query" and uri.startswith("content://call_log") and "--sort" not in opts:
@@ -86,6 +91,25 @@ class ContentCommands(Commands):
             return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
         return fail("usage: content [subcommand] [options]\n", 1)
 
+    def _calendar_write(self, verb: str, uri: str, binds: dict[str, str], where: str | None) -> Out:
+        cal = self.w.state.calendar
+        m = re.fullmatch(re.escape(CALENDAR_AUTHORITY) + r"/events(?:/(\d+))?", uri)
+        if m is None:
+            return fail(f"java.lang.IllegalArgumentException: Unknown URL {uri}\n", 1)
+        if verb == "insert":
+            try:
+                cal.insert(binds)
+            except ValueError as e:
+                return fail(f"java.lang.IllegalArgumentException: {e}\n", 1)
+            return Out()
+        rows = cal.rows() if m.group(1) is None else [r for r in cal.rows() if str(r["_id"]) == m.group(1)]
+        for r in _where(rows, where):
+            if verb == "delete":
+                cal.delete(int(r["_id"]))  # type: ignore[call-overload]
+            else:
+                cal.update(int(r["_id"]), binds)  # type: ignore[call-overload]
+        return Out()
+
     def _sms_box(self, uri: str) -> tuple[bool, int | None]:
         rest = uri.removeprefix("content://sms").strip("/")
         return (rest in SMS_BOXES), SMS_BOXES.get(rest)
@@ -125,6 +149,10 @@ class ContentCommands(Commands):
 
     def _query(self, uri: str) -> list[dict[str, object]] | None:
         st = self.w.state
+        if uri == CALENDAR_AUTHORITY + "/events":
+            return st.calendar.rows()
+        if uri == CALENDAR_AUTHORITY + "/calendars":
+            return [c.row() for c in st.calendar.calendars]
         if uri.startswith("content://sms"):
             known, box = self._sms_box(uri)
             if not known:

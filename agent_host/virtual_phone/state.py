@@ -11,6 +11,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from .calendar_provider import CalendarStore
 from .telephony import Telephony, same_number
 
 # Values a freshly set-up Pixel on Android 14 reports (Wi-Fi and Bluetooth off so tasks start
@@ -118,6 +119,7 @@ class DeviceState:
     next_raw_id: int = 1
     next_data_id: int = 1
     clipboard: str = ""
+    calendar: CalendarStore = field(default_factory=CalendarStore)
     telephony: Telephony = field(default_factory=Telephony)
     # AppOps modes set with `appops set PKG OP MODE`; unset ops have Android's default mode.
     appops: dict[tuple[str, str], str] = field(default_factory=dict)

@@ -33,6 +33,7 @@ class Ui:
         self.fs = fs
         self.model = model
         self.seed = seed
+        self.serialno: str | None = None   # the phone sets its own (real phones differ in ro.serialno)
         self.lock = threading.RLock()
         self.u2_running = False
         self.state = DeviceState()
@@ -61,7 +62,7 @@ class Ui:
             self.invalidate()
 
     def props(self) -> dict[str, str]:
-        serial = f"VPHONE{self.seed:08d}"
+        serial = self.serialno or f"VPHONE{self.seed:08d}"
         return {
             "ro.product.model": self.model,
             "ro.product.name": "vphone",
@@ -107,6 +108,8 @@ class Ui:
         if app is None:
             return False
         self.shade_open = self.internet_dialog = False
+        if pkg != self.fg:
+            self._pause_top()
         if fresh or pkg not in self.tasks:
             self.tasks.pop(pkg, None)
             self.tasks[pkg] = Task(self.next_task_id, pkg, [app.root()])
@@ -146,8 +149,16 @@ class Ui:
 
     def home(self) -> None:
         self.shade_open = self.internet_dialog = False
+        self._pause_top()
         self.fg = LAUNCHER_PKG
         self.invalidate()
+
+    def _pause_top(self) -> None:
+        """onPause of the activity leaving the screen (Markor saves the open note then)."""
+        if self.fg != LAUNCHER_PKG:
+            pause = getattr(self.top, "on_pause", None)
+            if pause is not None:
+                pause(self)
 
     def back(self) -> None:
         self.invalidate()

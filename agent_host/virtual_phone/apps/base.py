@@ -291,6 +291,19 @@ def window_frame(content: list[Node], bottom: int = NAV_TOP) -> Node:
             Node(FL, (0, 0, SCREEN_W, bottom), rid="android:id/content", children=content)])])
 
 
+def popup_menu(items: list[tuple[str, Callable[[], None]]]) -> Node:
+    """An overflow menu at the top right (ListPopupWindow); items are (title, action)."""
+    l, r, t = 560, 1038, 160
+    rows = []
+    y = t + 21
+    for title, action in items:
+        rows.append(Node(LL, (l, y, r, y + 147), clickable=True, focusable=True, on_click=action, children=[
+            Node(TV, (l + 42, y + 40, r - 42, y + 107), text=title, rid="android:id/title")]))
+        y += 147
+    return Node(FL, (l, t, r, y + 21), children=[
+        Node("android.widget.ListView", (l, t, r, y + 21), children=rows)])
+
+
 @dataclass
 class Row(Item):
     """A list row drawn by a function of its top y (app lists that are not preference rows)."""

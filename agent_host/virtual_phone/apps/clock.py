@@ -143,7 +143,8 @@ class Clock(Screen):
 class TimePicker:
     """Material time picker: hour dial 1-12, then minute dial 00-55 by 5, AM/PM, OK/Cancel."""
 
-    def __init__(self, hour24: int, minute: int) -> None:
+    def __init__(self, hour24: int, minute: int, pkg: str = PKG) -> None:
+        self.ids = pkg + ":id/"  # Calendar shows the same picker under its own package
         self.hour12 = hour24 % 12 or 12
         self.pm = hour24 >= 12
         self.minute = minute
@@ -155,25 +156,26 @@ class TimePicker:
 
     def build(self, w: AppHost, ok) -> Node:  # noqa: ANN001
         l, t, r, b = 63, 456, 1017, 1944
-        kids: list[Node] = [Node(TV, (126, t + 63, 800, t + 120), text="Select time", rid=C + "header_title")]
+        c = self.ids
+        kids: list[Node] = [Node(TV, (126, t + 63, 800, t + 120), text="Select time", rid=c + "header_title")]
         hy = t + 170
 
         def set_mode(m: str) -> None:
             self.mode = m
 
-        kids.append(Node(VIEW_GROUP, (126, hy, 954, hy + 240), rid=C + "material_clock_display", children=[
-            Node("android.widget.Button", (126, hy, 396, hy + 240), text=str(self.hour12), rid=C + "material_hour_tv",
+        kids.append(Node(VIEW_GROUP, (126, hy, 954, hy + 240), rid=c + "material_clock_display", children=[
+            Node("android.widget.Button", (126, hy, 396, hy + 240), text=str(self.hour12), rid=c + "material_hour_tv",
                  desc=f"{self.hour12} o'clock", checkable=True, checked=self.mode == "hour", clickable=True,
                  focusable=True, on_click=lambda: set_mode("hour")),
             Node(TV, (396, hy, 450, hy + 240), text=":"),
             Node("android.widget.Button", (450, hy, 720, hy + 240), text=f"{self.minute:02d}",
-                 rid=C + "material_minute_tv", desc=f"{self.minute} minutes", checkable=True,
+                 rid=c + "material_minute_tv", desc=f"{self.minute} minutes", checkable=True,
                  checked=self.mode == "minute", clickable=True, focusable=True, on_click=lambda: set_mode("minute")),
-            Node(LL, (760, hy, 954, hy + 240), rid=C + "material_clock_period_toggle", children=[
-                Node(BUTTON, (760, hy, 954, hy + 120), text="AM", rid=C + "material_clock_period_am_button",
+            Node(LL, (760, hy, 954, hy + 240), rid=c + "material_clock_period_toggle", children=[
+                Node(BUTTON, (760, hy, 954, hy + 120), text="AM", rid=c + "material_clock_period_am_button",
                      checkable=True, checked=not self.pm, clickable=True, focusable=True,
                      on_click=lambda: setattr(self, "pm", False)),
-                Node(BUTTON, (760, hy + 120, 954, hy + 240), text="PM", rid=C + "material_clock_period_pm_button",
+                Node(BUTTON, (760, hy + 120, 954, hy + 240), text="PM", rid=c + "material_clock_period_pm_button",
                      checkable=True, checked=self.pm, clickable=True, focusable=True,
                      on_click=lambda: setattr(self, "pm", True))])]))
         cx, cy, rad = 540, t + 850, 330
@@ -198,18 +200,18 @@ class TimePicker:
                              on_click=pick))
         # The dial comes before the header chips in child order so a text selector such as "7"
         # or "00" finds the dial item, not the chip showing the current value.
-        kids.insert(1, Node(VIEW_GROUP, (cx - 420, cy - 420, cx + 420, cy + 420), rid=C + "material_clock_face",
+        kids.insert(1, Node(VIEW_GROUP, (cx - 420, cy - 420, cx + 420, cy + 420), rid=c + "material_clock_face",
                             children=face))
         by = b - 168
-        kids.append(Node(IMAGE_BUTTON, (84, by, 210, by + 126), rid=C + "material_timepicker_mode_button",
+        kids.append(Node(IMAGE_BUTTON, (84, by, 210, by + 126), rid=c + "material_timepicker_mode_button",
                          desc="Switch to text input mode for the time input.", clickable=True, focusable=True,
                          on_click=lambda: None))
-        kids.append(Node(BUTTON, (540, by, 756, by + 126), text="Cancel", rid=C + "material_timepicker_cancel_button",
+        kids.append(Node(BUTTON, (540, by, 756, by + 126), text="Cancel", rid=c + "material_timepicker_cancel_button",
                          clickable=True, focusable=True, on_click=w.close_dialog))
-        kids.append(Node(BUTTON, (777, by, 975, by + 126), text="OK", rid=C + "material_timepicker_ok_button",
+        kids.append(Node(BUTTON, (777, by, 975, by + 126), text="OK", rid=c + "material_timepicker_ok_button",
                          clickable=True, focusable=True, on_click=ok))
         return Node(FL, (l, t, r, b), children=[Node(FL, (l, t, r, b), rid="android:id/content", children=[
-            Node(VIEW_GROUP, (l, t, r, b), rid=C + "material_timepicker_container", children=kids)])])
+            Node(VIEW_GROUP, (l, t, r, b), rid=c + "material_timepicker_container", children=kids)])])
 
 
 def _set_alarm(w: AppHost, intent: Intent) -> bool:

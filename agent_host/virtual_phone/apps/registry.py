@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core import Package
 from ..state import DeviceState
-from . import clock, contacts, dialer, messages, settings
+from . import calendar, clock, contacts, dialer, files, markor, messages, settings
 from .launcher import PKG as LAUNCHER_PKG
 from .stub import stub_app
 
@@ -17,6 +17,7 @@ SYSTEM_PACKAGES = [
     Package(pkg="com.android.phone"), Package(pkg="com.android.bluetooth"),
     Package(pkg="com.android.providers.contacts", clear=DeviceState.clear_contacts_provider),
     Package(pkg="com.android.providers.telephony", clear=DeviceState.clear_telephony_provider),
+    Package(pkg="com.android.providers.calendar", clear=lambda st: st.calendar.events.clear()),
     Package(pkg="com.android.providers.settings"), Package(pkg="com.android.providers.media"),
     Package(pkg="com.google.android.gms"), Package(pkg="com.android.vending"),
     Package(pkg="com.google.android.inputmethod.latin"), Package(pkg="com.google.android.permissioncontroller"),
@@ -31,6 +32,9 @@ def installed() -> list[Package]:
         settings.APP,
         clock.APP,
         contacts.APP,
+        calendar.APP,
+        files.APP,
+        markor.APP,
         stub_app("com.google.android.apps.photos", "com.google.android.apps.photos.home.HomeActivity", "Photos"),
         stub_app("com.google.android.GoogleCamera", "com.android.camera.CameraLauncher", "Camera"),
         dialer.APP,

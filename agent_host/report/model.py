@@ -1,0 +1,235 @@
+"""The typed shape of results.json: what `analyse` produces is validated against it before it
+is written, and `load_results` reads a results.json back into it. Fields added since schema 1
+have defaults, so an older results.json still loads; unknown keys are kept (extra="allow")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agent_host.errors import UserError
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Rate(_M):
+    mean: float | None
+    low: float | None
+    high: float | None
+    n_tasks: int
+    k: int
+    n: int
+    method: str = ""
+
+
+class Errors(_M):
+    episodes: int
+    attempts: int
+    retried_ok: int
+
+
+class ExhaustedEpisode(_M):
+    episode_id: str
+    unit: str
+    kind: str
+    step: int
+    tokens: int | None = None
+    limit: int | None = None
+
+
+class Exhausted(_M):
+    episodes: int = 0
+    kinds: dict[str, int] = Field(default_factory=dict)
+    list: List[ExhaustedEpisode] = Field(default_factory=lambda: [])   # noqa: UP006 (field named list)
+
+
+class Share(_M):
+    count: int
+    fraction: float | None
+
+
+class PassK(_M):
+    k: int
+    value: float | None
+    n_tasks: int
+
+
+class UnitRow(_M):
+    task: str
+    variant: str
+    infeasible: bool
+    k: int
+    n: int
+    rate: float | None
+    low: float | None
+    high: float | None
+    errors: int
+
+
+class Speed(_M):
+    episodes: int
+    steps: int
+    decode_tok_s: float | None = None
+    decode_source: str | None = None
+    ttft_s: float | None = None
+    server_metrics: bool = False
+    step_s: float | None = None
+    model_s_per_step: float | None = None
+    episode_wall_s: float | None = None
+    tokens_per_episode: float | None = None
+    prompt_tokens_per_episode: float | None = None
+    completion_tokens_per_episode: float | None = None
+    phase_s_per_step: dict[str, float] | None = None
+    scripted: bool = False          # a policy build: no decode speed to measure
+
+
+class BuildSummary(_M):
+    build: str
+    tasks: int
+    episodes: int
+    repeats_max: int
+    repeats_min: int
+    errors: Errors
+    exhausted: Exhausted = Field(default_factory=Exhausted)
+    rates: dict[str, Rate]
+    pass_hat_k: list[PassK]
+    pass_at_k: list[PassK]
+    outcomes: dict[str, Share]
+    per_task: dict[str, UnitRow]
+    speed: Speed | None = None
+
+
+class TaskBuild(_M):
+    k: int
+    n: int
+    rate: float | None
+    low: float | None
+    high: float | None
+    errors: int
+
+
+class TaskRow(_M):
+    """One task instance across builds (the per-task table)."""
+    unit: str
+    task: str
+    variant: str
+    infeasible: bool
+    builds: dict[str, TaskBuild]
+
+
+class GroupBuild(Rate):
+    """A build's success headline on one group of tasks."""
+    episodes: int
+
+
+class GroupRow(_M):
+    """One task kind or app (the breakdown table)."""
+    by: str                         # "kind" or "app"
+    group: str
+    units: list[str]
+    builds: dict[str, GroupBuild]
+
+
+class SignFlip(_M):
+    p: float | None
+    method: str
+    n_nonzero: int
+    patterns: int
+
+
+class McNemar(_M):
+    p: float
+    pairs: int
+    baseline_only: int
+    build_only: int
+    both: int
+    neither: int
+    unpaired: int
+    method: str
+
+
+class Mde(_M):
+    value: float | None
+    method: str
+    approx: float | None = None
+    note: str | None = None
+
+
+class Needed(_M):
+    target: float
+    tasks: int | None = None
+    repeats: int | None = None
+    note: str | None = None
+
+
+class Comparison(_M):
+    build: str
+    baseline: str
+    n_tasks: int
+    only_baseline: list[str]
+    only_build: list[str]
+    mean_diff: float | None
+    low: float | None
+    high: float | None
+    sd: float | None
+    method: str = ""
+    per_task: dict[str, float]
+    sign_flip: SignFlip
+    mcnemar: McNemar | None
+    won: int
+    lost: int
+    tied: int
+    mde: Mde
+    needed: Needed | None = None
+
+
+class PlanNeeded(_M):
+    target: float
+    tasks: int | None = None
+    repeats: int | None = None
+
+
+class Power(_M):
+    tasks: int
+    repeats: int
+    assumed: dict[str, float]
+    mde: float | None
+    needed: PlanNeeded
+
+
+class Results(_M):
+    schema_: str = Field(alias="schema")
+    power: Power | None = None
+    generated_at: str
+    provenance: dict[str, Any]
+    baseline: str
+    builds: list[BuildSummary]
+    per_task: list[TaskRow]
+    comparisons: list[Comparison]
+    breakdown: list[GroupRow] = Field(default_factory=list)
+    max_repeats: int
+    totals: dict[str, int]
+    statistics: dict[str, Any]
+    warnings: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (what results.json holds and the templates read)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def load_results(path: str | Path) -> Results:
+    """A results.json read back into the model; a bad file is an error naming path and field."""
+    path = Path(path)
+    try:
+        return Results.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read results: {exc}") from None
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        where = ".".join(str(x) for x in e.get("loc", ())) or "file"
+        raise UserError(f"{path}: {where}: {e.get('msg')}") from None

@@ -1,0 +1,143 @@
+"""Report tables specified once (columns: header and how to fill a cell) and rendered to
+Markdown here and to HTML by the template's `table` macro, so the two never disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from agent_host.report.format import interval, md_cell, pct, pval, signed_pp
+from agent_host.report.model import BuildSummary, Comparison, GroupRow, Results
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    sub: str = ""                  # second line (an interval), smaller in HTML
+    title: str = ""                # tooltip in HTML
+    cls: str = "n"                 # CSS class in HTML
+    filters: tuple[tuple[str, str], ...] = ()   # HTML: a link setting the viewer's filters (kind, app, ...)
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    fill: Callable[[Any], Cell]
+    note: str = ""                 # second header line
+
+
+@dataclass
+class Table:
+    columns: list[Column]
+    rows: list[list[Cell]] = field(default_factory=list)
+    caption: str = ""
+
+    @classmethod
+    def of(cls, columns: list[Column], items: Sequence[Any], caption: str = "") -> Table:
+        return cls(columns, [[c.fill(x) for c in columns] for x in items], caption)
+
+    def markdown(self) -> str:
+        head = "| " + " | ".join(md_cell(c.header + (f" ({c.note})" if c.note else "")) for c in self.columns) + " |"
+        rule = "|" + "---|" * len(self.columns)
+        body = ["| " + " | ".join(md_cell(c.text + (f" {c.sub}" if c.sub else "")) for c in row) + " |"
+                for row in self.rows]
+        return "\n".join([head, rule, *body]) + "\n"
+
+
+def _rate(name: str) -> Callable[[BuildSummary], Cell]:
+    def fill(b: BuildSummary) -> Cell:
+        x = b.rates.get(name)
+        if x is None:
+            return Cell("–")
+        return Cell(pct(x.mean), interval(x.low, x.high), f"{x.k}/{x.n} pooled episodes; {x.n_tasks} tasks; {x.method}")
+    return fill
+
+
+def _repeats(b: BuildSummary) -> str:
+    return f"{b.repeats_min}" + (f"-{b.repeats_max}" if b.repeats_max != b.repeats_min else "")
+
+
+def builds_table(results: Results) -> Table:
+    """One row per build: counts, then every rate with its 95% interval."""
+    base = results.baseline
+    cols = [
+        Column("build", lambda b: Cell(b.build + (" (baseline)" if b.build == base else ""), cls="")),
+        Column("tasks", lambda b: Cell(str(b.tasks))),
+        Column("repeats", lambda b: Cell(_repeats(b))),
+        Column("episodes", lambda b: Cell(str(b.episodes)), "counted"),
+        Column("errors", lambda b: Cell(f"{b.errors.episodes} / {b.errors.attempts}"), "eps / attempts"),
+        Column("exhausted", lambda b: Cell(str(b.exhausted.episodes), cls="n bad" if b.exhausted.episodes else "n"),
+               "budget ran out"),
+        Column("success", _rate("success")),
+        Column("navigation", _rate("navigation"), "base variants"),
+        Column("recognition after navigating", _rate("recognition_base"), "base variants"),
+        Column("recognition at the goal", _rate("recognition_verify"), "verify variants"),
+        Column("premature", _rate("premature")),
+        Column("undone", _rate("undone")),
+        Column("unrecognised", _rate("unrecognised")),
+    ]
+    return Table.of(cols, results.builds)
+
+
+def _mcnemar(c: Comparison) -> Cell:
+    m = c.mcnemar
+    if m is None:
+        return Cell("n/a")
+    return Cell(pval(m.p), f"({m.build_only} vs {m.baseline_only} discordant of {m.pairs} pairs)")
+
+
+def _mde(c: Comparison) -> Cell:
+    m = c.mde
+    if m.value is None:
+        return Cell(m.note or "–")
+    return Cell(f"{100 * m.value:.1f} pp", f"({m.note})" if m.note else "")
+
+
+def _needed(c: Comparison) -> Cell:
+    n = c.needed
+    if n is None:
+        return Cell("–")
+    parts = [f"{n.tasks} tasks"] if n.tasks else []
+    if n.repeats:
+        parts.append(f"{n.repeats} repeats")
+    return Cell(f"{100 * n.target:.0f} pp: " + (" or ".join(parts) if parts else "–"), f"({n.note})" if n.note else "")
+
+
+def _sign(x: float | None) -> str:
+    return "n good" if (x or 0) > 0 else ("n bad" if (x or 0) < 0 else "n")
+
+
+def comparisons_table(results: Results) -> Table:
+    """One row per build against the baseline."""
+    cols = [
+        Column("build", lambda c: Cell(c.build, cls="")),
+        Column("tasks", lambda c: Cell(str(c.n_tasks))),
+        Column("mean difference", lambda c: Cell(signed_pp(c.mean_diff), cls=_sign(c.mean_diff))),
+        Column("95% CI", lambda c: Cell(interval(c.low, c.high), title=c.method)),
+        Column("sign-flip p", lambda c: Cell(pval(c.sign_flip.p), f"({c.sign_flip.method})")),
+        Column("McNemar p", _mcnemar),
+        Column("won / lost / tied", lambda c: Cell(f"{c.won} / {c.lost} / {c.tied}")),
+        Column("MDE", _mde, "80% power"),
+        Column("to detect", _needed, "at 80% power"),
+    ]
+    return Table.of(cols, results.comparisons)
+
+
+def breakdown_table(results: Results) -> Table:
+    """One row per task kind, then per app: each build's success headline on those tasks."""
+    def success(build: str) -> Callable[[GroupRow], Cell]:
+        def fill(g: GroupRow) -> Cell:
+            x = g.builds.get(build)
+            if x is None or not x.episodes:
+                return Cell("–")
+            return Cell(pct(x.mean), interval(x.low, x.high),
+                        f"{x.k}/{x.n} pooled episodes; {x.n_tasks} tasks; {x.method}")
+        return fill
+
+    cols = [
+        Column("by", lambda g: Cell(g.by, cls="")),
+        Column("group", lambda g: Cell(g.group, cls="", title="show its episodes", filters=((g.by, g.group),))),
+        Column("tasks", lambda g: Cell(str(len(g.units)), title=", ".join(g.units))),
+        *(Column(f"{b.build} success", success(b.build)) for b in results.builds),
+    ]
+    return Table.of(cols, results.breakdown)

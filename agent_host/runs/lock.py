@@ -1,0 +1,137 @@
+"""One writer per run directory: an exclusive lock held for the life of a run or resume.
+
+The lock is `flock` on `RUN_DIR/.lock`, removed again on release. The kernel drops the
+flock when the holder exits in any way (kill -9 included), so a file left by a dead process
+on this machine is stale and taken over. The file also names its holder (pid, host, command, start time): that is what a
+refused second process prints, and it catches the one case flock cannot, a file system
+shared between machines that does not pass locks on; then a holder on another host is
+taken as alive, since this machine cannot see its processes, and the message says how to
+clear it by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from agent_host.errors import UserError
+
+LOCK = ".lock"
+
+
+class RunLocked(UserError):
+    """Another process holds the run directory."""
+
+
+def _holder_text(info: dict[str, Any]) -> str:
+    if not info.get("pid"):
+        return "another process"
+    cmd = " ".join(str(c) for c in info.get("command") or [])[:120]
+    return (f"pid {info.get('pid')} on {info.get('host')}"
+            + (f" ({cmd})" if cmd else "") + (f" since {info.get('since')}" if info.get("since") else ""))
+
+
+def _pid_alive(pid: Any) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunLock:
+    """`with RunLock(run_dir):` ... ; raises RunLocked naming the holder."""
+
+    def __init__(self, run_dir: Path):
+        self.dir = Path(run_dir)
+        self.path = self.dir / LOCK
+        self._fd: int | None = None
+
+    def _read(self, fd: int) -> dict[str, Any]:
+        try:
+            raw = os.pread(fd, 4096, 0)
+            data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def acquire(self) -> "RunLock":
+        for _ in range(20):
+            try:
+                fd = self._try_acquire()
+            except OSError as exc:  # a full or read-only disk, a directory we may not write
+                raise RunLocked(f"{self.dir}: cannot take the run lock {self.path} "
+                                f"({exc.strerror or exc})") from None
+            if fd is not None:
+                self._fd = fd
+                return self
+        raise RunLocked(f"{self.dir}: could not take {self.path} (it keeps being replaced)")
+
+    def _try_acquire(self) -> int | None:
+        """The locked fd; None when the file was removed or replaced while we locked it (a
+        holder releasing): then the caller tries again on the new file."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            flocked = True
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunLocked(f"{self.dir}: in use by {_holder_text(self._read(fd))}; "
+                                f"one run or resume per run directory at a time") from None
+            except OSError as exc:
+                if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                    raise
+                flocked = False  # no flock on this file system: the holder file alone decides
+            try:
+                current = os.stat(self.path).st_ino
+            except FileNotFoundError:
+                current = None
+            if current != os.fstat(fd).st_ino:
+                os.close(fd)
+                return None
+            info = self._read(fd)
+            if info and info.get("pid") != os.getpid() and info.get("host") != socket.gethostname():
+                raise RunLocked(f"{self.dir}: in use by {_holder_text(info)} (another machine, so this one "
+                                f"cannot tell whether it still runs); if it does not, delete {self.path}")
+            if info and info.get("host") == socket.gethostname() and info.get("pid") != os.getpid() \
+                    and _pid_alive(info.get("pid")) and not flocked:
+                raise RunLocked(f"{self.dir}: in use by {_holder_text(info)}")
+            me = {"pid": os.getpid(), "host": socket.gethostname(), "command": sys.argv[:8],
+                  "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        # Removed while still locked: a process that opened the old file finds it replaced
+        # (inode check in _try_acquire) and tries again.
+        try:
+            os.unlink(self.path)
+        except OSError:  # a read-only disk: the kernel still drops the flock on close
+            try:
+                os.ftruncate(fd, 0)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)
+
+    def __enter__(self) -> "RunLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,279 @@
+"""Coverage of the report's 95% intervals, and the paired tests' size and power, by seeded simulation.
+
+A simulated run: T tasks whose success probabilities are drawn from a Beta distribution with
+mean mu and concentration kappa (intra-task correlation 1 / (1 + kappa)), R repeats per task,
+each episode a Bernoulli draw. The truth is mu, the mean success probability over the
+population of tasks. Each cell simulates --sims runs and reports the share of intervals that
+contain mu (coverage) and their mean width, for the report's method (agent_host.report.intervals)
+and for the previous one (t interval over per-task rates, clipped to [0, 1]) side by side.
+
+Grid: tasks {5, 8, 20, 60, 100} x repeats {1, 3, 5, 10} x mu {0.02, 0.1, 0.5, 0.9, 0.98} x
+kappa {9 (ICC 0.1), 1 (ICC 0.5)}. Target: coverage >= 93% in every cell; <= 97.5% except where
+few episodes force conservatism (the cells over 97.5% are listed with the probability that the
+run shows no success or no failure at all, which is what forces the width).
+
+Build vs build: build B's task probabilities are build A's times (1 - delta / mu_A) (a uniform
+relative degradation, the truth being -delta); the difference interval (MOVER) and the previous
+paired t interval are checked the same way, and under delta = 0 (B's probabilities equal A's)
+the sign-flip test over tasks and the exact McNemar test over episode pairs are run at alpha 5%
+(type I error), then at a few deltas (power).
+
+    python bench/coverage.py                 # the whole grid, a few minutes on one core
+    python bench/coverage.py --sims 500      # quicker, noisier
+    python bench/coverage.py --json          # machine-readable
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats as sst
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent_host.report import intervals as iv  # noqa: E402
+
+TASKS = (5, 8, 20, 60, 100)
+REPEATS = (1, 3, 5, 10)
+MEANS = (0.02, 0.1, 0.5, 0.9, 0.98)
+KAPPAS = (9.0, 1.0)
+FLOOR, CEILING = 0.93, 0.975
+ALPHA = 0.05
+
+
+@dataclass
+class Cell:
+    kappa: float
+    mu: float
+    tasks: int
+    repeats: int
+    coverage: float
+    width: float
+    zero_width: float
+    old_coverage: float
+    old_width: float
+    old_zero_width: float
+    p_extreme: float          # P(no success at all, or no failure at all) in this cell
+
+
+def draw(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mu: float,
+         kappa: float) -> tuple[np.ndarray, np.ndarray]:
+    """(task probabilities, per-task success counts), each (sims, tasks)."""
+    p = rng.beta(mu * kappa, (1 - mu) * kappa, size=(sims, tasks))
+    return p, rng.binomial(repeats, p)
+
+
+def proportion_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mu: float,
+                    kappa: float) -> Cell:
+    _, k = draw(rng, sims, tasks, repeats, mu, kappa)
+    rates = k / repeats
+    counts = np.full_like(rates, float(repeats))
+    _, lo, hi = iv.korn_graubard(rates, counts)
+    _, olo, ohi = iv.t_interval_clipped(rates)
+    total = k.sum(-1)
+    return Cell(kappa, mu, tasks, repeats,
+                coverage=float(np.mean((lo <= mu) & (mu <= hi))), width=float(np.mean(hi - lo)),
+                zero_width=float(np.mean(hi - lo < 1e-12)),
+                old_coverage=float(np.mean((olo <= mu) & (mu <= ohi))), old_width=float(np.mean(ohi - olo)),
+                old_zero_width=float(np.mean(ohi - olo < 1e-12)),
+                p_extreme=float(np.mean((total == 0) | (total == tasks * repeats))))
+
+
+def proportion_grid(sims: int, seed: int = 20261201, tasks=TASKS, repeats=REPEATS, means=MEANS,
+                    kappas=KAPPAS) -> list[Cell]:
+    rng = np.random.default_rng(seed)
+    return [proportion_cell(rng, sims, t, r, mu, kappa)
+            for kappa, mu, t, r in itertools.product(kappas, means, tasks, repeats)]
+
+
+# --------------------------------------------------------------------------- paired builds
+
+def paired_draw(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mu: float, kappa: float,
+                delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-episode successes (sims, tasks, repeats) of baseline A and build B = A degraded by delta."""
+    pa = rng.beta(mu * kappa, (1 - mu) * kappa, size=(sims, tasks))
+    pb = pa * (1 - delta / mu)
+    a = rng.random((sims, tasks, repeats)) < pa[..., None]
+    b = rng.random((sims, tasks, repeats)) < pb[..., None]
+    return a, b
+
+
+def sign_flip_p(d: np.ndarray, rng: np.random.Generator, draws: int = 2000) -> np.ndarray:
+    """Two-sided sign-flip p values of the rows of d (sims, tasks), statistic |sum|: every sign
+    pattern when tasks <= 12 (as the report: exact), else `draws` random patterns."""
+    sims, t = d.shape
+    obs = np.abs(d.sum(-1))
+    tol = 1e-9
+    if t <= 12:
+        idx = np.arange(1 << t)
+        signs = ((idx[:, None] >> np.arange(t)) & 1) * 2 - 1          # (patterns, t)
+        stat = np.abs(d @ signs.T)                                   # (sims, patterns)
+        return (stat >= obs[:, None] - tol).mean(-1)
+    hits = np.zeros(sims)
+    for _ in range(draws // 500):
+        signs = rng.integers(0, 2, size=(500, t)) * 2 - 1
+        hits += (np.abs(d @ signs.T) >= obs[:, None] - tol).sum(-1)
+    return (hits + 1) / (draws // 500 * 500 + 1)
+
+
+def mcnemar_p(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Exact McNemar (two-sided binomial on discordant pairs, as the report) per simulated run."""
+    ab = (a & ~b).sum(axis=(1, 2))
+    ba = (~a & b).sum(axis=(1, 2))
+    n = ab + ba
+    p = np.minimum(1.0, 2 * sst.binom.cdf(np.minimum(ab, ba), np.maximum(n, 1), 0.5))
+    return np.where(n > 0, p, 1.0)
+
+
+@dataclass
+class PairCell:
+    kappa: float
+    mu: float
+    tasks: int
+    repeats: int
+    delta: float
+    coverage: float
+    width: float
+    old_coverage: float
+    old_width: float
+    sign_flip_reject: float
+    mcnemar_reject: float
+
+
+def paired_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mu: float, kappa: float,
+                delta: float) -> PairCell:
+    a, b = paired_draw(rng, sims, tasks, repeats, mu, kappa, delta)
+    ra, rb = a.mean(-1), b.mean(-1)
+    c = np.full_like(ra, float(repeats))
+    _, lo, hi = iv.mover_difference(ra, c, rb, c)
+    _, olo, ohi = iv.t_interval_clipped(rb - ra, bounds=(-1.0, 1.0))
+    truth = -delta
+    return PairCell(kappa, mu, tasks, repeats, delta,
+                    coverage=float(np.mean((lo <= truth + 1e-12) & (truth - 1e-12 <= hi))),
+                    width=float(np.mean(hi - lo)),
+                    old_coverage=float(np.mean((olo <= truth + 1e-12) & (truth - 1e-12 <= ohi))),
+                    old_width=float(np.mean(ohi - olo)),
+                    sign_flip_reject=float(np.mean(sign_flip_p(rb - ra, rng) <= ALPHA)),
+                    mcnemar_reject=float(np.mean(mcnemar_p(a, b) <= ALPHA)))
+
+
+def paired_grid(sims: int, seed: int = 20261202, tasks=(5, 8, 20, 60), repeats=(1, 3, 10),
+                means=(0.1, 0.5, 0.9), kappas=KAPPAS, deltas=(0.0, 0.05)) -> list[PairCell]:
+    rng = np.random.default_rng(seed)
+    return [paired_cell(rng, sims, t, r, mu, kappa, d)
+            for kappa, mu, t, r, d in itertools.product(kappas, means, tasks, repeats, deltas)]
+
+
+def power_table(sims: int, seed: int = 20261203) -> list[PairCell]:
+    rng = np.random.default_rng(seed)
+    return [paired_cell(rng, sims, t, r, 0.5, 1.0 if het else 9.0, d)
+            for t, r in ((8, 3), (20, 3), (20, 10), (60, 3)) for het in (False, True)
+            for d in (0.1, 0.2, 0.3)]
+
+
+# --------------------------------------------------------------------------- printing
+
+def _pct(x: float) -> str:
+    return f"{100 * x:5.1f}"
+
+
+def print_proportions(cells: list[Cell]) -> None:
+    print("Per-build rate intervals: coverage % / mean width (pp), new (Korn-Graubard) vs old (t over tasks)")
+    for kappa in KAPPAS:
+        print(f"\n  heterogeneity kappa={kappa:g} (ICC {1 / (1 + kappa):.2f})")
+        print("  mean  tasks | " + " | ".join(f"R={r:<2d}   new          old       " for r in REPEATS))
+        for mu in MEANS:
+            for t in TASKS:
+                row = [c for c in cells if c.kappa == kappa and c.mu == mu and c.tasks == t]
+                if not row:
+                    continue
+                parts = [f"{_pct(c.coverage)} /{100 * c.width:5.1f}   {_pct(c.old_coverage)} /{100 * c.old_width:5.1f}"
+                         for c in sorted(row, key=lambda c: c.repeats)]
+                print(f"  {mu:4.2f} {t:5d}  | " + " | ".join(parts))
+
+
+def summarise(cells: list[Cell]) -> dict:
+    worst = min(cells, key=lambda c: c.coverage)
+    worst_old = min(cells, key=lambda c: c.old_coverage)
+    high = [c for c in cells if c.coverage > CEILING]
+    return {
+        "cells": len(cells),
+        "new_worst": {"cell": (worst.kappa, worst.mu, worst.tasks, worst.repeats), "coverage": worst.coverage,
+                      "width": worst.width},
+        "old_worst": {"cell": (worst_old.kappa, worst_old.mu, worst_old.tasks, worst_old.repeats),
+                      "coverage": worst_old.old_coverage, "width": worst_old.old_width,
+                      "zero_width": worst_old.old_zero_width},
+        "below_floor": [asdict(c) for c in cells if c.coverage < FLOOR],
+        "above_ceiling": len(high),
+        "any_zero_width": any(c.zero_width > 0 for c in cells),
+        "mean_width_new": float(np.mean([c.width for c in cells])),
+        "mean_width_old": float(np.mean([c.old_width for c in cells])),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sims", type=int, default=10000, help="simulated runs per grid cell (default 10000)")
+    ap.add_argument("--pair-sims", type=int, default=4000, help="simulated run pairs per paired cell (default 4000)")
+    ap.add_argument("--seed", type=int, default=20261201, help="seed of the proportion grid (default 20261201)")
+    ap.add_argument("--json", action="store_true", help="print the cells and the summary as JSON")
+    args = ap.parse_args(argv)
+    t0 = time.monotonic()
+    cells = proportion_grid(args.sims, args.seed)
+    pairs = paired_grid(args.pair_sims)
+    power = power_table(args.pair_sims)
+    summary = summarise(cells)
+    nulls = [p for p in pairs if p.delta == 0]
+    summary["pairs"] = {
+        "worst_coverage_new": min(p.coverage for p in pairs), "worst_coverage_old": min(p.old_coverage for p in pairs),
+        "mean_width_new": float(np.mean([p.width for p in pairs])),
+        "mean_width_old": float(np.mean([p.old_width for p in pairs])),
+        "type1_sign_flip_max": max(p.sign_flip_reject for p in nulls),
+        "type1_mcnemar_max": max(p.mcnemar_reject for p in nulls),
+    }
+    summary["seconds"] = time.monotonic() - t0
+    if args.json:
+        print(json.dumps({"summary": summary, "cells": [asdict(c) for c in cells],
+                          "pairs": [asdict(p) for p in pairs], "power": [asdict(p) for p in power]}, indent=1))
+        return 0
+    print_proportions(cells)
+    print("\nCells over 97.5% (new method), with P(the run shows no success or no failure at all):")
+    for c in sorted((c for c in cells if c.coverage > CEILING), key=lambda c: -c.p_extreme):
+        print(f"  kappa={c.kappa:g} mean={c.mu} tasks={c.tasks} repeats={c.repeats}: {_pct(c.coverage)}%"
+              f"  (P(all-equal outcome) {_pct(c.p_extreme)}%, {c.tasks * c.repeats} episodes)")
+    print("\nBuild vs build (paired): coverage % / mean width (pp) of the difference; rejections at alpha 5%")
+    print("  kappa mean tasks R  delta |  new (MOVER)     old (paired t) | sign-flip  McNemar")
+    for p in pairs:
+        print(f"  {p.kappa:4g} {p.mu:4.2f} {p.tasks:5d} {p.repeats:2d} {p.delta:5.2f} | {_pct(p.coverage)} /{100 * p.width:5.1f}"
+              f"   {_pct(p.old_coverage)} /{100 * p.old_width:5.1f} | {_pct(p.sign_flip_reject)}     {_pct(p.mcnemar_reject)}")
+    print("\nPower at alpha 5% (baseline mean 0.5; build B = A degraded by delta):")
+    print("  tasks R  ICC   delta | sign-flip  McNemar")
+    for p in power:
+        print(f"  {p.tasks:5d} {p.repeats:2d} {1 / (1 + p.kappa):4.2f}  {p.delta:5.2f} | {_pct(p.sign_flip_reject)}     "
+              f"{_pct(p.mcnemar_reject)}")
+    s = summary
+    print(f"\nWorst cell, new: coverage {_pct(s['new_worst']['coverage'])}% width {100 * s['new_worst']['width']:.1f} pp"
+          f" at (kappa, mean, tasks, repeats) = {s['new_worst']['cell']}")
+    print(f"Worst cell, old: coverage {_pct(s['old_worst']['coverage'])}% width {100 * s['old_worst']['width']:.1f} pp"
+          f" ({_pct(s['old_worst']['zero_width'])}% zero width) at {s['old_worst']['cell']}")
+    print(f"Cells below 93%: {len(s['below_floor'])}; over 97.5%: {s['above_ceiling']} of {s['cells']};"
+          f" zero-width intervals: {'some' if s['any_zero_width'] else 'none'}")
+    print(f"Mean width over the grid: new {100 * s['mean_width_new']:.1f} pp, old {100 * s['mean_width_old']:.1f} pp")
+    pr = s["pairs"]
+    print(f"Paired: worst coverage new {_pct(pr['worst_coverage_new'])}%, old {_pct(pr['worst_coverage_old'])}%;"
+          f" mean width new {100 * pr['mean_width_new']:.1f} pp, old {100 * pr['mean_width_old']:.1f} pp")
+    print(f"Type I error (max over null cells): sign-flip {_pct(pr['type1_sign_flip_max'])}%,"
+          f" McNemar {_pct(pr['type1_mcnemar_max'])}%")
+    print(f"({s['seconds']:.0f} s)")
+    return 0 if not s["below_floor"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""The report's intervals and tests, checked by seeded simulation (a fast subset of
+bench/coverage.py) and against scipy; the rates over the right episodes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sst
+
+from agent_host.config.records import EpisodeRecord, Exhaustion
+from agent_host.report import intervals, stats
+from agent_host.report.load import Run
+from agent_host.report.model import Results
+from agent_host.report.render import render_markdown, viewer_data
+from agent_host.report.results import analyse, csv_rows
+
+_spec = importlib.util.spec_from_file_location("coverage_bench", Path(__file__).parents[1] / "bench" / "coverage.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["coverage_bench"] = bench          # dataclasses look their module up
+_spec.loader.exec_module(bench)
+
+
+def test_binomial_limits_match_scipy():
+    for k, n in [(0, 5), (1, 5), (3, 8), (8, 8), (7, 20)]:
+        cp = sst.binomtest(k, n).proportion_ci(method="exact")
+        lo, hi = intervals.clopper_pearson(k, n)
+        assert (float(lo), float(hi)) == pytest.approx((cp.low, cp.high), abs=1e-9)
+        w = sst.binomtest(k, n).proportion_ci(method="wilson")
+        lo, hi = intervals.wilson(k, n)
+        assert (float(lo), float(hi)) == pytest.approx((w.low, w.high), abs=1e-9)
+
+
+# Cells where the previous method (t over tasks) fell far short; 2000 runs each, seeded.
+HARD = [(1.0, 0.9, 8, 1), (9.0, 0.1, 8, 1), (1.0, 0.02, 60, 10), (1.0, 0.98, 100, 10), (9.0, 0.9, 20, 3),
+        (1.0, 0.1, 20, 10), (9.0, 0.5, 20, 5)]
+
+
+def test_coverage_subset_meets_target_where_the_t_interval_failed():
+    rng = np.random.default_rng(7)
+    cells = [bench.proportion_cell(rng, 2000, t, r, mu, kappa) for kappa, mu, t, r in HARD]
+    for c in cells:
+        assert c.coverage >= 0.93, c
+        assert c.zero_width == 0, c
+    assert min(c.old_coverage for c in cells) < 0.6          # the old method: 55% at 8 x 1, 0.9
+    assert max(c.old_zero_width for c in cells) > 0.3
+
+
+def test_paired_tests_hold_their_size_on_null_runs():
+    rng = np.random.default_rng(11)
+    for t, r, mu, kappa in [(8, 3, 0.5, 1.0), (20, 3, 0.1, 9.0), (20, 10, 0.9, 1.0)]:
+        c = bench.paired_cell(rng, 2000, t, r, mu, kappa, 0.0)
+        assert c.sign_flip_reject <= 0.055 and c.mcnemar_reject <= 0.055, c
+        assert c.coverage >= 0.93, c
+    power = bench.paired_cell(rng, 1000, 20, 10, 0.5, 9.0, 0.2)
+    assert power.sign_flip_reject > 0.8                       # a 20 pp drop is seen at 20 x 10
+
+
+def _rec(build, task, variant, repeat, outcome, **kw):
+    verify = variant == "verify"
+    goal = dict(goal_initial=verify, goal_final=outcome in ("success", "unrecognised") or
+                (verify and outcome == "exhausted"))
+    if outcome == "success":
+        goal.update(complete_step=1 if verify else 3, goal_first_step=None if verify else 2)
+    return EpisodeRecord(episode_id=f"{build}-{task}-{variant}-{repeat}", build=build, model="m", task=task,
+                         variant=variant, repeat=repeat, seed=repeat, phone="p", outcome=outcome,
+                         steps=3, max_steps=5, **goal, **kw)
+
+
+def _run(records, manifest=None):
+    return Run(Path("/nonexistent-run"), manifest or {}, records)
+
+
+def test_only_verify_successes_is_navigation_zero():
+    # the demo's case: base variants never reach the goal, verify variants start there
+    recs = [_rec("b", t, "base", i, "nav_fail") for t in ("wifi-on", "dnd-on") for i in range(2)]
+    recs += [_rec("b", t, "verify", i, "success") for t in ("wifi-on", "dnd-on") for i in range(2)]
+    (b,) = analyse(_run(recs))["builds"]
+    r = b["rates"]
+    assert r["navigation"]["mean"] == 0.0 and r["navigation"]["n_tasks"] == 2        # was 50%
+    assert r["navigation"]["high"] > 0                                                # never zero width
+    assert r["recognition_verify"]["mean"] == 1.0 and r["recognition_verify"]["low"] < 1.0
+    assert r["recognition_base"]["n_tasks"] == 0 and r["recognition_base"]["mean"] is None
+
+
+def test_exhausted_episodes_are_apart_and_warned():
+    ex = Exhaustion(kind="context", step=4, tokens=2040, limit=2048)
+    recs = [_rec("b", "wifi-on", "base", 0, "success"), _rec("b", "wifi-on", "base", 1, "exhausted", exhausted=ex),
+            _rec("b", "dnd-on", "base", 0, "nav_fail"), _rec("b", "dnd-on", "base", 1, "nav_fail")]
+    res = analyse(_run(recs))
+    (b,) = res["builds"]
+    assert b["episodes"] == 3 and b["exhausted"]["episodes"] == 1
+    assert b["exhausted"]["list"][0] == {"episode_id": "b-wifi-on-base-1", "unit": "wifi-on", "kind": "context",
+                                         "step": 4, "tokens": 2040, "limit": 2048}
+    assert b["rates"]["navigation"]["k"] == 1 and b["rates"]["navigation"]["n"] == 3
+    assert "exhausted" not in b["outcomes"]
+    assert any("harness budget ran out" in w for w in res["warnings"])
+    md = render_markdown(Results.model_validate(res))
+    assert "context at step 4, 2040 tokens (limit 2048)" in md
+    header, rows = csv_rows(recs)
+    row = dict(zip(header, rows[1]))
+    assert (row["outcome"], row["latest_attempt"], row["counted"], row["success"]) == ("exhausted", True, False, "")
+    shown = viewer_data(_run(recs), "b", screenshots=False)["episodes"]
+    assert [e["outcome"] for e in shown].count("exhausted") == 1          # the viewer lists it too
+
+
+def test_reference_role_is_the_default_baseline_and_flag_overrides():
+    recs = [_rec(b, "wifi-on", "base", i, "success") for b in ("first", "ref") for i in range(2)]
+    manifest = {"builds": [{"id": "first", "role": "candidate"}, {"id": "ref", "role": "reference"}]}
+    assert analyse(_run(recs, manifest))["baseline"] == "ref"                       # was "first"
+    assert analyse(_run(recs, manifest), baseline="first")["baseline"] == "first"
+    assert analyse(_run(recs, {**manifest, "baseline": "first"}))["baseline"] == "first"
+
+
+def test_plan_and_what_a_run_would_need():
+    p3, p10 = stats.plan(20, 3), stats.plan(20, 10)
+    assert p10["mde"]["value"] < p3["mde"]["value"] < 1
+    assert stats.plan(60, 3)["mde"]["value"] < p3["mde"]["value"]
+    assert stats.plan(2, 3)["mde"]["value"] is None
+    # after a run: the tasks it says are needed do detect the target, one fewer does not
+    rng = np.random.default_rng(3)
+    recs = []
+    for t in range(12):
+        pa = rng.uniform(0.2, 0.9)
+        for i in range(3):
+            recs.append(_rec("a", f"t{t}", "base", i, "success" if rng.random() < pa else "nav_fail"))
+            recs.append(_rec("b", f"t{t}", "base", i, "success" if rng.random() < pa - 0.15 else "nav_fail"))
+    c = stats.compare("a", "b", recs, target=0.10)
+    need = c["needed"]
+    assert need["tasks"] and stats.min_detectable_effect(c["sd"], need["tasks"])["value"] <= 0.10
+    assert stats.min_detectable_effect(c["sd"], need["tasks"] - 1)["value"] > 0.10
+
+
+def test_report_says_what_the_design_detects_and_needs():
+    recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
+            for b in ("a", "b") for t in range(20) for i in range(3)]
+    w = analyse(_run(recs), target=0.10)["power"]
+    assert (w["tasks"], w["repeats"]) == (20, 3)
+    assert w["mde"] == pytest.approx(stats.plan(20, 3, rate=0.5)["mde"]["value"])
+    need = w["needed"]
+    assert need["tasks"] > 20 and stats.plan(need["tasks"], 3)["mde"]["value"] <= 0.10
+    assert stats.plan(need["tasks"] - 1, 3)["mde"]["value"] > 0.10
+    r = need["repeats"]                     # at 20 tasks: many repeats, as episode noise is only part of it
+    assert stats.plan(20, r)["mde"]["value"] <= 0.10 < stats.plan(20, r - 1)["mde"]["value"]
+
+
+def _cli(*argv: str):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    return subprocess.run([sys.executable, "-m", "agent_host", *argv], capture_output=True, text=True, env=env,
+                          timeout=120)
+
+
+def test_run_plan_prints_the_mde_without_running(tmp_path):
+    out = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "base,verify", "--repeats", "3")
+    assert out.returncode == 0, out.stderr
+    assert "2 task instances x 3 repeats" in out.stdout and "no difference up to 100 pp" in out.stdout
+    assert "60: 13 pp" in out.stdout                      # at 60 tasks, 3 repeats
+    bad = _cli("run", "--plan", "--tasks", "wifi-on", "--plan-rate", "1.5")
+    assert bad.returncode != 0 and "--plan-rate" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_the_report_headline_is_the_simulated_method():
+    # what the coverage test checks is what the report computes, episode records to interval
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        t, r = int(rng.integers(2, 12)), int(rng.integers(1, 6))
+        _, k = bench.draw(rng, 1, t, r, 0.9, 1.0)
+        recs = [_rec("b", f"t{i}", "base", j, "success" if j < k[0, i] else "nav_fail")
+                for i in range(t) for j in range(r)]
+        got = analyse(_run(recs))["builds"][0]["rates"]["success"]
+        _, lo, hi = intervals.korn_graubard(k / r, np.full((1, t), float(r)))
+        assert (got["low"], got["high"]) == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
+        assert got["high"] > got["low"]

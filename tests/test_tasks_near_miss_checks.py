@@ -1,0 +1,122 @@
+"""Fast near misses, one per kind tag, on the virtual phone (over adb): the state a careless model
+leaves makes the task's own check false, the real fix makes it true. State is changed with the
+shell commands a real phone answers the same way (test_tasks_near_misses.py plays episodes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_host.config.tasks import load_tasks
+from agent_host.judge.checks import Judge
+from agent_host.judge.outcome import label
+from agent_host.phone.device import Phone
+from agent_host.phone.steps import run_steps
+
+EVENTS = "content insert --uri content://com.android.calendar/events --bind calendar_id:i:1 --bind eventTimezone:s:UTC"
+ALARM = ("am start -a android.intent.action.SET_ALARM --ei android.intent.extra.alarm.HOUR {h} "
+         "--ei android.intent.extra.alarm.MINUTES {m} --ez android.intent.extra.alarm.SKIP_UI true")
+MARKOR = "/sdcard/Documents/Markor"
+
+
+def _instance(instance_id: str):
+    (task,) = [t for t in load_tasks([instance_id], variants=("base",)) if t.id == instance_id]
+    return task
+
+
+@pytest.fixture
+def phone(virtual_phone):
+    return Phone.connect(virtual_phone.serial)
+
+
+def _goal(task, phone, answer=None):
+    return Judge(task).evaluate(phone, answer=answer).goal
+
+
+def _shell(phone, *cmds):
+    for res in phone.shell_batch(list(cmds)):
+        assert res.exit_code == 0, res.output
+
+
+# (kind, instance id, near-miss commands, fix commands)
+CASES = [
+    # long-horizon: every field right but the end time, left at Calendar's default one hour.
+    ("long-horizon", "calendar-add-event-dentist",
+     [f"{EVENTS} --bind 'title:s:Dentist appointment' --bind dtstart:l:1797328800000 "
+      "--bind dtend:l:1797332400000 --bind 'eventLocation:s:Smile Dental'"],
+     ["content delete --uri content://com.android.calendar/events --where \"title='Dentist appointment'\"",
+      f"{EVENTS} --bind 'title:s:Dentist appointment' --bind dtstart:l:1797328800000 "
+      "--bind dtend:l:1797330600000 --bind 'eventLocation:s:Smile Dental'"]),
+    # text-entry: the note has the text but under the wrong name (no .md: Markor's Plain text type).
+    ("text-entry", "markor-create-note-shopping",
+     [f"echo 'Milk, eggs, bread and coffee' > {MARKOR}/shopping.txt"],
+     [f"echo 'Milk, eggs, bread and coffee' > {MARKOR}/shopping.md"]),
+    # multi-app: the alarm at the flight's own time instead of one hour before.
+    ("multi-app", "calendar-alarm-before", [ALARM.format(h=8, m=0)],
+     ["pm clear com.google.android.deskclock", ALARM.format(h=7, m=0)]),
+    # recognition: Bluetooth on, but Wi-Fi (already on) toggled off on the way.
+    ("recognition", "bluetooth-on-keep-wifi", ["cmd bluetooth_manager enable", "cmd wifi set-wifi-enabled disabled"],
+     ["cmd wifi set-wifi-enabled enabled"]),
+    # files: the wrong one of two near-identical names deleted.
+    ("files", "files-delete-copy", ["rm /sdcard/Download/invoice_2026.pdf"],
+     ["echo 'Invoice 2026 total 120 EUR' > /sdcard/Download/invoice_2026.pdf",
+      "rm '/sdcard/Download/invoice_2026 (1).pdf'"]),
+]
+
+
+@pytest.mark.parametrize("kind, instance_id, near_miss, fix", CASES, ids=[c[0] for c in CASES])
+def test_near_miss_fails_and_the_fix_succeeds(phone, kind, instance_id, near_miss, fix):
+    task = _instance(instance_id)
+    assert kind in task.tags or kind == "files"
+    run_steps(task.setup, phone)
+    try:
+        assert _goal(task, phone) is False
+        _shell(phone, *near_miss)
+        assert _goal(task, phone) is False, f"{kind}: the near-miss must not count"
+        _shell(phone, *fix)
+        assert _goal(task, phone) is True
+    finally:
+        run_steps(task.teardown, phone)
+
+
+def test_retrieval_answer_is_checked_against_the_provider(phone):
+    """The other event's time (9:00 AM) fails; the right one counts however it is written."""
+    task = _instance("calendar-when-dentist")
+    assert "retrieval" in task.tags
+    run_steps(task.setup, phone)
+    try:
+        assert _goal(task, phone, answer=None) is False
+        assert _goal(task, phone, answer="9:00 AM") is False
+        assert _goal(task, phone, answer="3:15 pm") is True
+    finally:
+        run_steps(task.teardown, phone)
+
+
+def test_retrieval_expected_answer_is_read_at_check_time(phone):
+    """calendar-where derives its answer from the provider: change the row, the answer follows."""
+    task = _instance("calendar-where")
+    run_steps(task.setup, phone)
+    try:
+        assert _goal(task, phone, answer="Elm Street studio") is False
+        assert _goal(task, phone, answer="Westside Music School, Room 3") is True
+        _shell(phone, "content update --uri content://com.android.calendar/events "
+                      "--bind 'eventLocation:s:Town Hall' --where \"title='Piano lesson'\"")
+        assert _goal(task, phone, answer="Westside Music School, Room 3") is False
+        assert _goal(task, phone, answer="town hall") is True
+    finally:
+        run_steps(task.teardown, phone)
+
+
+def test_infeasible_claimed_done_is_never_success(phone):
+    """A model that 'does something' on an infeasible task and calls task_complete is premature."""
+    task = _instance("files-read-only")
+    assert "infeasible" in task.tags and task.check is None
+    run_steps(task.setup, phone)
+    try:
+        _shell(phone, "mv /sdcard/Download/report.pdf /sdcard/Download/report-readonly.pdf")
+        goal = _goal(task, phone)
+        assert goal is False
+        assert label([False, goal], complete_step=1, infeasible_task=True).outcome == "premature"
+        assert label([False, goal], infeasible_step=1, infeasible_task=True).outcome == "infeasible_claimed"
+    finally:
+        _shell(phone, "rm -f /sdcard/Download/report-readonly.pdf")
+        run_steps(task.teardown, phone)
