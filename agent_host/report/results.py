@@ -109,8 +109,11 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
             verdict = "no difference detected (the interval includes 0; not evidence of equality)"
         sb, sr = succ(b), succ(base)
         rates = f"success {100 * sb:.0f}% vs {100 * sr:.0f}%, " if sb is not None and sr is not None else ""
-        lines.append(f"{b} vs {base}: {rates}difference {_pp(c['mean_diff'])} pp, 95% CI {_pp(lo)} to "
-                     f"{_pp(hi)} pp over {c['n_tasks']} task instances: {verdict}.")
+        n = c["n_tasks"]
+        ci = (f"95% CI {_pp(lo)} to {_pp(hi)} pp" if lo is not None and hi is not None
+              else "no interval (too few task instances)")
+        lines.append(f"{b} vs {base}: {rates}difference {_pp(c['mean_diff'])} pp, {ci}, over {n} task "
+                     f"instance{'s' if n != 1 else ''}: {verdict}.")
         f = (fid.get("builds") or {}).get(b)
         if f and not f.get("error"):
             lines.append(f"{b} fidelity: {f['exact']}/{f['total']} agent answers identical to {base}'s "
