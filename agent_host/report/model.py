@@ -208,6 +208,7 @@ class Results(_M):
     generated_at: str
     provenance: dict[str, Any]
     baseline: str
+    headline: list[str] = Field(default_factory=list)   # the first lines, in words (results.headline)
     builds: list[BuildSummary]
     per_task: list[TaskRow]
     comparisons: list[Comparison]
