@@ -89,7 +89,8 @@ def test_manifest_records_app_and_tags():
 def test_tasks_list_counts_per_app_and_kind(capsys, tmp_path):
     from test_tasks_cli import GOOD
 
-    (tmp_path / "a.yaml").write_text(GOOD.format(id="a").replace("app: settings", "app: settings\ntags: [text-entry, retrieval]"))
+    (tmp_path / "a.yaml").write_text(GOOD.format(id="a").replace("app: settings",
+                                                                 "app: settings\ntags: [text-entry, retrieval]"))
     (tmp_path / "b.yaml").write_text(GOOD.format(id="b").replace("app: settings", "app: clock\ntags: [text-entry]"))
     (tmp_path / "c.yaml").write_text(GOOD.format(id="c"))
     assert main(["tasks", "list", "--counts", "--json", str(tmp_path)]) == 0

@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     psub = p.add_subparsers(dest="policy_cmd", metavar="<command>")
     s = psub.add_parser("serve", help="serve a policy script over HTTP (OpenAI chat completions)",
                         description="Serve a scripted policy on an OpenAI-compatible HTTP port; "
-                                    "the guide is docs/policies.md.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                    "the guide is docs/policies.md.",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--script", required=True,
                    help="a YAML file holding a list of tool calls, a mapping with `actions:` (the list "
                         "plus options), or a mapping with `suite:` (task solutions, optional flaws); "
