@@ -134,6 +134,16 @@ def test_plan_and_what_a_run_would_need():
     assert stats.min_detectable_effect(c["sd"], need["tasks"] - 1)["value"] > 0.10
 
 
+def test_a_design_that_already_detects_needs_one_repeat():
+    # 216 task instances x 1 repeat at a 78% baseline detects 10 pp (MDE 9.6 pp): the report
+    # said "or 2 repeats at 216 tasks", as if one were not enough (the search started at 2)
+    assert stats.plan(216, 1, rate=0.778)["mde"]["value"] <= 0.10
+    assert stats.plan_needed(216, 1, 0.10, rate=0.778)["repeats"] == 1
+    assert stats.fewest(lambda n: True, 50, start=1) == 1
+    assert stats.fewest(lambda n: n >= 7, 50, start=1) == 7
+    assert stats.fewest(lambda n: n >= 7, 6, start=1) is None
+
+
 def test_report_says_what_the_design_detects_and_needs():
     recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
             for b in ("a", "b") for t in range(20) for i in range(3)]

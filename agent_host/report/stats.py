@@ -437,11 +437,12 @@ def plan(tasks: int, repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_IC
             "by_tasks": {t: min_detectable_effect(sd, t)["value"] for t in (8, 20, 60, 100)}}
 
 
-def fewest(detects: Callable[[int], bool], top: int) -> int | None:
-    """The smallest n in 2..top with detects(n), for a detects that only turns true as n grows."""
+def fewest(detects: Callable[[int], bool], top: int, start: int = 2) -> int | None:
+    """The smallest n in start..top with detects(n), for a detects that only turns true as n
+    grows (tasks start at 2, the fewest a paired t test takes; repeats at 1)."""
     if not detects(top):
         return None
-    lo, hi = 1, top
+    lo, hi = start - 1, top
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if detects(mid) else (mid, hi)
@@ -458,7 +459,8 @@ def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE
     sd = planned_sd(repeats, rate, icc, tau)
     return {"target": target,
             "tasks": fewest(lambda t: ok(sd, t), 10_000),
-            "repeats": fewest(lambda r: ok(planned_sd(r, rate, icc, tau), tasks), 100) if tasks >= 2 else None}
+            "repeats": fewest(lambda r: ok(planned_sd(r, rate, icc, tau), tasks), 100, start=1)
+            if tasks >= 2 else None}
 
 
 def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: Sequence[str],
