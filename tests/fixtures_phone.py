@@ -9,6 +9,8 @@
 - `u2_device`: `uiautomator2.connect(virtual_phone.serial)`.
 - `virtual_phone_factory`: `factory(**VirtualPhone kwargs)` -> a new started phone of the
   test's own (from-scratch state, faults at start); all are stopped after the test.
+- `real_latency_phone`: a phone of the test's own answering with the `real-phone` latency
+  profile's timings (virtual_phone/latency.py), seed 0.
 """
 
 from __future__ import annotations
@@ -105,3 +107,8 @@ def virtual_phone_factory(adb_server_port: int) -> Iterator[Callable[..., Virtua
     yield make
     for phone in phones:
         phone.stop()
+
+
+@pytest.fixture
+def real_latency_phone(virtual_phone_factory: Callable[..., VirtualPhone]) -> VirtualPhone:
+    return virtual_phone_factory(latency="real-phone", seed=0)

@@ -51,3 +51,21 @@ def test_user_error_is_one_line_and_nonzero(tmp_path):
 def test_module_entry_point_prints_version():
     out = subprocess.run([sys.executable, "-m", "agent_host", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("agent-host ")
+
+
+def _options_without_help(parser, path):
+    import argparse
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options_without_help(sub, path + [name])
+        elif not isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            if action.help is None or not str(action.help).strip():
+                yield f"{' '.join(path)} {'/'.join(action.option_strings) or action.dest}"
+
+
+def test_every_option_of_every_verb_has_help():
+    """Issue 14: `demo --repeats` had no help text; every option and positional of every verb
+    and sub-verb must say what it does (argparse.SUPPRESS, a deliberate hiding, is allowed)."""
+    missing = list(_options_without_help(build_parser(), ["agent-host"]))
+    assert not missing, "options without help: " + ", ".join(missing)

@@ -165,7 +165,8 @@ def test_server_gone_mid_episode_is_error(virtual_phone, policy_server, virtual_
     rec = run_episode(task, Phone.connect(virtual_phone.serial), server.endpoint(), out_dir=tmp_path,
                       profile=virtual_profile, on_step=stop, screenshots=False)
     assert rec.outcome == "error" and rec.error.startswith("server:"), rec
-    assert rec.steps == 1
+    # step 1 is recorded once judged, beside step 2's model request, which may still get through
+    assert rec.steps in (1, 2)
 
 
 def test_setup_that_leaves_the_goal_true_is_error(episode, virtual_phone):

@@ -160,3 +160,17 @@ def test_this_machine(capsys):
     assert data["hardware_class"] == want and data["priority"] == "speed"
     assert data["recommendation"]["build"] == "w4a16-tinygemm"
     assert data["recommendation"]["verified"] is False
+
+
+def test_runs_now_lists_every_embedded_build_that_can_start():
+    """Issue 14: `probe` listed embedded-default as runnable here but not tiny-random, which
+    is built offline in seconds and starts wherever embedded-default does."""
+    import importlib.util
+
+    advice = recommend(x86("avx2", "avx512f"), "fidelity")
+    if importlib.util.find_spec("vllm") is None:
+        assert "tiny-random" not in advice.runs_now
+        pytest.skip("vLLM is not installed: no embedded build can start")
+    assert {"embedded-default", "tiny-random"} <= set(advice.runs_now)
+    assert len(advice.runs_now) == len(set(advice.runs_now))
+    assert advice.to_json()["runs_now"] == advice.runs_now

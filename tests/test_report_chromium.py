@@ -91,3 +91,93 @@ def test_report_html_in_chromium(browser, tmp_path):
     assert dialogs == [], dialogs
     assert problems == [], problems
     assert requests == [html.as_uri()], requests
+
+
+LONG_REASON = "bluetooth_is_off_" * 18 + "END"        # 309 characters, nowhere to wrap
+
+
+def _long_reason_run(tmp_path):
+    """The fixture run, every episode's reason replaced by one long unbreakable word (as the
+    demo's bluetooth-off@verify episode, whose reason was a 300-character repetition)."""
+    import json
+
+    run = make_run(tmp_path, xss=False)
+    log = run / "episodes.jsonl"
+    lines = []
+    for line in log.read_text().splitlines():
+        rec = json.loads(line)
+        rec["reason"] = LONG_REASON
+        lines.append(json.dumps(rec))
+    log.write_text("".join(x + "\n" for x in lines))
+    return run
+
+
+@pytest.mark.parametrize("width", [1024, 1366, 1920])
+def test_viewer_header_keeps_long_text_inside_with_the_full_text_a_click_away(browser, tmp_path, width):
+    """Issue 14: a long reason pushed the viewer's header and step controls off screen."""
+    html = write_reports(_long_reason_run(tmp_path))["html"]
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    page.goto(html.as_uri(), wait_until="load")
+
+    def overflow():
+        return page.evaluate("""() => {
+            const vw = document.documentElement.clientWidth, out = [];
+            if (document.documentElement.scrollWidth > vw) out.push('page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + vw);
+            for (const id of ['main-panel', 'cmp-left', 'cmp-right']) {
+              const panel = document.getElementById(id), box = panel.getBoundingClientRect();
+              if (panel.scrollWidth > panel.clientWidth) out.push(id + ' scrolls sideways');
+              for (const e of panel.querySelectorAll('.head, .head *, .kv, .kv *, .nav, .nav *')) {
+                const r = e.getBoundingClientRect();
+                if (r.width && (r.right > box.right + 0.5 || r.right > vw)) out.push(id + ' ' + e.className + ' ' + e.tagName + ' ends at ' + Math.round(r.right) + ' > ' + Math.round(Math.min(box.right, vw)));
+              }
+            }
+            return out; }""")
+
+    assert overflow() == [], overflow()
+    nxt = page.locator("#main-panel .step-next").bounding_box()
+    assert nxt["x"] + nxt["width"] <= width
+    meta = page.locator("#main-panel .kv").first
+    assert LONG_REASON not in meta.text_content()               # shortened ...
+    more = page.locator("#main-panel .kv .more").first
+    more.click()                                                 # ... and one click shows all of it
+    assert LONG_REASON in meta.text_content()
+    assert overflow() == [], overflow()
+    shot = tmp_path / f"viewer-{width}.png"
+    top = page.evaluate("() => document.getElementById('viewer').getBoundingClientRect().top + window.scrollY")
+    # full_page: page coordinates, so the sticky page header does not cover the viewer's
+    page.screenshot(path=str(shot), full_page=True, clip={"x": 0, "y": top, "width": width, "height": 420})
+    print(f"screenshot: {shot}")
+    more.click()                                                 # and one more hides it again
+    assert LONG_REASON not in meta.text_content()
+    page.close()
+
+
+def test_kind_and_app_filters_and_breakdown_links(browser, tmp_path):
+    """Issue 12: a user sees where a build fails: filter the viewer by task kind and app, and a
+    group in the breakdown table opens its episodes."""
+    import json
+
+    from test_report_breakdown import TASKS
+
+    run = make_run(tmp_path, xss=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["tasks"] = TASKS
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    html = write_reports(run)["html"]
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    problems = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(html.as_uri(), wait_until="load")
+    counter = page.locator("#ep-counter")
+    assert counter.text_content() == "1 / 18"
+    page.select_option("#f-kind", "infeasible")
+    assert counter.text_content() == "1 / 6"                     # impossible x 2 builds x 3 repeats
+    assert "impossible" in page.locator("#main-panel .head").text_content()
+    page.select_option("#f-kind", "")
+    page.select_option("#f-app", "settings")
+    assert counter.text_content() == "1 / 12"                    # wifi-on and wifi-on@verify
+    page.click('#breakdown a.viewer-filter[data-kind="infeasible"]')
+    assert counter.text_content() == "1 / 6" and page.locator("#f-app").input_value() == ""
+    assert page.locator("#f-kind").input_value() == "infeasible"
+    page.close()
+    assert problems == []

@@ -127,3 +127,21 @@ def test_build_with_only_errors(tmp_path):
     c = res["comparisons"][0]
     assert c["n_tasks"] == 0 and c["sign_flip"]["p"] is None and c["mean_diff"] is None
     assert any("manifest.json: missing" in w for w in res["warnings"])
+
+
+def test_speed_table_shows_the_prefix_cached_share_per_build(tmp_path):
+    from agent_host.config.records import EpisodeRecord
+    run = tmp_path / "r"
+    run.mkdir()
+    shares = {"a": [0.9, 0.8], "b": [None, None]}
+    recs = [EpisodeRecord(episode_id=f"{b}{i}", build=b, model="m", task=f"t{i}", phone="p", outcome="success",
+                          steps=3, wall_s=2.0, cached_share=shares[b][i]) for b in "ab" for i in range(2)]
+    (run / "episodes.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in recs))
+    res = write_reports(run)["results"]
+    assert res["builds"][0]["speed"]["cached_share"] == pytest.approx(0.85)
+    assert res["builds"][1]["speed"]["cached_share"] is None
+    md = (run / "report.md").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("| build | decode tok/s"))
+    assert header.endswith("| prompt cached |")
+    row_a = next(line for line in md.splitlines() if line.startswith("| a |") and line.count("|") == header.count("|"))
+    assert row_a.endswith("| 85 % |")

@@ -72,7 +72,20 @@ def test_validate_lists_every_error_with_file_line_and_field(tmp_path):
                    and fragment in m["rest"] for m in hits), (name, line, field, fragment, out.stdout)
     dup = next(x for x in lines if "duplicate task id" in x)
     assert str(d / "dup-a.yaml") in dup and str(d / "dup-b.yaml") in dup
-    assert f"{len(expected)} error(s) in {len(BAD)} file(s)" in out.stderr
+    with_errors = sum(1 for _, errs in BAD.values() if errs)
+    assert f"{len(expected)} error(s) in {with_errors} file(s) ({len(BAD)} file(s) checked)" in out.stderr
+
+
+def test_validate_counts_the_files_that_have_errors(tmp_path, capsys):
+    """Issue 14: five errors in one file of two read "5 error(s) in 2 file(s)"."""
+    (tmp_path / "good.yaml").write_text(GOOD.format(id="good"))
+    (tmp_path / "bad.yaml").write_text(GOOD.format(id="bad").replace("max_steps: 10", "max_steps: zero")
+                                       .replace("app: settings", "app: [settings]"))
+    assert main(["tasks", "validate", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    n = len(out.out.splitlines())
+    assert n == 2 and all(line.startswith(str(tmp_path / "bad.yaml")) for line in out.out.splitlines())
+    assert out.err.strip() == f"{n} error(s) in 1 file(s) (2 file(s) checked)"
 
 
 def test_validate_ok_prints_a_count(tmp_path, capsys):

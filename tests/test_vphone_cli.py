@@ -71,6 +71,13 @@ def test_phone_start_rejects_a_bad_fault_spec():
     assert out.stdout == ""
 
 
+def test_phone_start_rejects_an_unknown_latency_profile():
+    out = _cli("phone", "start", "--latency", "slow")
+    assert out.returncode == 2
+    assert out.stderr.strip() == "error: --latency: unknown latency profile 'slow' (known: real-phone)"
+    assert out.stdout == ""
+
+
 def test_phone_start_help_has_examples():
     out = _cli("phone", "start", "--help")
     assert out.returncode == 0

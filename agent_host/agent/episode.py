@@ -26,11 +26,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from agent_host.agent.loop import ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml
+from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
+                                   cached_share, render_key, tally_record)
 from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
-from agent_host.phone.device import PhoneError, png_bytes
+from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, png_bytes, submit_beside
 from agent_host.phone.steps import run_steps
 from agent_host.serving import metrics
 
@@ -41,6 +42,11 @@ _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
 def settle_min_s(profile: Any) -> float:
     """How long to let an action start before the first settle dump (PhoneProfile.settle_min_s)."""
     return float(getattr(profile, "settle_min_s", 0.3))
+
+
+def settle_confirm(profile: Any) -> bool:
+    """Whether this phone's dumps need confirming by a second one (PhoneProfile.settle_confirm)."""
+    return bool(getattr(profile, "settle_confirm", False))
 
 
 def _now() -> str:
@@ -67,7 +73,8 @@ class _Shots:
         if not self.enabled:
             return None
         self.barrier()
-        self.pending = self.capture_pool.submit(lambda: self.save(name, phone.screenshot()))
+
+        self.pending = submit_beside(self.capture_pool, lambda: self.save(name, phone.screenshot()))
         return name
 
     def barrier(self) -> None:
@@ -155,25 +162,29 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     try:
         judge = Judge(task, profile)
         t0 = time.monotonic()
-        run_steps(task.setup, phone, profile)
-        xml = phone.settle(settle_s, min_s=settle_min_s(profile))
-        first = observe_xml(xml)
-        setup_times.settle = time.monotonic() - t0
-        t1 = time.monotonic()
-        verdict = judge.evaluate(phone, first.screen)
-        setup_times.judge = time.monotonic() - t1
-        t2 = time.monotonic()
-        try:
-            shot0 = phone.screenshot() if screenshots else None
-        except Exception as exc:  # optional, as every screenshot (see _Shots.barrier)
-            shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
-            shot0 = None
-        name0 = shots.save("step-000.png", shot0)
-        setup_times.observe = time.monotonic() - t2
+        tally0 = RoundTripTally()
+        with counting_into(tally0):
+            run_steps(task.setup, phone, profile)
+            first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
+                                             confirm=settle_confirm(profile), key=render_key))
+            setup_times.settle = time.monotonic() - t0
+            t1 = time.monotonic()
+            capture0 = submit_beside(shots.capture_pool, phone.screenshot) if screenshots else None
+            verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
+            setup_times.judge = time.monotonic() - t1
+            t2 = time.monotonic()
+            try:
+                shot0 = capture0.result() if capture0 is not None else None
+            except Exception as exc:  # optional, as every screenshot (see _Shots.barrier)
+                shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
+                shot0 = None
+            name0 = shots.save("step-000.png", shot0)
+            setup_times.observe = time.monotonic() - t2
         state.goals = [verdict.goal]
         log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
-                             screenshot=name0, times=setup_times, goal=verdict.goal,
-                             check_detail=verdict.detail))
+                             screenshot=name0, times=setup_times, wall_s=round(time.monotonic() - t0, 4),
+                             round_trips=tally_record(tally0),
+                             goal=verdict.goal, check_detail=verdict.detail))
         if not task.infeasible and verdict.goal != (task.variant == "verify"):
             want = "not hold" if task.variant == "base" else "hold"
             raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
@@ -191,8 +202,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
                         max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
                         screenshot=screenshot, before_act=shots.barrier, write_step=log.write,
-                        settle_s=settle_s,
-                        settle_min_s=settle_min_s(profile))
+                        settle_s=settle_s, settle_min_s=settle_min_s(profile),
+                        settle_confirm=settle_confirm(profile))
         state = loop.run()
     except _SetupFailed as exc:
         error = str(exc)
@@ -234,6 +245,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
             server_metrics = metrics.delta(metrics_before, metrics_after)
         except Exception:
             server_metrics = None
+    share, share_source = episode_cached_share(state.usage_after_first, server_metrics)
     reason = state.reason
     if reason is None and state.stop:
         reason = state.stop
@@ -247,10 +259,24 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
         wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
-        usage=state.usage, server_metrics=server_metrics, reason=reason, answer=state.answer,
+        usage=state.usage, server_metrics=server_metrics, cached_share=share,
+        cached_share_source=share_source, reason=reason, answer=state.answer,
         exhausted=state.exhausted if j.outcome == "exhausted" else None)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
+
+
+def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | None
+                         ) -> tuple[float | None, str | None]:
+    """The prefix-cache share of prompt tokens: from the responses' counts over steps 2.., else
+    the /metrics prefix-cache hits over queries of the whole episode (step 1 included)."""
+    share = cached_share(after_first)
+    if share is not None:
+        return share, "usage"
+    queries = (server_metrics or {}).get("vllm:prefix_cache_queries_total", 0.0)
+    if queries > 0:
+        return round(server_metrics.get("vllm:prefix_cache_hits_total", 0.0) / queries, 4), "metrics"
+    return None, None
 
 
 class _SetupFailed(Exception):

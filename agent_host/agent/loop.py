@@ -8,9 +8,15 @@ request's, so the server's prefix cache serves all but the newest turn. Per step
    sampling and the episode seed;
 3. a reply without a valid tool call (no call, unknown tool, bad arguments, an index not on
    screen) is fed back ONCE with the error; a second invalid reply makes the step wasted;
-4. the action runs on the phone; the screen settles (dumps until two agree); that last dump is
-   the next step's observation and the screen the judge's UI checks read;
-5. the judge evaluates the goal (one batched shell call).
+4. the action runs on the phone; the screen settles (the phone profile's minimum delay, then
+   one dump: uiautomator waits for idle before it dumps); that dump is the next step's
+   observation and the screen the judge's UI checks read;
+5. the judge evaluates the goal (one batched shell call) on a worker thread, beside the next
+   step's model request and screenshot; the next action waits for it, so the judged state is
+   exactly the state after this step's action and before the next one.
+
+Only the action and the settle dump are device round trips in series with the model; the
+step's record is written once its verdict is in (at the latest before the next action).
 
 Failures of the phone (PhoneError) and of the server (ServerError) propagate to the episode,
 which labels them `error`; they never count against the model.
@@ -21,6 +27,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +36,8 @@ from agent_host.agent.model_client import ContextExceeded, ModelClient, ServerEr
 from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
-from agent_host.config.records import Action, Exhaustion, PhaseTimes, StepRecord, Usage
-from agent_host.phone.device import PhoneError
+from agent_host.config.records import Action, Exhaustion, PhaseTimes, RoundTrips, StepRecord, Usage
+from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, submit_beside
 from agent_host.phone.parse import parse
 from agent_host.phone.render import render
 
@@ -65,6 +72,32 @@ def observe_xml(xml: str) -> Observation:
     return Observation(xml, screen, render(screen))
 
 
+def cached_share(usage: Usage) -> float | None:
+    """The share of `usage`'s prompt tokens the server served from its prefix cache."""
+    if usage.cached_tokens is None or usage.prompt_tokens <= 0:
+        return None
+    return round(usage.cached_tokens / usage.prompt_tokens, 4)
+
+
+def add_usage(total: Usage, usage: Usage) -> None:
+    total.prompt_tokens += usage.prompt_tokens
+    total.completion_tokens += usage.completion_tokens
+    if usage.cached_tokens is not None:
+        total.cached_tokens = (total.cached_tokens or 0) + usage.cached_tokens
+
+
+def tally_record(tally: RoundTripTally) -> RoundTrips:
+    return RoundTrips(critical=tally.critical, background=tally.background, wait_s=round(tally.wait_s, 4))
+
+
+def render_key(xml: str) -> str:
+    """What the model would see of a dump (a ticking status-bar clock is not in it)."""
+    try:
+        return render(parse(xml))
+    except ValueError:
+        return xml
+
+
 @dataclass
 class LoopState:
     goals: list[bool]
@@ -77,6 +110,7 @@ class LoopState:
     stop: str | None = None            # why the loop ended early (context window)
     exhausted: Exhaustion | None = None  # the harness budget that ended it (outcome `exhausted`)
     usage: Usage = field(default_factory=Usage)
+    usage_after_first: Usage = field(default_factory=Usage)   # steps 2..: what the prefix cache can serve
     times: PhaseTimes = field(default_factory=PhaseTimes)
 
 
@@ -88,7 +122,7 @@ class StepLoop:
                  screenshot: Callable[[int], str | None] | None = None,
                  before_act: Callable[[], None] | None = None,
                  write_step: Callable[[StepRecord], None] | None = None,
-                 settle_s: float = 3.0, settle_min_s: float = 0.0):
+                 settle_s: float = 3.0, settle_min_s: float = 0.0, settle_confirm: bool = False):
         self.goal = goal
         self.phone = phone
         self.model = model
@@ -103,6 +137,9 @@ class StepLoop:
         self.write_step = write_step or (lambda rec: None)
         self.settle_s = settle_s
         self.settle_min_s = settle_min_s
+        self.settle_confirm = settle_confirm
+        self._judging: Future | None = None      # the last step's verdict, coming in beside
+        self._judge_pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[goal_initial])
@@ -110,10 +147,37 @@ class StepLoop:
         self._context_tokens = 0                 # prompt + reply tokens of the latest request
 
     def run(self) -> LoopState:
-        for n in range(1, self.max_steps + 1):
-            if not self.step(n):
-                break
+        try:
+            for n in range(1, self.max_steps + 1):
+                if not self.step(n):
+                    break
+            self._judged()
+        except BaseException:
+            try:      # a finished step keeps its record whatever ends the loop
+                self._judged()
+            except Exception:
+                pass
+            raise
+        finally:
+            self._judge_pool.shutdown(wait=True)
         return self.state
+
+    def _settle(self, min_s: float, since: float | None = None) -> Observation:
+        return observe_xml(self.phone.settle(self.settle_s, min_s=min_s, since=since,
+                                             confirm=self.settle_confirm, key=render_key))
+
+    def _judge_beside(self, screen: Any, answer: str | None, finish: Callable[[Any], None]) -> None:
+        """Evaluate the goal on `screen`, the latest `answer` and the phone's state now, on the
+        judge's thread; `finish(verdict)` records the step. `_judged()` waits for it."""
+        def judge() -> None:
+            finish(self.judge.evaluate(self.phone, screen, answer=answer))
+        self._judging = submit_beside(self._judge_pool, judge)
+
+    def _judged(self) -> None:
+        """Wait for the verdict in flight; its PhoneError is raised here."""
+        pending, self._judging = self._judging, None
+        if pending is not None:
+            pending.result()
 
     def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]]) -> dict[str, Any]:
         reply = self.model.chat(self.messages, self.tools)
@@ -139,6 +203,11 @@ class StepLoop:
 
     def step(self, n: int) -> bool:
         """One step; False when the episode ends (task_complete / task_infeasible / context)."""
+        tally = RoundTripTally()
+        with counting_into(tally):
+            return self._step(n, tally)
+
+    def _step(self, n: int, tally: RoundTripTally) -> bool:
         st = self.state
         times = PhaseTimes()
         usage = Usage()
@@ -192,6 +261,7 @@ class StepLoop:
 
         t_b = time.monotonic()
         self.before_act()            # the screenshot of this screen was taken while the model ran
+        self._judged()               # and the last step was judged
         times.observe += time.monotonic() - t_b
         raw_output = raws[-1] if raws else {}
         if len(raws) > 1:
@@ -220,8 +290,10 @@ class StepLoop:
                 cont = False
             else:
                 t2 = time.monotonic()
-                xml = self.phone.settle(self.settle_s, min_s=0.0 if parsed.name == "wait" else self.settle_min_s)
-                next_obs = observe_xml(xml)
+                # the delay runs from the input; type_text sends several (tap, text, Enter):
+                # from its last, i.e. from now
+                next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s,
+                                        since=None if parsed.name == "type_text" else t1)
                 times.settle += time.monotonic() - t2
                 goal_screen = next_obs.screen
                 if parsed.call_id is not None:
@@ -230,25 +302,29 @@ class StepLoop:
                     self.messages.append({"role": "user", "content": f"Result: {result}"})
         if parsed is None:
             t2 = time.monotonic()
-            xml = self.phone.settle(self.settle_s)
-            next_obs = observe_xml(xml)
+            next_obs = self._settle(0.0)
             times.settle += time.monotonic() - t2
             goal_screen = next_obs.screen
+        wall_s = round(time.monotonic() - t0, 4)
 
-        t3 = time.monotonic()
-        verdict = self.judge.evaluate(self.phone, goal_screen, answer=st.answer)
-        times.judge += time.monotonic() - t3
-        st.goals.append(verdict.goal)
-        st.steps = n
-        for k in ("observe", "model", "act", "settle", "judge"):
-            setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
-        st.usage.prompt_tokens += usage.prompt_tokens
-        st.usage.completion_tokens += usage.completion_tokens
-        if usage.cached_tokens is not None:
-            st.usage.cached_tokens = (st.usage.cached_tokens or 0) + usage.cached_tokens
-        self.write_step(StepRecord(
-            step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
-            usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
-            times=times, goal=verdict.goal, check_detail=verdict.detail))
+        def finish(verdict: Any) -> None:
+            times.judge = verdict.seconds       # beside the next step, not in this one's wall time
+            st.goals.append(verdict.goal)
+            st.steps = n
+            for k in ("observe", "model", "act", "settle", "judge"):
+                setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
+            st.usage.prompt_tokens += usage.prompt_tokens
+            st.usage.completion_tokens += usage.completion_tokens
+            if usage.cached_tokens is not None:
+                st.usage.cached_tokens = (st.usage.cached_tokens or 0) + usage.cached_tokens
+            if n >= 2:
+                add_usage(st.usage_after_first, usage)
+            self.write_step(StepRecord(
+                step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
+                usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
+                times=times, wall_s=wall_s, round_trips=tally_record(tally), cached_share=cached_share(usage),
+                goal=verdict.goal, check_detail=verdict.detail))
+
+        self._judge_beside(goal_screen, st.answer, finish)
         self.obs = next_obs
         return cont

@@ -34,8 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="embedded-default", help="build id (default: embedded-default)")
     p.add_argument("--tasks", default=DEMO_TASKS, help=f"comma-separated task ids (default: {DEMO_TASKS})")
-    p.add_argument("--variants", default="base,verify", help="default: base,verify")
-    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--variants", default="base,verify",
+                   help="comma-separated: base, verify (the goal already holds; default: base,verify)")
+    p.add_argument("--repeats", type=int, default=1, help="episodes per task instance and variant (default: 1)")
     p.add_argument("--max-steps", type=int, default=10, help="cap each task's step budget (default: 10)")
     p.add_argument("--phones", type=int, default=1, help="number of virtual phones (default: 1)")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/demo-<time>)")

@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", default="virtual",
                    help="phone profile: a name in device_profiles/phones or a file (default virtual)")
     p.add_argument("--out", default=None, metavar="DIR", help="episode folder (default: a new temporary folder)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed sent with every model request and recorded in the episode (default 0)")
     p.add_argument("--repeat", type=int, default=0, help="repeat index recorded in the episode id")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature (default 0)")
     p.add_argument("--max-tokens", type=int, default=None, help="max tokens per reply (default 256)")

@@ -8,6 +8,7 @@ import sys
 import threading
 
 from agent_host.errors import UserError
+from agent_host.virtual_phone.latency import profile_names as latency_profiles
 
 DESCRIPTION = """\
 A virtual Android 14 phone on 127.0.0.1, attached to the real adb server, so adb,
@@ -19,6 +20,7 @@ examples:
   agent-host phone start                         a phone on a free port; prints its serial first
   agent-host phone start --port 6101             a fixed port (serial 127.0.0.1:6101)
   agent-host phone start --faults rpc_latency_ms=100,kill_u2_after=20
+  agent-host phone start --latency real-phone    answer with a real phone's timings (seeded jitter)
   ANDROID_ADB_SERVER_PORT=15037 agent-host phone start   use (or start) another adb server
 
 then, from another terminal:
@@ -59,7 +61,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     start.add_argument("--adb-port", type=int, default=None,
                        help="adb server port (default: ANDROID_ADB_SERVER_PORT, else 5037); "
                             "a server is started there if none runs")
-    start.add_argument("--seed", type=int, default=0, help="seed of the phone's world")
+    start.add_argument("--seed", type=int, default=0, help="seed of the phone's world (and of its latency jitter)")
+    start.add_argument("--latency", metavar="PROFILE", default="none",
+                       help="delay each answer as a real phone would, per call kind (hierarchy dump, "
+                            "screenshot, input, other JSON-RPC, shell), with seeded jitter: "
+                            f"{', '.join(['none', *latency_profiles()])} (default: none, as fast as it can)")
     start.add_argument("--model", default="VirtualPhone", help="ro.product.model to report")
     start.set_defaults(func=_start)
 
@@ -79,10 +85,16 @@ def _start(args: argparse.Namespace) -> int:
     from agent_host.virtual_phone.faults import parse_spec
     from agent_host.virtual_phone.phone import PhoneError, VirtualPhone
 
+    from agent_host.virtual_phone.latency import make as make_latency
+
     try:
         faults = parse_spec(args.faults)
     except ValueError as exc:
         raise UserError(f"--faults: {exc}") from None
+    try:
+        latency = make_latency(args.latency, args.seed)
+    except ValueError as exc:
+        raise UserError(f"--latency: {exc}") from None
     if args.port and not 1 <= args.port <= 65535:
         raise UserError(f"--port: {args.port} is not a TCP port")
 
@@ -93,7 +105,7 @@ def _start(args: argparse.Namespace) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     phone = VirtualPhone(port=args.port, faults=faults, adb_port=args.adb_port,
-                         model=args.model, seed=args.seed)
+                         model=args.model, seed=args.seed, latency=latency)
     try:
         try:
             phone.start()
@@ -104,6 +116,7 @@ def _start(args: argparse.Namespace) -> int:
         print(f"serial: {phone.serial}", flush=True)
         print(f"adb server: 127.0.0.1:{phone.adb_port}", flush=True)
         print(f"faults: {faults.describe()}", flush=True)
+        print(f"latency: {latency.name}", flush=True)
         print("serving; Ctrl-C or SIGTERM to stop", flush=True)
         while not stop.wait(0.5):
             pass

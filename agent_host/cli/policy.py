@@ -8,29 +8,39 @@ import sys
 from agent_host.errors import UserError
 
 EPILOG = """\
-The script is a YAML list of tool calls; element arguments may be selectors resolved against
-the observation in each request (see agent_host/policy/script.py for the options):
-
-  - open_app: {name: settings}
-  - tap: {text: "Network & internet"}
-  - tap: {resource_id: "android:id/switch_widget"}
-  - task_complete: {reason: "Wi-Fi is on"}
+SCRIPT is one of (told apart by its shape; docs/policies.md, "Scripted policies", has a
+worked example of each):
+  a list of tool calls        - open_app: {name: settings}
+                              - tap: {text: "Network & internet"}   (elements by selector)
+                              - task_complete: {reason: "done"}
+  a mapping with actions:     the list, plus after, wait_seconds, retries, retry_wait
+  a mapping with suite:       task files, directories or ids: plays each task's solution,
+                              picked by the goal; flaws: seeded mistakes per episode
+Items besides the tools: say: "text" (a reply without a tool call), raw: {name, arguments}
+(a tool call sent as is). A task file is not a script: `agent-host tasks check-solutions`
+plays the solutions in task files.
 
 examples:
   agent-host policy serve --script wifi.yaml --port 0
   agent-host episode --task wifi-on --phone 127.0.0.1:5555 --base-url http://127.0.0.1:PORT/v1 --model policy
+  agent-host policy serve --script suite.yaml --port 8009 --log requests.jsonl
 """
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("policy", help="scripted policies behind an OpenAI-compatible server",
-                       description="Scripted policies (for tests, task authoring and check-solutions).")
+                       description="Scripted policies (for tests, task authoring and scripted builds); "
+                                   "see docs/policies.md.")
     psub = p.add_subparsers(dest="policy_cmd", metavar="<command>")
     s = psub.add_parser("serve", help="serve a policy script over HTTP (OpenAI chat completions)",
-                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--script", required=True, help="policy script YAML (or a task file's solution: use tasks check-solutions)")
+                        description="Serve a scripted policy on an OpenAI-compatible HTTP port; "
+                                    "the guide is docs/policies.md.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--script", required=True,
+                   help="a YAML file holding a list of tool calls, a mapping with `actions:` (the list "
+                        "plus options), or a mapping with `suite:` (task solutions, optional flaws); "
+                        "a task file is not a script (its solution runs with tasks check-solutions)")
     s.add_argument("--port", type=int, default=8009, help="port (0: pick a free one; default 8009)")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--api-key", default=None, help="require this bearer token")
     s.add_argument("--model", default="policy", help="the served model name (default policy)")
     s.add_argument("--delay-ms", type=int, default=0, help="answer each request this much later")

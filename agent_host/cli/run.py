@@ -23,6 +23,9 @@ examples:
   agent-host run --builds w4a16-tinygemm --tasks tasks/ --phones 127.0.0.1:5601 \\
       --request-timeout 300 --episode-timeout 3600
 
+Builds come from host profiles (docs/builds.md); a `server: policy` build is a scripted
+policy (docs/policies.md: scripts, suites of task solutions with seeded flaws).
+
 Episodes that fail because of the phone, the server, the harness or a time limit are labelled
 `error`, retried (--max-attempts) and never counted as model failures. One process at a time
 per run directory (a second run or resume is refused, naming the holder). A phone that stops

@@ -19,6 +19,7 @@ examples:
   agent-host tasks validate tasks/wifi-on.yaml my-tasks/
   agent-host tasks list                        ids, variants, apps, budgets, tags
   agent-host tasks list --json | jq '.[].id'
+  agent-host tasks list --counts --json        task instances per app and per kind
   agent-host tasks schema > tasks/task.schema.json
   agent-host tasks check-solutions             run each task's solution on a virtual phone
 
@@ -46,11 +47,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     ls = verbs.add_parser("list", help="list task instances: id, variants, app, max_steps, tags",
                           description="List every task instance (params expanded) with its variants.",
                           epilog="examples:\n  agent-host tasks list\n  agent-host tasks list --json\n"
+                                 "  agent-host tasks list --counts --json\n"
                                  "  agent-host tasks list tasks/alarm-0730.yaml\n",
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     ls.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                     help="task files or directories (default: tasks/)")
     ls.add_argument("--json", action="store_true", help="one JSON array instead of a table")
+    ls.add_argument("--counts", action="store_true",
+                    help="only the number of task instances per app and per kind (kind tags: "
+                         "multi-app, text-entry, retrieval, long-horizon, infeasible, recognition); "
+                         "with --json, one JSON object")
     ls.set_defaults(func=_list)
 
     sc = verbs.add_parser("schema", help="print the JSON Schema of a task file",
@@ -84,7 +90,8 @@ def _validate(args: argparse.Namespace) -> int:
     if report.errors:
         for line in report.errors:
             print(line)
-        print(f"{len(report.errors)} error(s) in {report.files} file(s)", file=sys.stderr)
+        print(f"{len(report.errors)} error(s) in {report.files_with_errors} file(s) "
+              f"({report.files} file(s) checked)", file=sys.stderr)
         return 1
     if not report.files:
         print(f"no task files in {', '.join(map(str, paths))}", file=sys.stderr)
@@ -110,15 +117,40 @@ def _rows(paths: list[Path]) -> list[dict]:
     return list(rows.values())
 
 
+def _counts(rows: list[dict]) -> dict:
+    """Task instances per app (by name) and per kind (every kind, then those of none)."""
+    from agent_host.config.records import NO_KIND, TASK_KINDS, task_kinds
+
+    apps: dict[str, int] = {}
+    kinds = dict.fromkeys((*TASK_KINDS, NO_KIND), 0)
+    for r in rows:
+        apps[r["app"]] = apps.get(r["app"], 0) + 1
+        for k in task_kinds(r["tags"], r["infeasible"]):
+            kinds[k] += 1
+    return {"tasks": len(rows), "apps": dict(sorted(apps.items())), "kinds": kinds}
+
+
 def _list(args: argparse.Namespace) -> int:
     rows = _rows(args.paths)
+    counts = _counts(rows)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(counts if args.counts else rows, indent=2))
         return 0
 
     from agent_host.cli.output import stdout_console
     from rich.table import Table
 
+    if args.counts:
+        table = Table(title=f"{len(rows)} task instance(s)", title_justify="left")
+        table.add_column("by")
+        table.add_column("group", no_wrap=True)
+        table.add_column("tasks", justify="right")
+        for app, n in counts["apps"].items():
+            table.add_row("app", app, str(n))
+        for kind, n in counts["kinds"].items():
+            table.add_row("kind", kind, str(n))
+        stdout_console().print(table)
+        return 0
     table = Table(title=f"{len(rows)} task instance(s)", title_justify="left")
     table.add_column("id", no_wrap=True)
     table.add_column("variants", no_wrap=True)
@@ -129,7 +161,10 @@ def _list(args: argparse.Namespace) -> int:
     for r in rows:
         table.add_row(r["id"], ",".join(r["variants"]), r["app"], str(r["max_steps"]),
                       "yes" if r["infeasible"] else "", ", ".join(r["tags"]))
-    stdout_console().print(table)
+    console = stdout_console()
+    console.print(table)
+    console.print("per app: " + ", ".join(f"{k} {n}" for k, n in counts["apps"].items()))
+    console.print("per kind: " + ", ".join(f"{k} {n}" for k, n in counts["kinds"].items() if n))
     return 0
 
 

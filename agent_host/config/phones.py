@@ -58,6 +58,10 @@ class PhoneProfile(Strict):
         0.3, ge=0, le=5,
         description="seconds to let an action start before the first settle dump (a real phone "
                     "begins its transition ~100 ms after the input; the virtual phone changes at once)")
+    settle_confirm: bool = Field(
+        False,
+        description="dump until two rendered observations agree after each action, for a phone whose "
+                    "dumps do not wait for the UI to go idle (uiautomator's do: one dump is enough)")
     notes: str = ""
 
     def package(self, alias_or_package: str) -> str:

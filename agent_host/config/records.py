@@ -26,6 +26,17 @@ OUTCOMES: tuple[str, ...] = (
 )
 Variant = Literal["base", "verify"]
 
+# The kinds of task a report breaks success down by: tags with these exact spellings in a
+# task's `tags:` (an infeasible task is of kind `infeasible` by its flag too).
+TASK_KINDS: tuple[str, ...] = ("multi-app", "text-entry", "retrieval", "long-horizon", "infeasible", "recognition")
+NO_KIND = "no kind tag"
+
+
+def task_kinds(tags: list[str] | tuple[str, ...], infeasible: bool = False) -> list[str]:
+    """A task's kinds, in TASK_KINDS order; [NO_KIND] when it has none."""
+    have = set(tags) | ({"infeasible"} if infeasible else set())
+    return [k for k in TASK_KINDS if k in have] or [NO_KIND]
+
 
 class Usage(BaseModel):
     prompt_tokens: int = 0
@@ -40,6 +51,16 @@ class PhaseTimes(BaseModel):
     act: float = 0.0
     settle: float = 0.0
     judge: float = 0.0
+
+
+class RoundTrips(BaseModel):
+    """Device round trips (adb streams opened: shell calls, JSON-RPC requests) in a step:
+    `critical` ones the step waited on in series, `background` ones that ran beside it
+    (screenshot, judge), counted at the Phone wrapper; `wait_s` the time the step spent
+    waiting on the phone in series (its calls and the settle's minimum delay)."""
+    critical: int = 0
+    background: int = 0
+    wait_s: float = 0.0      # seconds the step waited on the phone in series (calls, settle delay)
 
 
 class Action(BaseModel):
@@ -61,6 +82,9 @@ class StepRecord(BaseModel):
     action: Action | None = None               # None: no valid tool call (wasted step)
     retry_error: str | None = None             # error fed back to the model this step
     times: PhaseTimes = Field(default_factory=PhaseTimes)
+    wall_s: float | None = None                # the step's own wall time (step 0: setup)
+    round_trips: RoundTrips | None = None
+    cached_share: float | None = None          # usage.cached_tokens / usage.prompt_tokens
     goal: bool                                 # goal check after this step's action
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
@@ -129,6 +153,11 @@ class EpisodeRecord(BaseModel):
     times: PhaseTimes = Field(default_factory=PhaseTimes)
     usage: Usage = Field(default_factory=Usage)
     server_metrics: dict[str, float] | None = None   # delta of the server's /metrics
+    # share of prompt tokens served from the server's prefix cache: from step 2 on, from the
+    # responses' cached-token counts ("usage"); else the /metrics prefix-cache hits / queries
+    # of the whole episode ("metrics"); None when the server tells neither
+    cached_share: float | None = None
+    cached_share_source: Literal["usage", "metrics"] | None = None
     reason: str | None = None                  # the model's reason for complete/infeasible
     answer: str | None = None                  # the text of the last `answer` action (question tasks)
     exhausted: Exhaustion | None = None        # set when outcome == "exhausted"

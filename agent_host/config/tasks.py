@@ -392,6 +392,7 @@ class LoadReport(BaseModel):
     tasks: list[tuple[Task, Path, str]] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
     files: int = 0
+    files_with_errors: int = 0
 
 
 def collect(paths: Iterable[Path | str]) -> LoadReport:
@@ -401,6 +402,7 @@ def collect(paths: Iterable[Path | str]) -> LoadReport:
     for path in task_files(paths):
         report.files += 1
         tasks, messages, digest, id_lines = _file_messages(path)
+        before = len(report.errors)
         report.errors += messages
         for task in tasks:
             names = [task.id]
@@ -414,6 +416,7 @@ def collect(paths: Iterable[Path | str]) -> LoadReport:
             for n in names:
                 first_seen[n] = path
             report.tasks.append((task, path, digest))
+        report.files_with_errors += len(report.errors) > before
     return report
 
 

@@ -5,8 +5,9 @@ Everything the agent and the judge do to a phone goes through `Phone`:
 - apps: `launch`, `force_stop`, `foreground`;
 - state: `shell(cmd)` and `shell_batch(cmds)`, which runs any number of commands in ONE
   `adb shell` call (one round trip per judged step);
-- `settle(max_s)`: dump until two consecutive dumps agree, returning the last dump so the
-  caller reuses it as the next observation (no extra dump per step).
+- `settle(max_s)`: the still screen after an action in one dump (uiautomator waits for idle
+  on the device side), returned so the caller reuses it as the next observation and as the
+  screen the judge's UI checks read (no extra dump per step).
 
 Model text never reaches a shell: `type_text` focuses the element with a tap and hands the
 text to uiautomator2's `setText` JSON-RPC call. Transport and uiautomator2 failures surface as
@@ -20,7 +21,9 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar, copy_context
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +46,76 @@ class ShellResult:
     def text(self) -> str:
         """The output without its trailing newline(s)."""
         return self.output.rstrip("\r\n")
+
+
+_BESIDE: ContextVar[bool] = ContextVar("beside_the_step", default=False)
+_TALLY: ContextVar[RoundTripTally | None] = ContextVar("round_trip_tally", default=None)
+
+
+class RoundTripTally:
+    """Device round trips of one step: `critical` ones the step waited on in series,
+    `background` ones that ran beside it (its screenshot, its judge)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.critical = 0
+        self.background = 0
+        self.wait_s = 0.0      # seconds the step waited on the phone in series
+
+    def note(self, beside: bool) -> None:
+        with self._lock:
+            if beside:
+                self.background += 1
+            else:
+                self.critical += 1
+
+    def waited(self, seconds: float) -> None:
+        with self._lock:
+            self.wait_s += seconds
+
+
+def _waited(seconds: float) -> None:
+    """The step making this call waited `seconds` on the phone (nothing beside the step)."""
+    tally = _TALLY.get()
+    if tally is not None and not _BESIDE.get():
+        tally.waited(seconds)
+
+
+@contextmanager
+def counting_into(tally: RoundTripTally) -> Iterator[RoundTripTally]:
+    """Device calls made in this block, and in work it hands to `submit_beside`, count into `tally`."""
+    token = _TALLY.set(tally)
+    try:
+        yield tally
+    finally:
+        _TALLY.reset(token)
+
+
+def submit_beside(pool: Any, fn: Callable[[], Any]) -> Any:
+    """`pool.submit(fn)`, with fn's device calls counted as background round trips of the
+    step that submitted it."""
+    ctx = copy_context()
+
+    def beside() -> Any:
+        _BESIDE.set(True)
+        return fn()
+    return pool.submit(ctx.run, beside)
+
+
+def watch_round_trips(adb_device: Any) -> None:
+    """Count every adb stream `adb_device` opens on the device (each shell call and each
+    uiautomator2 JSON-RPC request is one; uiautomator2 opens its HTTP streams through the
+    same AdbDevice) into the tally of the step making the call."""
+    opener = getattr(adb_device, "open_transport", None)
+    if opener is None:
+        return
+
+    def open_transport(command: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        tally = _TALLY.get()
+        if command is None and tally is not None:   # with a command it is the adb server's own
+            tally.note(_BESIDE.get())
+        return opener(command, *args, **kwargs)
+    adb_device.open_transport = open_transport
 
 
 KEYS = ("back", "home", "enter", "recent", "delete", "menu", "search", "power",
@@ -73,14 +146,18 @@ def split_serial(spec: str) -> tuple[tuple[str, int] | None, str]:
 
 
 class Phone:
-    """A connected phone. Methods are safe to call from one thread at a time per Phone."""
+    """A connected phone. UI calls (uiautomator2) run one at a time, shell calls one at a time,
+    but a shell call may run beside a UI call (each is its own adb stream), so the judge's
+    shell batch need not wait for a screenshot in flight."""
 
     def __init__(self, serial: str, adb_device: Any, u2_device: Any):
         self.serial = serial
         self.adb = adb_device
         self.u2 = u2_device
         self._lock = threading.RLock()
+        self._shell_lock = threading.RLock()
         self._size: tuple[int, int] | None = None
+        watch_round_trips(adb_device)
 
     # -- connection -------------------------------------------------------------
 
@@ -110,8 +187,9 @@ class Phone:
             raise PhoneError(f"{serial}: cannot connect: {type(exc).__name__}: {exc}") from exc
         return cls(serial, dev, ud)
 
-    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
-        with self._lock:
+    def _call(self, what: str, fn: Callable[[], Any], lock: Any = None) -> Any:
+        t0 = time.monotonic()
+        with lock or self._lock:
             try:
                 return fn()
             except PhoneError:
@@ -120,6 +198,8 @@ class Phone:
                 if _is_transport_error(exc):
                     raise PhoneError(f"{self.serial}: {what}: {type(exc).__name__}: {exc}") from exc
                 raise
+            finally:
+                _waited(time.monotonic() - t0)
 
     # -- UI ----------------------------------------------------------------------
 
@@ -216,7 +296,8 @@ class Phone:
             script, nonce = build_batch(cmds)
         except ValueError as exc:
             raise PhoneError(f"{self.serial}: shell batch: {exc}") from None
-        raw = self._call("shell", lambda: self.adb.shell(script, timeout=timeout, encoding=None, rstrip=False))
+        raw = self._call("shell", lambda: self.adb.shell(script, timeout=timeout, encoding=None, rstrip=False),
+                         lock=self._shell_lock)
         try:
             return parse_batch(cmds, raw, nonce)
         except ValueError as exc:
@@ -225,16 +306,26 @@ class Phone:
     # -- waiting -----------------------------------------------------------------
 
     def settle(self, max_s: float = 3.0, *, interval: float = 0.1, min_s: float = 0.0,
-               key: Callable[[str], Any] | None = None, first: str | None = None) -> str:
-        """Dump until two consecutive dumps agree (compared by `key`, default the raw XML),
-        at most `max_s` seconds; return the last dump. `first` is a dump already taken.
-        `min_s`: wait this long before the first dump (a real phone starts an activity
-        transition some 100 ms after the input, so two quick dumps could both be the old screen)."""
+               since: float | None = None, confirm: bool = False,
+               key: Callable[[str], Any] | None = None) -> str:
+        """The screen once it is still: wait until `min_s` after `since` (the monotonic time
+        the input was sent; default now): a real phone starts an activity transition some
+        100 ms after the input, so a dump at once could be the old screen. Then dump. One dump is enough because uiautomator waits for the UI to go idle before it
+        dumps (UiDevice.getWindowRoots() calls waitForIdle(): 500 ms without accessibility
+        events, at most 10 s), and the virtual phone changes its screen as the input arrives.
+
+        `confirm`: for a phone whose dumps do not wait for idle, dump until two consecutive
+        dumps agree, compared by `key` (default the raw XML; pass the rendered observation so
+        a ticking clock does not force another dump), at most `max_s` seconds."""
         deadline = time.monotonic() + max_s
-        if min_s > 0 and first is None:
-            time.sleep(min_s)
+        pause = min_s - (time.monotonic() - since) if since is not None else min_s
+        if pause > 0:
+            time.sleep(pause)
+            _waited(pause)
+        prev = self.dump()
+        if not confirm:
+            return prev
         key = key or (lambda x: x)
-        prev = first if first is not None else self.dump()
         prev_key = key(prev)
         while time.monotonic() < deadline:
             time.sleep(interval)

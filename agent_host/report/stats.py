@@ -546,6 +546,7 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
     if agg.get("vllm:time_to_first_token_seconds_count", 0) > 0:
         ttft = agg["vllm:time_to_first_token_seconds_sum"] / agg["vllm:time_to_first_token_seconds_count"]
     n = len(recs)
+    cached = [x for x in recs if getattr(x, "cached_share", None) is not None]
     return {
         "episodes": n, "steps": steps,
         "decode_tok_s": decode, "decode_source": decode_src,
@@ -556,6 +557,8 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "tokens_per_episode": (prompt + comp) / n if n else None,
         "prompt_tokens_per_episode": prompt / n if n else None,
         "completion_tokens_per_episode": comp / n if n else None,
+        # prompt tokens served from the prefix cache (episode records' cached_share, mean)
+        "cached_share": (sum(x.cached_share for x in cached) / len(cached)) if cached else None,
         "phase_s_per_step": ({k: sum(getattr(r.times, k) for r in recs) / steps
                               for k in ("observe", "model", "act", "settle", "judge")} if steps else None),
     }

@@ -35,6 +35,7 @@ def summary_tables(results: Results | dict[str, Any]) -> list[Table]:
         t.add_row(escape(b.build) + (" *" if b.build == r.baseline else ""),
                   str(b.tasks), str(b.episodes), str(b.errors.episodes), str(b.exhausted.episodes),
                   *(_rate(b.rates.get(n)) for n in ("success", "navigation", "recognition_base", "recognition_verify")),
+                  "n/a" if s is not None and s.scripted else
                   "–" if s is None or s.decode_tok_s is None else f"{s.decode_tok_s:.1f}",
                   "–" if s is None or s.step_s is None else f"{s.step_s:.2f}")
     out = [t]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from agent_host.report.format import interval, md_cell, pct, pval, signed_pp
-from agent_host.report.model import BuildSummary, Comparison, Results
+from agent_host.report.model import BuildSummary, Comparison, GroupRow, Results
 
 
 @dataclass(frozen=True)
@@ -16,6 +16,7 @@ class Cell:
     sub: str = ""                  # second line (an interval), smaller in HTML
     title: str = ""                # tooltip in HTML
     cls: str = "n"                 # CSS class in HTML
+    filters: tuple[tuple[str, str], ...] = ()   # HTML: a link setting the viewer's filters (kind, app, ...)
 
 
 @dataclass(frozen=True)
@@ -120,3 +121,23 @@ def comparisons_table(results: Results) -> Table:
         Column("to detect", _needed, "at 80% power"),
     ]
     return Table.of(cols, results.comparisons)
+
+
+def breakdown_table(results: Results) -> Table:
+    """One row per task kind, then per app: each build's success headline on those tasks."""
+    def success(build: str) -> Callable[[GroupRow], Cell]:
+        def fill(g: GroupRow) -> Cell:
+            x = g.builds.get(build)
+            if x is None or not x.episodes:
+                return Cell("–")
+            return Cell(pct(x.mean), interval(x.low, x.high),
+                        f"{x.k}/{x.n} pooled episodes; {x.n_tasks} tasks; {x.method}")
+        return fill
+
+    cols = [
+        Column("by", lambda g: Cell(g.by, cls="")),
+        Column("group", lambda g: Cell(g.group, cls="", title="show its episodes", filters=((g.by, g.group),))),
+        Column("tasks", lambda g: Cell(str(len(g.units)), title=", ".join(g.units))),
+        *(Column(f"{b.build} success", success(b.build)) for b in results.builds),
+    ]
+    return Table.of(cols, results.breakdown)

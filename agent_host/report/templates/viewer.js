@@ -25,6 +25,26 @@
     return p;
   }
 
+  // A long value (a model's reason can be hundreds of characters with no space) is cut
+  // short with a button that shows all of it; CSS wraps whatever is shown.
+  var LONG = 120;
+  function field(name, value) {
+    var text = String(value), s = el("span", "field", name + ": ");
+    if (text.length <= LONG) { s.appendChild(document.createTextNode(text)); return s; }
+    var cut = text.slice(0, LONG - 20) + "…", v = el("span", "value", cut), b = el("button", "more", "more");
+    b.type = "button";
+    b.title = "show all " + text.length + " characters";
+    b.setAttribute("aria-expanded", "false");
+    b.addEventListener("click", function () {
+      var open = b.getAttribute("aria-expanded") !== "true";
+      v.textContent = open ? text : cut;
+      b.textContent = open ? "less" : "more";
+      b.setAttribute("aria-expanded", String(open));
+    });
+    s.appendChild(v); s.appendChild(b);
+    return s;
+  }
+
   // ------------------------------------------------------------------ frames of an episode
   function frames(ep) {
     var out = [], before = [], after = [];
@@ -88,7 +108,7 @@
     if (ep.reason) kv.push(["reason", ep.reason]);
     if (ep.error) kv.push(["error", ep.error]);
     var meta = this.meta;
-    kv.forEach(function (p) { meta.appendChild(el("span", null, p[0] + ": " + p[1])); });
+    kv.forEach(function (p) { meta.appendChild(field(p[0], p[1])); });
     this.drawTimeline();
     this.go(i || 0);
   };
@@ -186,7 +206,8 @@
   // ------------------------------------------------------------------ episode browser
   var main = new Panel(document.getElementById("main-panel"));
   var fBuild = document.getElementById("f-build"), fOutcome = document.getElementById("f-outcome"),
-      fTask = document.getElementById("f-task"), list = document.getElementById("ep-list"),
+      fTask = document.getElementById("f-task"), fKind = document.getElementById("f-kind"),
+      fApp = document.getElementById("f-app"), list = document.getElementById("ep-list"),
       epCounter = document.getElementById("ep-counter");
   var units = [];
   EPS.forEach(function (e) { if (units.indexOf(e.unit) < 0) units.push(e.unit); });
@@ -194,11 +215,22 @@
   option(fOutcome, "", "all outcomes");
   Object.keys(DATA.colours).forEach(function (o) { option(fOutcome, o, o); });
   option(fTask, "", "all tasks"); units.forEach(function (u) { option(fTask, u, u); });
+  // task kinds and apps (from the run manifest; runs that predate them have none)
+  var kinds = [], apps = [];
+  EPS.forEach(function (e) {
+    (e.kinds || []).forEach(function (k) { if (kinds.indexOf(k) < 0) kinds.push(k); });
+    if (e.app && apps.indexOf(e.app) < 0) apps.push(e.app);
+  });
+  apps.sort();
+  option(fKind, "", "all kinds"); kinds.forEach(function (k) { option(fKind, k, k); });
+  option(fApp, "", "all apps"); apps.forEach(function (a) { option(fApp, a, a); });
+  fKind.hidden = !kinds.length; fApp.hidden = !apps.length;
   var shown = [], cur = -1, buttons = [];
   function filter() {
     shown = EPS.filter(function (e) {
       return (!fBuild.value || e.build === fBuild.value) && (!fOutcome.value || e.outcome === fOutcome.value) &&
-        (!fTask.value || e.unit === fTask.value);
+        (!fTask.value || e.unit === fTask.value) && (!fKind.value || (e.kinds || []).indexOf(fKind.value) >= 0) &&
+        (!fApp.value || e.app === fApp.value);
     });
     clear(list);
     buttons = shown.map(function (e, j) {
@@ -224,13 +256,21 @@
     epCounter.textContent = (j + 1) + " / " + shown.length;
     main.show(shown[j], 0);
   }
-  [fBuild, fOutcome, fTask].forEach(function (s) { s.addEventListener("change", filter); });
+  [fBuild, fOutcome, fTask, fKind, fApp].forEach(function (s) { s.addEventListener("change", filter); });
   document.getElementById("ep-prev").addEventListener("click", function () { select(Math.max(0, cur - 1)); });
   document.getElementById("ep-next").addEventListener("click", function () { select(Math.min(shown.length - 1, cur + 1)); });
   filter();
   Array.prototype.forEach.call(document.querySelectorAll("a.unit-link"), function (a) {
     a.addEventListener("click", function () {
-      fTask.value = a.getAttribute("data-unit"); fBuild.value = ""; fOutcome.value = ""; filter();
+      fTask.value = a.getAttribute("data-unit"); fBuild.value = ""; fOutcome.value = ""; fKind.value = ""; fApp.value = ""; filter();
+    });
+  });
+  // a link that sets the filters it names (data-kind, data-app, ...) and clears the others
+  var FILTERS = { build: fBuild, outcome: fOutcome, task: fTask, kind: fKind, app: fApp };
+  Array.prototype.forEach.call(document.querySelectorAll("a.viewer-filter"), function (a) {
+    a.addEventListener("click", function () {
+      Object.keys(FILTERS).forEach(function (k) { FILTERS[k].value = a.getAttribute("data-" + k) || ""; });
+      filter();
     });
   });
 

@@ -1,0 +1,51 @@
+"""Success broken down by task kind and by app, so a report shows where a build fails.
+
+A task's kinds are its kind tags (config.records.TASK_KINDS), its app the task's `app:` field;
+both come from the run manifest's task list. Each group's rate is the report's headline
+statistic (mean of per-task rates, t interval over the group's tasks) on that group's tasks
+alone. A task of several kinds is in each of their groups.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from agent_host.config.records import NO_KIND, TASK_KINDS, EpisodeRecord, task_kinds
+from agent_host.report import stats
+
+
+def task_facts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Task instance id -> {"app", "kinds"}, for the tasks the manifest names with an app."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in manifest.get("tasks") or []:
+        if isinstance(t, dict) and isinstance(t.get("id"), str) and t.get("app"):
+            tags = [x for x in t.get("tags") or [] if isinstance(x, str)]
+            out[t["id"]] = {"app": str(t["app"]), "kinds": task_kinds(tags, bool(t.get("infeasible")))}
+    return out
+
+
+def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
+              facts: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows {by: kind|app, group, units, builds: {build: success headline + episodes}}: kinds
+    in TASK_KINDS order (then tasks of no kind), apps by name; empty without task facts."""
+    if not facts:
+        return []
+    known = [r for r in records if r.task in facts]
+    groups: list[tuple[str, str, set[str]]] = []
+    for kind in (*TASK_KINDS, NO_KIND):
+        tasks = {t for t, f in facts.items() if kind in f["kinds"]}
+        groups.append(("kind", kind, tasks))
+    for app in sorted({f["app"] for f in facts.values()}):
+        groups.append(("app", app, {t for t, f in facts.items() if f["app"] == app}))
+    rows = []
+    for by, group, tasks in groups:
+        recs = [r for r in known if r.task in tasks]
+        if not recs:
+            continue
+        per_build = {}
+        for b in builds:
+            summary = stats.build_summary(b, recs)
+            per_build[b] = {**summary["rates"]["success"], "episodes": summary["episodes"]}
+        rows.append({"by": by, "group": group, "units": sorted({stats.unit_of(r) for r in recs}),
+                     "builds": per_build})
+    return rows
