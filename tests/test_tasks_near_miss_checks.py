@@ -145,3 +145,20 @@ def test_sort_downloads_ignores_what_other_episodes_left_in_downloads(phone):
     finally:
         run_steps(task.teardown, phone)
         _shell(phone, "rm -rf /sdcard/Download/Trip")
+
+
+def test_delete_all_notes_starts_from_its_own_three(phone):
+    """markor-delete-all checks that the Markor folder ends empty (as AndroidWorld's
+    MarkorDeleteAllNotes), so its setup must leave exactly its three notes there: a note an
+    earlier episode left (a careless markor-create-note's shopping.txt) made deleting the
+    three fail the reference solution, and the verify setup ended `error`."""
+    task = _instance("markor-delete-all")
+    _shell(phone, f"mkdir -p {MARKOR}", f"echo milk > {MARKOR}/shopping.txt")
+    run_steps(task.setup, phone)
+    try:
+        assert _goal(task, phone) is False
+        _shell(phone, f"rm {MARKOR}/trip.md {MARKOR}/errands.md {MARKOR}/reading.md")   # what the solution deletes
+        assert _goal(task, phone) is True
+    finally:
+        run_steps(task.teardown, phone)
+        _shell(phone, f"rm -f {MARKOR}/shopping.txt")
