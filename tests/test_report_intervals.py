@@ -144,6 +144,17 @@ def test_a_design_that_already_detects_needs_one_repeat():
     assert stats.fewest(lambda n: n >= 7, 6, start=1) is None
 
 
+def test_one_errored_episode_does_not_shrink_the_design_to_one_repeat():
+    # a 216 x 2 run with one episode ended `error` printed "this design (216 tasks x 1 repeats)"
+    recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
+            for b in ("a", "b") for t in range(20) for i in range(3)]
+    recs = [r for r in recs if not (r.build == "a" and r.task == "t0" and r.repeat > 0)]
+    recs.append(_rec("a", "t0", "base", 1, "error"))
+    w = analyse(_run(recs), target=0.10)["power"]
+    assert (w["tasks"], w["repeats"]) == (20, 3)
+    assert w["mde"] == pytest.approx(stats.plan(20, 3, rate=0.5)["mde"]["value"], abs=0.02)
+
+
 def test_report_says_what_the_design_detects_and_needs():
     recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
             for b in ("a", "b") for t in range(20) for i in range(3)]
