@@ -1,8 +1,8 @@
 """Fixtures: scripted policies behind a real HTTP server.
 
 - `policy_server`: `factory(script)` -> a started `PolicyServer` (in this process, real HTTP on
-  a free port); `script` is a list of items, a mapping with `actions`, a PolicyScript, or a path
-  to a YAML file. Every server is stopped after the test. `server.requests` holds each chat
+  a free port); `script` is a list of items, a mapping with `actions`, a PolicyScript (or any
+  policy with `answer`, e.g. a SuitePolicy), or a path to a YAML file. Every server is stopped after the test. `server.requests` holds each chat
   request body it received, `server.endpoint()` the Endpoint to give run_episode.
 - `virtual_profile`: the `virtual` phone profile.
 """
@@ -26,7 +26,7 @@ def policy_server() -> Iterator[Callable[..., Any]]:
     def make(script: Any, **kwargs: Any) -> PolicyServer:
         if isinstance(script, (str, Path)):
             script = PolicyScript.load(script)
-        elif not isinstance(script, PolicyScript):
+        elif not hasattr(script, "answer"):  # a PolicyScript or SuitePolicy is served as is
             script = PolicyScript.from_data(script, source="<test>")
         server = PolicyServer(script, **kwargs).start()
         servers.append(server)

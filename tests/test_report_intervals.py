@@ -134,6 +134,27 @@ def test_plan_and_what_a_run_would_need():
     assert stats.min_detectable_effect(c["sd"], need["tasks"] - 1)["value"] > 0.10
 
 
+def test_a_design_that_already_detects_needs_one_repeat():
+    # 216 task instances x 1 repeat at a 78% baseline detects 10 pp (MDE 9.6 pp): the report
+    # said "or 2 repeats at 216 tasks", as if one were not enough (the search started at 2)
+    assert stats.plan(216, 1, rate=0.778)["mde"]["value"] <= 0.10
+    assert stats.plan_needed(216, 1, 0.10, rate=0.778)["repeats"] == 1
+    assert stats.fewest(lambda n: True, 50, start=1) == 1
+    assert stats.fewest(lambda n: n >= 7, 50, start=1) == 7
+    assert stats.fewest(lambda n: n >= 7, 6, start=1) is None
+
+
+def test_one_errored_episode_does_not_shrink_the_design_to_one_repeat():
+    # a 216 x 2 run with one episode ended `error` printed "this design (216 tasks x 1 repeats)"
+    recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
+            for b in ("a", "b") for t in range(20) for i in range(3)]
+    recs = [r for r in recs if not (r.build == "a" and r.task == "t0" and r.repeat > 0)]
+    recs.append(_rec("a", "t0", "base", 1, "error"))
+    w = analyse(_run(recs), target=0.10)["power"]
+    assert (w["tasks"], w["repeats"]) == (20, 3)
+    assert w["mde"] == pytest.approx(stats.plan(20, 3, rate=0.5)["mde"]["value"], abs=0.02)
+
+
 def test_report_says_what_the_design_detects_and_needs():
     recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
             for b in ("a", "b") for t in range(20) for i in range(3)]
@@ -177,3 +198,46 @@ def test_the_report_headline_is_the_simulated_method():
         _, lo, hi = intervals.korn_graubard(k / r, np.full((1, t), float(r)))
         assert (got["low"], got["high"]) == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
         assert got["high"] > got["low"]
+
+
+def _paired_counts(pa, pb, reps, rng, shared):
+    """Two builds' UnitCounts over tasks with success rates pa, pb; `shared`: both builds'
+    episodes of one (task, repeat) draw the same uniform (as a shared seed can make them)."""
+    ua, ub = {}, {}
+    for t, (a, b) in enumerate(zip(pa, pb)):
+        ca, cb = (stats.UnitCounts(f"t{t}", f"t{t}", "base", False) for _ in range(2))
+        for r in range(reps):
+            u = rng.random()
+            v = u if shared else rng.random()
+            for c, p, x in ((ca, a, u), (cb, b, v)):
+                ok = bool(x < p)
+                c.n += 1
+                c.successes += ok
+                c.by_repeat.append((r, ok))
+        ua[ca.unit], ub[cb.unit] = ca, cb
+    return ua, ub
+
+
+def _sd_of(ua, ub):
+    return float(np.std([ub[u].rate - ua[u].rate for u in ua], ddof=1))
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["independent", "paired-seed"])
+def test_repeats_needed_matches_simulation(shared):
+    """Seeded simulation: 60 tasks x 2 repeats, true per-task differences -10 +- 5 pp. The
+    repeats the report says would detect 10 pp are (within one) the repeats at which simulated
+    runs' SD of differences does. The noise split once took one build's episode noise for
+    the paired difference's: with independent episodes it said no number of repeats would do
+    (truth: 7); with episodes sharing a seed, 3 (truth: 2)."""
+    rng = np.random.default_rng(5)
+    tasks = 60
+    pa = rng.uniform(0.3, 0.9, tasks)
+    pb = np.clip(pa + rng.normal(-0.1, 0.05, tasks), 0, 1)
+    ua, ub = _paired_counts(pa, pb, 2, rng, shared)
+    need = stats.design_needed(ua, ub, sorted(ua), _sd_of(ua, ub), 0.10)
+
+    def simulated_sd(r):
+        return float(np.mean([_sd_of(*_paired_counts(pa, pb, r, rng, shared)) for _ in range(20)]))
+
+    truth = next(r for r in range(1, 40) if stats.min_detectable_effect(simulated_sd(r), tasks)["value"] <= 0.10)
+    assert need["repeats"] is not None and abs(need["repeats"] - truth) <= 1, (need, truth)

@@ -120,3 +120,45 @@ def test_infeasible_claimed_done_is_never_success(phone):
     finally:
         _shell(phone, "rm -f /sdcard/Download/report-readonly.pdf")
         run_steps(task.teardown, phone)
+
+
+def test_sort_downloads_ignores_what_other_episodes_left_in_downloads(phone):
+    """A full-suite run on one phone: an earlier episode (a careless files-trip-folder) left a
+    `Trip` folder in Downloads, and files-sort-downloads then failed its own reference solution
+    (premature) and its verify setup (error), as its check wanted Downloads to hold nothing but
+    todo.txt. The check is about the six files the task is about; its near misses still fail."""
+    task = _instance("files-sort-downloads")
+    goal_setup = next(t for t in load_tasks(["files-sort-downloads"], variants=("verify",))
+                      if t.variant == "verify").setup[len(task.setup):]
+    _shell(phone, "mkdir -p /sdcard/Download/Trip")
+    run_steps(task.setup, phone)
+    try:
+        run_steps(goal_setup, phone)
+        assert _goal(task, phone) is True
+        _shell(phone, "mv /sdcard/Download/todo.txt /sdcard/Documents")     # moved one file too many
+        assert _goal(task, phone) is False
+        _shell(phone, "mv /sdcard/Documents/todo.txt /sdcard/Download",
+               "cp /sdcard/Documents/bill.pdf /sdcard/Download")               # copied, not moved
+        assert _goal(task, phone) is False
+        _shell(phone, "rm /sdcard/Download/bill.pdf")
+        assert _goal(task, phone) is True
+    finally:
+        run_steps(task.teardown, phone)
+        _shell(phone, "rm -rf /sdcard/Download/Trip")
+
+
+def test_delete_all_notes_starts_from_its_own_three(phone):
+    """markor-delete-all checks that the Markor folder ends empty (as AndroidWorld's
+    MarkorDeleteAllNotes), so its setup must leave exactly its three notes there: a note an
+    earlier episode left (a careless markor-create-note's shopping.txt) made deleting the
+    three fail the reference solution, and the verify setup ended `error`."""
+    task = _instance("markor-delete-all")
+    _shell(phone, f"mkdir -p {MARKOR}", f"echo milk > {MARKOR}/shopping.txt")
+    run_steps(task.setup, phone)
+    try:
+        assert _goal(task, phone) is False
+        _shell(phone, f"rm {MARKOR}/trip.md {MARKOR}/errands.md {MARKOR}/reading.md")   # what the solution deletes
+        assert _goal(task, phone) is True
+    finally:
+        run_steps(task.teardown, phone)
+        _shell(phone, f"rm -f {MARKOR}/shopping.txt")

@@ -198,7 +198,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
             return shots.capture(f"step-{n:03d}.png", phone)
 
         model = Bounded(ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout,
-                                    client=client), request_timeout, episode_timeout, t_start)
+                                    client=client, task=task.key), request_timeout, episode_timeout, t_start)
         loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
                         max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
                         screenshot=screenshot, before_act=shots.barrier, write_step=log.write,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
+from agent_host.serving.endpoint import TASK_HEADER
 
 
 class ServerError(Exception):
@@ -39,11 +40,12 @@ class ModelClient:
     """One OpenAI-compatible endpoint, called the way every build is measured."""
 
     def __init__(self, endpoint: Any, *, sampling: Any = None, seed: int = 0,
-                 timeout: float = 600.0, client: Any = None):
+                 timeout: float = 600.0, client: Any = None, task: str | None = None):
         import openai
         self.endpoint = endpoint
         self.sampling = sampling
         self.seed = seed
+        self.headers = {TASK_HEADER: task} if task else {}
         self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
                                               timeout=timeout, max_retries=1)
         self.tool_choice: str | None = "required"
@@ -73,7 +75,8 @@ class ModelClient:
         for _ in range(3):
             try:
                 resp = self.client.chat.completions.create(
-                    model=self.endpoint.model, messages=messages, tools=tools, **self._kwargs())
+                    model=self.endpoint.model, messages=messages, tools=tools,
+                    extra_headers=self.headers or None, **self._kwargs())
                 break
             except openai.BadRequestError as exc:
                 text = str(exc).lower()

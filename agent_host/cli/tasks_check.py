@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_host.errors import UserError, check_dir_usable
-
-VERIFY_SCRIPT = [{"task_complete": {"reason": "the goal already holds"}}]
+from agent_host.policy.suite import RECOGNISE as VERIFY_SCRIPT
 
 
 def expected_outcome(task: Any) -> str:

@@ -120,8 +120,10 @@ class PolicyScript:
                 raise fail(prefix + (i,), str(exc)) from None
         return cls(items=tuple(items), source=source, **opts)
 
-    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The policy protocol PolicyServer speaks: the assistant message for a request."""
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any] | None = None,
+               task: str | None = None) -> dict[str, Any]:
+        """The policy protocol PolicyServer speaks: the assistant message for a request (one
+        script for every task, so `task` is not needed)."""
         return play(self, messages)
 
     @classmethod

@@ -1,7 +1,8 @@
 """A policy behind a real OpenAI-compatible HTTP server (`agent-host policy serve`).
 
-`PolicyServer(policy)` answers /v1/chat/completions with `policy.answer(messages, body)` (a
-policy/script.py PolicyScript, or a policy/suite.py SuitePolicy); usage counts are estimated
+`PolicyServer(policy)` answers /v1/chat/completions with `policy.answer(messages, body, task)` (a
+policy/script.py PolicyScript, or a policy/suite.py SuitePolicy; `task` is the request's
+TASK_HEADER, the episode's task instance key, or None); usage counts are estimated
 from the text, and `cached_tokens` from the longest prefix shared with a recent request, so
 prefix-cache accounting can be exercised without a model.
 """
@@ -17,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from agent_host.serving.endpoint import Endpoint
+from agent_host.serving.endpoint import TASK_HEADER, Endpoint
 
 
 def _serialize(messages: list[dict[str, Any]]) -> str:
@@ -39,8 +40,9 @@ def _common_prefix(a: str, b: str) -> int:
 class PolicyServer:
     """A policy on a real HTTP port. `requests` keeps every chat request body.
 
-    `script` is any object with `answer(messages, body) -> assistant message` (a PolicyScript,
-    or policy/suite.py SuitePolicy, which picks each task's solution by its goal)."""
+    `script` is any object with `answer(messages, body, task) -> assistant message` (a
+    PolicyScript, or policy/suite.py SuitePolicy, which picks each task's solution by its
+    instance key, else by its goal)."""
 
     def __init__(self, script: Any, *, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, model: str = "policy", delay_ms: int = 0,
@@ -110,13 +112,13 @@ class PolicyServer:
 
     # -- answering --
 
-    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    def complete(self, body: dict[str, Any], task: str | None = None) -> dict[str, Any]:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ValueError("messages: a non-empty list is required")
         if body.get("stream"):
             raise ValueError("stream: not supported by the policy server")
-        message = self.script.answer(messages, body)
+        message = self.script.answer(messages, body, task)
         text = _serialize(messages)
         with self._lock:
             self.requests.append(body)
@@ -220,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.policy.delay_ms:
             time.sleep(self.policy.delay_ms / 1000)
         try:
-            response = self.policy.complete(body)
+            response = self.policy.complete(body, self.headers.get(TASK_HEADER))
         except ValueError as exc:
             self._error(400, str(exc))
             return

@@ -1,4 +1,4 @@
-"""A scripted policy for whole suites: each task's reference solution, picked by the goal.
+"""A scripted policy for whole suites: each task's reference solution, picked per task instance.
 
 `agent-host policy serve --script FILE` where FILE is a mapping with `suite`:
 
@@ -11,11 +11,20 @@ flaws:                        # optional: seeded mistakes, as probabilities per 
   wander: 0.1                 #   home and back, never navigating
 ```
 
-The task is recognised from the `Goal: ...` line of the first user message. The flaw of an
-episode is a pure function of the request's `seed` and the goal, so the same episode gets the
-same flaw on every build, every resume and every server: two suite policies with different
-flaws make a pair of scripted builds whose episodes pair one to one. A verify variant has
-the same goal as its base task; the suite policy cannot tell them apart and plays the solution.
+The task instance is named by the request's TASK_HEADER (serving/endpoint.py; every episode
+sends it), else recognised from the `Goal: ...` line of the first user message. The goal alone
+is ambiguous: instances of a parameterised task may share it (the answer to "how many unread
+messages?" lives in the phone's state), and a verify variant shares its base task's goal; a
+client that sends no header gets the first such instance's solution.
+
+On a verify variant (key `ID@verify`, the goal already holds) the reference is to recognise
+it: `task_complete` at once (RECOGNISE, as `tasks check-solutions` plays it). Flaws there:
+`premature` is the same call; `undo` plays the whole solution as if nothing held (a toggle
+flips back); `unrecognised` and `wander` as on the base variant.
+
+The flaw of an episode is a pure function of the request's `seed` and the goal, so the same
+episode gets the same flaw on every build, every resume and every server: two suite policies
+with different flaws make a pair of scripted builds whose episodes pair one to one.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from agent_host.errors import ConfigError
 from agent_host.policy.script import PolicyScript, message_text, play
 
 FLAWS = ("premature", "undo", "unrecognised", "wander")
+RECOGNISE = [{"task_complete": {"reason": "the goal already holds"}}]
 _GOAL = re.compile(r"^Goal: (.*)$", re.M)
 
 
@@ -55,8 +65,13 @@ def flaw_for(seed: Any, goal: str, flaws: dict[str, float]) -> str | None:
     return None
 
 
-def flawed(solution: list[dict[str, Any]], flaw: str | None) -> dict[str, Any]:
-    """The script data a flaw turns a reference solution into."""
+def flawed(solution: list[dict[str, Any]], flaw: str | None, verify: bool = False) -> dict[str, Any]:
+    """The script data a flaw turns a reference solution into (on a verify variant, when
+    `verify`)."""
+    if verify and flaw in (None, "premature"):
+        return {"actions": RECOGNISE}
+    if verify and flaw == "undo":
+        return {"actions": solution}
     if flaw is None:
         return {"actions": solution}
     if flaw == "premature":
@@ -73,23 +88,35 @@ def flawed(solution: list[dict[str, Any]], flaw: str | None) -> dict[str, Any]:
 
 @dataclass
 class SuitePolicy:
-    solutions: dict[str, list[dict[str, Any]]]          # goal -> reference solution
+    solutions: dict[str, list[dict[str, Any]]]          # goal -> reference solution (first instance)
     flaws: dict[str, float] = field(default_factory=dict)
     source: str = "<suite>"
-    _scripts: dict[tuple[str, str | None], PolicyScript] = field(default_factory=dict)
+    by_instance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # instance id -> solution
+    _scripts: dict[tuple[str, str | None, bool], PolicyScript] = field(default_factory=dict)
 
-    def script_for(self, goal: str, flaw: str | None) -> PolicyScript:
-        key = (goal, flaw)
+    def script_for(self, name: str, solution: list[dict[str, Any]], flaw: str | None,
+                   verify: bool = False) -> PolicyScript:
+        key = (name, flaw, verify)
         if key not in self._scripts:
-            self._scripts[key] = PolicyScript.from_data(flawed(self.solutions[goal], flaw),
-                                                        source=f"{self.source}: {goal} ({flaw or 'reference'})")
+            what = f"{flaw or 'reference'}{', verify' if verify else ''}"
+            self._scripts[key] = PolicyScript.from_data(flawed(solution, flaw, verify),
+                                                        source=f"{self.source}: {name} ({what})")
         return self._scripts[key]
 
-    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any],
+               task: str | None = None) -> dict[str, Any]:
         goal = goal_of(messages)
-        if goal is None or goal not in self.solutions:
+        if goal is None:
+            return {"role": "assistant", "content": f"policy suite {self.source}: no goal in the request"}
+        instance, _, variant = (task or "").partition("@")
+        flaw = flaw_for(body.get("seed"), goal, self.flaws)
+        if instance in self.by_instance:
+            script = self.script_for(instance, self.by_instance[instance], flaw, variant == "verify")
+        elif goal in self.solutions:
+            script = self.script_for(goal, self.solutions[goal], flaw)
+        else:
             return {"role": "assistant", "content": f"policy suite {self.source}: no task has the goal {goal!r}"}
-        return play(self.script_for(goal, flaw_for(body.get("seed"), goal, self.flaws)), messages)
+        return play(script, messages)
 
     @classmethod
     def from_data(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:
@@ -107,12 +134,15 @@ class SuitePolicy:
         if sum(flaws.values()) > 1 or any(not 0 <= v <= 1 for v in flaws.values()):
             raise ConfigError(f"{source}: flaws: probabilities from 0 to 1 that sum to at most 1")
         solutions: dict[str, list[dict[str, Any]]] = {}
+        by_instance: dict[str, list[dict[str, Any]]] = {}
         for task in load_tasks(specs, variants=("base",)):
-            if task.solution and task.goal not in solutions:
-                solutions[task.goal] = task.solution
+            if task.solution:
+                solutions.setdefault(task.goal, task.solution)
+                by_instance[task.key] = task.solution
         if not solutions:
             raise ConfigError(f"{source}: suite: no task with a solution in {', '.join(specs)}")
-        return cls(solutions=solutions, flaws={k: float(v) for k, v in flaws.items()}, source=source)
+        return cls(solutions=solutions, flaws={k: float(v) for k, v in flaws.items()}, source=source,
+                   by_instance=by_instance)
 
 
 def load_policy(path: Path | str) -> Any:

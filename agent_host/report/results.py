@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import statistics
 from typing import Any
 
 from agent_host.config.records import EpisodeRecord
@@ -209,7 +210,10 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
     base = next((s for s in summaries if s["build"] == baseline), None)
     if base is None or not base["tasks"]:
         return None
-    tasks, repeats = base["tasks"], max(1, base["repeats_min"])
+    # The design's repeats: what most tasks have (the low median). The fewest any task has
+    # would make one errored episode turn a run of 3 repeats into a design of 1.
+    counted = [row["n"] for row in base["per_task"].values() if row["n"]]
+    tasks, repeats = base["tasks"], max(1, statistics.median_low(counted) if counted else 1)
     rate = base["rates"]["success"]["mean"]
     rate = min(max(rate if rate is not None else stats.PLAN_RATE, 0.05), 0.95)
     p = stats.plan(tasks, repeats, rate=rate)

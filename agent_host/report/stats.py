@@ -437,11 +437,12 @@ def plan(tasks: int, repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_IC
             "by_tasks": {t: min_detectable_effect(sd, t)["value"] for t in (8, 20, 60, 100)}}
 
 
-def fewest(detects: Callable[[int], bool], top: int) -> int | None:
-    """The smallest n in 2..top with detects(n), for a detects that only turns true as n grows."""
+def fewest(detects: Callable[[int], bool], top: int, start: int = 2) -> int | None:
+    """The smallest n in start..top with detects(n), for a detects that only turns true as n
+    grows (tasks start at 2, the fewest a paired t test takes; repeats at 1)."""
     if not detects(top):
         return None
-    lo, hi = 1, top
+    lo, hi = start - 1, top
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if detects(mid) else (mid, hi)
@@ -458,7 +459,22 @@ def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE
     sd = planned_sd(repeats, rate, icc, tau)
     return {"target": target,
             "tasks": fewest(lambda t: ok(sd, t), 10_000),
-            "repeats": fewest(lambda r: ok(planned_sd(r, rate, icc, tau), tasks), 100) if tasks >= 2 else None}
+            "repeats": fewest(lambda r: ok(planned_sd(r, rate, icc, tau), tasks), 100, start=1)
+            if tasks >= 2 else None}
+
+
+def paired_noise(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: Sequence[str]) -> float:
+    """Within-task variance of one repeat's paired difference (build minus baseline success,
+    episodes paired by repeat index), pooled over the tasks with at least two pairs; 0 when
+    none has (one repeat: the noise cannot be told from the spread between tasks)."""
+    num = dof = 0.0
+    for u in common:
+        a, b = dict(ua[u].by_repeat), dict(ub[u].by_repeat)
+        d = [float(b[r]) - float(a[r]) for r in sorted(set(a) & set(b))]
+        if len(d) >= 2:
+            num += float(np.var(d, ddof=1)) * (len(d) - 1)
+            dof += len(d) - 1
+    return num / dof if dof else 0.0
 
 
 def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: Sequence[str],
@@ -466,7 +482,9 @@ def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: 
     """What would detect a true difference of `target` at 80% power: tasks at this run's
     repeats (observed SD of differences), and repeats at this run's tasks (the SD split into
     episode noise, which falls with repeats, and the spread of true differences over tasks,
-    which does not)."""
+    which does not). The noise is that of the paired difference: episodes pair by repeat
+    index (same seed and setup on both builds), so it holds both builds' noise and whatever
+    the pairing shares."""
     n = len(common)
     out: dict[str, Any] = {"target": target, "tasks": None, "repeats": None, "note": None}
     if n < 2 or sd is None or sd <= 0:
@@ -476,17 +494,11 @@ def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: 
         v = min_detectable_effect(sd, t)["value"]
         return v is not None and v <= target
     out["tasks"] = fewest(detects, max_tasks)
-    reps = np.array([min(ua[u].n, ub[u].n) for u in common], dtype=float)
-    noise = []
-    for u in common:
-        for c in (ua[u], ub[u]):
-            if c.n >= 2:
-                r = c.rate
-                noise.append(r * (1 - r) / (c.n - 1))       # unbiased variance of a task's rate
-    per_episode = float(np.mean(noise)) * float(np.mean(reps)) if noise else 0.0
-    between = max(sd ** 2 - per_episode / float(np.mean(reps)), 0.0)
+    reps = float(np.mean([min(ua[u].n, ub[u].n) for u in common]))
+    per_pair = paired_noise(ua, ub, common)
+    between = max(sd ** 2 - per_pair / reps, 0.0)
     for r in range(1, max_repeats + 1):
-        sd_r = math.sqrt(between + per_episode / r)
+        sd_r = math.sqrt(between + per_pair / r)
         if sd_r > 0 and (v := min_detectable_effect(sd_r, n)["value"]) is not None and v <= target:
             out["repeats"] = r
             break

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The request header an episode names its task instance in (`ID[i]`, `ID[i]@verify`). Model
+# servers ignore it and it never reaches the prompt; scripted policies (policy/suite.py) read
+# it, because a goal alone does not tell apart instances that share it, or a verify variant.
+TASK_HEADER = "X-Agent-Host-Task"
+
 
 @dataclass(frozen=True)
 class Endpoint:
