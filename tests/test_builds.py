@@ -130,7 +130,7 @@ def test_find_build_errors(monkeypatch):
 
 
 def test_w4a8_is_refused_without_amx(monkeypatch):
-    from agent_host import machine
+    from agent_host.config import machine
 
     monkeypatch.setattr(machine, "read_cpu_flags", lambda: frozenset({"avx2", "avx512f"}))
     with pytest.raises(UserError, match="amx_tile, amx_bf16.*int4_scaled_mm_cpu"):

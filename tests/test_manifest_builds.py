@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from agent_host import machine
+from agent_host.config import machine
 from agent_host.config.builds import Build
 from agent_host.runs.manifest import build_manifest
 from agent_host.serving.checkpoint import checkpoint_facts, content_hash

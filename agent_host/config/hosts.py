@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agent_host import machine
+from agent_host.config import machine
 from agent_host.config.builds import Build, HostProfile, Strict, config_dir
 from agent_host.config.loading import format_loc, line_of, load_model, load_yaml
 from agent_host.errors import ConfigError, UserError

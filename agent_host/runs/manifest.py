@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import agent_host
-from agent_host import machine
+from agent_host.config import machine
 from agent_host.serving.checkpoint import checkpoint_facts
 
 PACKAGES = ("agent-host", "vllm", "adbutils", "uiautomator2", "openai", "torch", "transformers")

@@ -1,6 +1,6 @@
 """`agent-host probe`: which weight path suits this machine.
 
-The machine's facts and hardware class come from `agent_host.machine` (`read_facts`,
+The machine's facts and hardware class come from `agent_host.config.machine` (`read_facts`,
 `classify`); `recommend(facts, priority)` picks the host profile's build for the priority.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_host.errors import UserError
-from agent_host.machine import (  # noqa: F401  (re-exported for the probe's callers)
+from agent_host.config.machine import (  # noqa: F401  (re-exported for the probe's callers)
     HARDWARE_CLASSES, Classification, Gpu, HostFacts, classify, gpu_has_bf16, parse_cpuinfo,
     parse_nvidia_smi, read_cpu_flags, read_facts,
 )
