@@ -48,3 +48,21 @@ def test_verify_variant_reference_recognises_the_goal(virtual_phone, policy_serv
     task = next(t for t in load_tasks(["wifi-off"], variants=("verify",)) if t.variant == "verify")
     rec = _run(task, _policy(**flaws), virtual_phone, policy_server, virtual_profile, tmp_path / "ep")
     assert rec.outcome == outcome, (rec.outcome, rec.reason)
+
+
+def test_task_header_carries_any_instance_id(policy_server):
+    """Instance ids come from `instance_id` templates and params, which may hold any text; an
+    HTTP header holds ASCII only, so the key travels percent-encoded and arrives as it was."""
+    from agent_host.agent.model_client import ModelClient
+
+    seen = []
+
+    class Recorder:
+        def answer(self, messages, body, task=None):
+            seen.append(task)
+            return {"role": "assistant", "content": "ok"}
+
+    server = policy_server(Recorder())
+    key = "call-zoë 2[0]@verify"
+    ModelClient(server.endpoint(), task=key).chat([{"role": "user", "content": "Goal: x"}], [])
+    assert seen == [key]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
-from agent_host.serving.endpoint import TASK_HEADER
+from agent_host.serving.endpoint import task_header
 
 
 class ServerError(Exception):
@@ -45,7 +45,7 @@ class ModelClient:
         self.endpoint = endpoint
         self.sampling = sampling
         self.seed = seed
-        self.headers = {TASK_HEADER: task} if task else {}
+        self.headers = task_header(task) if task else {}
         self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
                                               timeout=timeout, max_retries=1)
         self.tool_choice: str | None = "required"

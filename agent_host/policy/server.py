@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from agent_host.serving.endpoint import TASK_HEADER, Endpoint
+from agent_host.serving.endpoint import TASK_HEADER, Endpoint, task_from_header
 
 
 def _serialize(messages: list[dict[str, Any]]) -> str:
@@ -222,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.policy.delay_ms:
             time.sleep(self.policy.delay_ms / 1000)
         try:
-            response = self.policy.complete(body, self.headers.get(TASK_HEADER))
+            response = self.policy.complete(body, task_from_header(self.headers.get(TASK_HEADER)))
         except ValueError as exc:
             self._error(400, str(exc))
             return

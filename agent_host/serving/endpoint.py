@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote, unquote
 
 # The request header an episode names its task instance in (`ID[i]`, `ID[i]@verify`). Model
 # servers ignore it and it never reaches the prompt; scripted policies (policy/suite.py) read
 # it, because a goal alone does not tell apart instances that share it, or a verify variant.
+# Percent-encoded (UTF-8): an instance id from params may hold any text, a header ASCII only.
 TASK_HEADER = "X-Agent-Host-Task"
+
+
+def task_header(key: str) -> dict[str, str]:
+    return {TASK_HEADER: quote(key, safe="")}
+
+
+def task_from_header(value: str | None) -> str | None:
+    return unquote(value) if value else None
 
 
 @dataclass(frozen=True)
