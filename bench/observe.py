@@ -1,4 +1,4 @@
-"""Observation size and speed over the real UI dumps (../shared/ui-dumps by default).
+"""Observation size and speed over the real UI dumps (tests/data/ui-dumps by default).
 
 For each dump: tokens of the raw XML, tokens of the compact text the model reads (the output
 of `agent_host.phone.render.render(parse(xml))`), their ratio, the ratio of the compact text
@@ -238,10 +238,7 @@ def floor_tokens(nodes, count) -> int:
 
 
 def default_dumps() -> Path:
-    for d in (ROOT.parent / "shared" / "ui-dumps", Path("/work/shared/ui-dumps")):
-        if d.is_dir():
-            return d
-    return ROOT.parent / "shared" / "ui-dumps"
+    return ROOT / "tests" / "data" / "ui-dumps"
 
 
 def timed(fn, data, repeat: int) -> tuple[float, float, float]:
@@ -371,7 +368,7 @@ def print_rich(rows: list[dict], s: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dumps", type=Path, default=None, help="folder of *.xml dumps (default ../shared/ui-dumps)")
+    ap.add_argument("--dumps", type=Path, default=None, help="folder of *.xml dumps (default tests/data/ui-dumps)")
     ap.add_argument("--repeat", type=int, default=25, help="timed runs per dump (median taken)")
     ap.add_argument("--tokenizer", help="path to a tokenizer.json (tokenizers) to count tokens with")
     ap.add_argument("--json", action="store_true", help="print rows and summary as JSON")

@@ -1,4 +1,4 @@
-"""Observation over the 40 real dumps in ../shared/ui-dumps: nothing informative is lost.
+"""Observation over the 40 real dumps in tests/data/ui-dumps: nothing informative is lost.
 
 The expected sets are computed here straight from the XML with ElementTree, by the rules the
 observation documents (visible-to-user not false, non-zero area on screen; a text of only
@@ -22,14 +22,8 @@ from agent_host.phone.select import find
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _dumps_dir() -> Path:
-    for d in (REPO.parent / "shared" / "ui-dumps", Path("/work/shared/ui-dumps")):
-        if d.is_dir():
-            return d
-    raise RuntimeError("ui-dumps not found beside the repo (../shared/ui-dumps)")
-
-
-DUMPS = _dumps_dir()
+# Real dumps from public repositories, byte for byte (sources in MANIFEST.tsv beside them).
+DUMPS = REPO / "tests" / "data" / "ui-dumps"
 FILES = sorted(DUMPS.glob("*.xml"))
 
 
