@@ -49,6 +49,29 @@ def test_coverage_subset_meets_target_where_the_t_interval_failed():
     assert max(c.old_zero_width for c in cells) > 0.3
 
 
+def test_one_task_off_the_boundary_does_not_explode_the_interval():
+    # 26 tasks x 2 repeats, 51 of 52 successes (one task at 1/2): the df cap of 1.5 x one
+    # informative task made t = 7.6 and printed [56.3%, 100%]; Clopper-Pearson on the 52
+    # episodes is [89.7%, 99.95%]. Now n* = T = 26 (the least a run of 26 tasks is worth).
+    rates, counts = np.array([0.5] + [1.0] * 25), np.full(26, 2.0)
+    _, lo, hi = intervals.korn_graubard(rates, counts)
+    cp = sst.binomtest(51, 52).proportion_ci(method="exact")
+    assert float(hi - lo) <= 1.6 * (cp.high - cp.low)
+    assert float(lo) > 0.8 and float(hi) < 1.0
+
+
+def test_effective_size_stays_between_the_tasks_and_the_episodes():
+    # the interval is never wider than Wilson's at n* = T, nor narrower than Wilson's at n* = n
+    rng = np.random.default_rng(13)
+    for _ in range(300):
+        t, r = int(rng.integers(2, 40)), int(rng.integers(2, 6))
+        k = rng.binomial(r, rng.beta(0.3, 0.3, t) if rng.random() < 0.5 else rng.uniform(0.9, 1, t))
+        p, lo, hi = intervals.korn_graubard(k / r, np.full(t, float(r)))
+        wt_lo, wt_hi = intervals.wilson(p * t, t)
+        wn_lo, wn_hi = intervals.wilson(p * t * r, t * r)
+        assert wn_hi - wn_lo - 1e-9 <= hi - lo <= wt_hi - wt_lo + 1e-9, (k, lo, hi)
+
+
 def test_paired_tests_hold_their_size_on_null_runs():
     rng = np.random.default_rng(11)
     for t, r, mu, kappa in [(8, 3, 0.5, 1.0), (20, 3, 0.1, 9.0), (20, 10, 0.9, 1.0)]:

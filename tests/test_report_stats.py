@@ -75,9 +75,11 @@ def wilson_float(x: float, n: float) -> tuple[float, float]:
 def test_headline_is_mean_of_task_rates_with_korn_graubard_interval(by_build):
     s = by_build[BASE]["rates"]["success"]
     # rates 1/3, 2/3, 2/3 of 3 episodes each: mean 5/9; var of the mean (3/81)/3 = 1/81;
-    # p(1-p) = 20/81 -> n_eff = 20, capped at the 9 episodes (deff >= 1); df: 1.5 x 3 tasks off
-    # the boundary, capped at T - 1 = 2 -> n* = 9 (z / t_2)^2; Wilson at x = 5/9 n*
-    n_star = 9 * (Z / T2) ** 2
+    # p(1-p) = 20/81 -> n_eff = 20, capped at the 9 episodes (deff >= 1); df: 2 x 3 tasks off
+    # the boundary, capped at T - 1 = 2 -> 9 (z / t_2)^2 = 1.9, below T = 3 tasks, so n* = 3
+    # (the least T tasks are worth); Wilson at x = 5/9 n*
+    assert 9 * (Z / T2) ** 2 < 3
+    n_star = 3.0
     lo, hi = wilson_float(5 / 9 * n_star, n_star)
     assert s["mean"] == pytest.approx(5 / 9)
     assert s["low"] == pytest.approx(lo) and s["high"] == pytest.approx(hi)

@@ -9,8 +9,9 @@ episodes (ignores the clustering) holds its level.
 
 Method: Korn & Graubard (1998): a binomial interval evaluated at an effective sample size
 n* = n / deff, with the design effect deff estimated from the between-task variance and n*
-shrunk by (z / t_df)^2 for the few degrees of freedom of that variance estimate (see
-`informative_df` and `korn_graubard` for the two choices the simulation grid settled). When
+shrunk by (z / t_df)^2 for the few degrees of freedom of that variance estimate, and kept
+between T, the number of tasks, and n, the number of episodes (see `informative_df` and
+`korn_graubard` for the choices the simulation grid settled). When
 every task has the same rate (all 0, all 1, ...) the design effect cannot be estimated; then
 n* = T, the number of tasks: P(all zero | mean mu) <= (1 - mu)^T whatever the heterogeneity, so
 such a run carries no more evidence than T independent episodes would, and no assumption
@@ -33,7 +34,7 @@ REFERENCE = ("Korn, E. L. & Graubard, B. I. (1998). Confidence intervals for pro
              "expected number of positive counts estimated from survey data. Survey Methodology 24(2), 193-201.")
 DIFF_REFERENCE = ("Zou, G. Y. & Donner, A. (2008). Construction of confidence limits about effect measures: "
                   "a general approach. Statistics in Medicine 27(10), 1693-1702.")
-METHOD = ("Korn-Graubard: Wilson at the design-effect sample size, df-adjusted; "
+METHOD = ("Korn-Graubard: Wilson at the design-effect sample size, df-adjusted, kept between tasks and episodes; "
           "Clopper-Pearson over tasks when every task has one episode")
 DIFF_METHOD = "MOVER (Zou & Donner 2008) of the two builds' Korn-Graubard limits, task-level correlation"
 
@@ -78,28 +79,30 @@ def wilson(x: np.ndarray, n: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarr
 
 
 def informative_df(rates: np.ndarray) -> np.ndarray:
-    """Degrees of freedom of the between-task variance: T - 1, but no more than 1.5 times the
-    tasks off the boundary nearest the mean (rates above 0 when the mean is low, below 1 when
-    it is high). Near 0 or 1 the variance rests on those few tasks, and T - 1 then
+    """Degrees of freedom of the between-task variance: T - 1, but no more than DF_FACTOR times
+    the tasks off the boundary nearest the mean (rates above 0 when the mean is low, below 1
+    when it is high). Near 0 or 1 the variance rests on those few tasks, and T - 1 then
     understates how uncertain it is (coverage fell to 88% at 60 tasks x 10 repeats, mean 0.02,
-    in the simulation grid); 1.5 is the smallest factor that keeps every grid cell at 93%."""
+    in the simulation grid without the cap). With n* floored at T (`korn_graubard`), 2 is the
+    largest factor that keeps every grid cell at 93% (3 let six cells fall to 90%)."""
     rates = np.asarray(rates, float)
     t = rates.shape[-1]
     off = np.minimum((rates > 0).sum(-1), (rates < 1).sum(-1))
     return np.clip(DF_FACTOR * off, 1.0, t - 1.0)
 
 
-DF_FACTOR = 1.5
-R_SHRINK = 0.25
+DF_FACTOR = 2.0
+R_SHRINK = 0.5
 
 
 def korn_graubard(rates: np.ndarray, counts: np.ndarray,
                   alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(mean, low, high) of the mean success probability over tasks; last axis = tasks (T >= 2).
 
-    Wilson limits at n* = n_eff * (z / t_df)^2 (the modified-Wilson form of Korn-Graubard;
-    Clopper-Pearson at n* held 93% in every grid cell too, but needed a df factor of 2 and
-    was wider: 30.6 pp mean width over the grid against 29.3), except when every task has
+    Wilson limits at n* = n_eff * (z / t_df)^2, kept within [T, n] (the modified-Wilson form
+    of Korn-Graubard; before the floor at T, Clopper-Pearson at n* held 93% in every grid
+    cell too, but needed a larger df factor and was wider: 30.6 pp mean width over the grid
+    against 29.3), except when every task has
     exactly one episode: the data are then exactly binomial(T, mean), and the Clopper-Pearson
     interval at n = T is exact."""
     rates = np.asarray(rates, float)
@@ -109,7 +112,12 @@ def korn_graubard(rates: np.ndarray, counts: np.ndarray,
     z = sst.norm.ppf(1 - alpha / 2)
     df_factor = (z / sst.t.ppf(1 - alpha / 2, informative_df(rates))) ** 2
     # The df adjustment is for an estimated variance; the all-equal case (n* = T) has none.
-    n_star = np.where(estimated, n_eff * df_factor, n_eff)
+    # Floor at T, cap at n: whatever the heterogeneity, var(mean of per-task rates) <= mu(1-mu)/T
+    # (between-task variance plus mean within-task variance is mu(1-mu), and repeats only
+    # shrink the within part), so the true effective size is never below T; and never above n
+    # when repeats of a task are not negatively correlated. Without the floor, one task off the
+    # boundary (26 tasks x 2, 51 of 52) gave df 1.5, t = 7.6 and n* = 4: [56.3%, 100%].
+    n_star = np.clip(np.where(estimated, n_eff * df_factor, n_eff), float(t), counts.sum(-1))
     single = (counts == 1).all(-1)
     lo_w, hi_w = wilson(p * n_star, n_star, alpha)
     lo_c, hi_c = clopper_pearson(p * t, np.full_like(p, float(t)), alpha)
@@ -135,8 +143,9 @@ def mover_difference(ra: np.ndarray, ca: np.ndarray, rb: np.ndarray, cb: np.ndar
     # With r near 1 the margins are differences of near-equal terms, so an r estimated from a
     # few informative tasks overstates the cancellation: take r a quarter of a standard error
     # lower on Fisher's z scale, with the informative tasks as its sample size. Without this,
-    # two cells of the bench's paired grid fell to 92.7%; with it the worst is 93.6% (half a
-    # standard error gave 94.6% but 4% wider intervals on average).
+    # two cells of the bench's paired grid fell to 92.7%. Half a standard error: with the df
+    # factor of 2, a quarter let 20 tasks x 10 repeats at 0.1 (ICC 0.5) fall to 92.5%; half
+    # holds every paired cell at 93.7% or more.
     m = np.minimum(informative_df(ra), informative_df(rb)) + 1
     z = np.arctanh(np.clip(r, -0.999999, 0.999999)) - R_SHRINK / np.sqrt(np.maximum(m - 3, 1))
     r = np.tanh(z)
