@@ -199,6 +199,17 @@ def print_proportions(cells: list[Cell]) -> None:
                 print(f"  {mu:4.2f} {t:5d}  | " + " | ".join(parts))
 
 
+def forced_reason(c: Cell) -> str | None:
+    """Why every valid interval covers more than 97.5% in cell c, if few episodes force it."""
+    if c.p_extreme >= 0.05:
+        return f"P(no success or no failure at all) {_pct(c.p_extreme)}%"
+    if c.repeats == 1:
+        # exactly binomial(T, mu): the count takes T + 1 values, and an equal-tailed 95% interval
+        # must keep mu wherever a tail beyond the count holds more than 2.5%
+        return f"exactly binomial over {c.tasks} episodes (1 repeat): discreteness"
+    return None
+
+
 def summarise(cells: list[Cell]) -> dict:
     worst = min(cells, key=lambda c: c.coverage)
     worst_old = min(cells, key=lambda c: c.old_coverage)
@@ -212,6 +223,8 @@ def summarise(cells: list[Cell]) -> dict:
                       "zero_width": worst_old.old_zero_width},
         "below_floor": [asdict(c) for c in cells if c.coverage < FLOOR],
         "above_ceiling": len(high),
+        "above_ceiling_forced": sum(forced_reason(c) is not None for c in high),
+        "above_ceiling_method": sum(forced_reason(c) is None for c in high),
         "any_zero_width": any(c.zero_width > 0 for c in cells),
         "mean_width_new": float(np.mean([c.width for c in cells])),
         "mean_width_old": float(np.mean([c.old_width for c in cells])),
@@ -244,10 +257,10 @@ def main(argv: list[str] | None = None) -> int:
                           "pairs": [asdict(p) for p in pairs], "power": [asdict(p) for p in power]}, indent=1))
         return 0
     print_proportions(cells)
-    print("\nCells over 97.5% (new method), with P(the run shows no success or no failure at all):")
-    for c in sorted((c for c in cells if c.coverage > CEILING), key=lambda c: -c.p_extreme):
+    print("\nCells over 97.5% (new method): forced by few episodes (why), or by the method:")
+    for c in sorted((c for c in cells if c.coverage > CEILING), key=lambda c: (forced_reason(c) is None, -c.p_extreme)):
         print(f"  kappa={c.kappa:g} mean={c.mu} tasks={c.tasks} repeats={c.repeats}: {_pct(c.coverage)}%"
-              f"  (P(all-equal outcome) {_pct(c.p_extreme)}%, {c.tasks * c.repeats} episodes)")
+              f" width {100 * c.width:.1f} pp  ({forced_reason(c) or 'method'}; {c.tasks * c.repeats} episodes)")
     print("\nBuild vs build (paired): coverage % / mean width (pp) of the difference; rejections at alpha 5%")
     print("  kappa mean tasks R  delta |  new (MOVER)     old (paired t) | sign-flip  McNemar")
     for p in pairs:
@@ -263,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
           f" at (kappa, mean, tasks, repeats) = {s['new_worst']['cell']}")
     print(f"Worst cell, old: coverage {_pct(s['old_worst']['coverage'])}% width {100 * s['old_worst']['width']:.1f} pp"
           f" ({_pct(s['old_worst']['zero_width'])}% zero width) at {s['old_worst']['cell']}")
-    print(f"Cells below 93%: {len(s['below_floor'])}; over 97.5%: {s['above_ceiling']} of {s['cells']};"
+    print(f"Cells below 93%: {len(s['below_floor'])}; over 97.5%: {s['above_ceiling']} of {s['cells']}"
+          f" ({s['above_ceiling_forced']} forced by few episodes, {s['above_ceiling_method']} by the method);"
           f" zero-width intervals: {'some' if s['any_zero_width'] else 'none'}")
     print(f"Mean width over the grid: new {100 * s['mean_width_new']:.1f} pp, old {100 * s['mean_width_old']:.1f} pp")
     pr = s["pairs"]
