@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from agent_host.config.strict import Strict, one_key_union
+from agent_host.config.strict import Strict, fail, one_key_union
 
 MAX_INDEX = 999
 MAX_TEXT = 500
@@ -142,10 +142,6 @@ class ScriptArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
-def _fail(message: str) -> PydanticCustomError:
-    return PydanticCustomError("action_rule", "{m}", {"m": message})
-
-
 def _selector_rule(name: str):
     """Exactly one of index and the selectors (swipe: at most one); type_text's `text` is the
     text to type, so it cannot select."""
@@ -155,9 +151,9 @@ def _selector_rule(name: str):
     def check(self: BaseModel) -> BaseModel:
         given = [k for k in keys if getattr(self, k, None) is not None]
         if optional and len(given) > 1:
-            raise _fail(f"give at most one of {', '.join(keys)}")
+            raise fail(f"give at most one of {', '.join(keys)}")
         if not optional and len(given) != 1:
-            raise _fail(f"give exactly one of {', '.join(keys)}")
+            raise fail(f"give exactly one of {', '.join(keys)}")
         return self
     return check
 

@@ -62,19 +62,6 @@ def one_key_union(kinds: dict[str, type], what: str, bare: tuple[str, ...] = ())
     return out, schema_extra
 
 
-def _fail(message: str) -> PydanticCustomError:
-    """A validation error whose message reads as written (no "Value error, " prefix)."""
-    return PydanticCustomError("task_rule", "{m}", {"m": message})
-
-
-def _regex(v: str) -> str:
-    try:
-        re.compile(v)
-    except re.error as exc:
-        raise _fail(f"invalid regular expression: {exc}") from None
-    return v
-
-
 def fail(message: str) -> PydanticCustomError:
     """A validation error whose message reads as written (no "Value error, " prefix)."""
     return PydanticCustomError("task_rule", "{m}", {"m": message})
