@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core import AppHost, Screen
+from ..core import AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_H, SCREEN_W, Node, clip
 
 STATUS_H = 132
@@ -289,6 +289,15 @@ def window_frame(content: list[Node], bottom: int = NAV_TOP) -> Node:
     return Node(FL, (0, 0, SCREEN_W, SCREEN_H), children=[
         Node(LL, (0, 0, SCREEN_W, bottom), children=[
             Node(FL, (0, 0, SCREEN_W, bottom), rid="android:id/content", children=content)])])
+
+
+def confirm(w: AppHost, title: str, message: str, positive: str, on_positive: Callable[[], None], *,
+            pkg: str, negative: str = "Cancel",
+            extra: Callable[[int], tuple[list[Node], int]] | None = None) -> None:
+    """Show a two-button AlertDialog whose negative button (button2) only closes it."""
+    w.show_dialog(Dialog(build=lambda _w: alert_dialog(
+        title, message, [(positive, "android:id/button1", on_positive),
+                         (negative, "android:id/button2", w.close_dialog)], extra=extra), pkg=pkg))
 
 
 def popup_menu(items: list[tuple[str, Callable[[], None]]]) -> Node:

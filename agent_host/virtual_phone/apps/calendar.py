@@ -20,7 +20,7 @@ from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll,
-    alert_dialog, popup_menu, window_frame,
+    confirm, popup_menu, window_frame,
 )
 from .clock import TimePicker
 
@@ -246,10 +246,7 @@ class EventEditor(Screen):
             w.close_dialog()
             w.finish()
 
-        w.show_dialog(Dialog(build=lambda _w: alert_dialog("Discard changes?", "",
-                                                           [("Discard", "android:id/button1", discard),
-                                                            ("Keep editing", "android:id/button2", w.close_dialog)]),
-                             pkg=PKG))
+        confirm(w, "Discard changes?", "", "Discard", discard, negative="Keep editing", pkg=PKG)
         return True
 
 
@@ -378,20 +375,16 @@ class EventDetails(Screen):
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=kids)])
 
     def _menu(self, w: AppHost) -> None:
-        def confirm() -> None:
+        def ask_delete() -> None:
             def delete() -> None:
                 w.state.calendar.delete(self.event_id)
                 w.close_dialog()
                 w.finish()
 
-            w.show_dialog(Dialog(build=lambda _w: alert_dialog("Delete this event?", "",
-                                                               [("Delete", "android:id/button1", delete),
-                                                                ("Cancel", "android:id/button2", w.close_dialog)]),
-                                 pkg=PKG))
+            confirm(w, "Delete this event?", "", "Delete", delete, pkg=PKG)
 
-        w.show_dialog(Dialog(build=lambda _w: popup_menu([("Delete", confirm)]),
+        w.show_dialog(Dialog(build=lambda _w: popup_menu([("Delete", ask_delete)]),
                              pkg=PKG))
-
 
 
 APP = App(pkg=PKG, label="Calendar", activity="com.android.calendar.LaunchActivity", root=CalendarHome)

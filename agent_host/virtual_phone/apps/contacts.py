@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..core import App, AppHost, Dialog, Intent, Screen
+from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
-    alert_dialog, window_frame,
+    confirm, window_frame,
 )
 
 
@@ -135,10 +135,7 @@ class ContactEditor(Screen):
             w.close_dialog()
             w.finish()
 
-        w.show_dialog(Dialog(build=lambda _w: alert_dialog("Discard your changes?", "",
-                                                           [("Discard", "android:id/button1", discard),
-                                                            ("Keep editing", "android:id/button2", w.close_dialog)]),
-                             pkg=PKG))
+        confirm(w, "Discard your changes?", "", "Discard", discard, negative="Keep editing", pkg=PKG)
         return True
 
 

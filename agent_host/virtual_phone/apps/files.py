@@ -17,7 +17,7 @@ from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
-    alert_dialog, popup_menu, window_frame,
+    alert_dialog, confirm, popup_menu, window_frame,
 )
 
 PKG = "com.google.android.documentsui"
@@ -254,9 +254,7 @@ class Browser(Screen):
             self.selected.clear()
             w.close_dialog()
 
-        w.show_dialog(Dialog(build=lambda _w: alert_dialog(msg, "", [("OK", "android:id/button1", delete),
-                                                                      ("Cancel", "android:id/button2",
-                                                                       w.close_dialog)]), pkg=PKG))
+        confirm(w, msg, "", "OK", delete, pkg=PKG)
 
     def _name_dialog(self, w: AppHost, title: str, initial: str, done) -> None:  # noqa: ANN001
         box = {"text": initial, "error": ""}

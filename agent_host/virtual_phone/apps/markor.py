@@ -19,7 +19,7 @@ from ..core import App, AppHost, Dialog, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
     EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
-    alert_dialog, popup_menu, window_frame,
+    alert_dialog, confirm, popup_menu, window_frame,
 )
 from .files import human_size
 
@@ -186,9 +186,7 @@ class Notebook(Screen):
             self.selected.clear()
             w.close_dialog()
 
-        w.show_dialog(Dialog(build=lambda _w: alert_dialog(
-            "Confirm Delete", "\n".join(names), [("OK", "android:id/button1", delete),
-                                         ("Cancel", "android:id/button2", w.close_dialog)]), pkg=PKG))
+        confirm(w, "Confirm Delete", "\n".join(names), "OK", delete, pkg=PKG)
 
     def _selection_menu(self, w: AppHost) -> None:
         def select_all() -> None:
@@ -223,9 +221,7 @@ class Notebook(Screen):
                 kids.append(Node(TV, (147, y + 160, 933, y + 220), text=box["error"], rid=C + "textinput_error"))
             return kids, 240
 
-        w.show_dialog(Dialog(build=lambda _w: alert_dialog("Rename", "", [
-            ("OK", "android:id/button1", ok), ("Cancel", "android:id/button2", w.close_dialog)], extra=extra),
-            pkg=PKG))
+        confirm(w, "Rename", "", "OK", ok, extra=extra, pkg=PKG)
 
 
 class Editor(Screen):

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 import time
 
-from ..core import App, AppHost, Dialog, Intent, Screen
+from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node
 from ..telephony import SMS_INBOX, SMS_SENT, Sms, digits, format_us
 from .base import (
-    EDIT_TEXT, FL, IMAGE_BUTTON, NAV_TOP, STATUS_H, TV, VIEW_GROUP, Row, Scroll, alert_dialog, lay_out_list,
+    EDIT_TEXT, FL, IMAGE_BUTTON, NAV_TOP, STATUS_H, TV, VIEW_GROUP, Row, Scroll, confirm, lay_out_list,
     toolbar_button, window_frame,
 )
 
@@ -106,8 +106,7 @@ class ConversationList(Screen):
             self.selected = None
             w.close_dialog()
 
-        w.show_dialog(Dialog(build=lambda _w: alert_dialog("Delete 1 conversation?", "", [
-            ("Delete", "android:id/button1", delete), ("Cancel", "android:id/button2", w.close_dialog)]), pkg=PKG))
+        confirm(w, "Delete 1 conversation?", "", "Delete", delete, pkg=PKG)
 
     def on_back(self, w: AppHost) -> bool:
         if self.selected is not None:

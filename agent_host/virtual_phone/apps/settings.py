@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..core import App, AppHost, Dialog, Intent, IntentHandler, Screen
+from ..core import App, AppHost, Intent, IntentHandler, Screen
 from ..hierarchy import SCREEN_W, Node
 from ..state import TIMEOUT_LABELS, TIMEOUTS_MS, fraction_to_brightness
 from .base import (
     FL, IMAGE_BUTTON, LL, NAV_TOP, STATUS_H, SCROLL_VIEW, TV, VIEW_GROUP, ButtonRow, Category, Item,
-    MainSwitch, Note, Pref, RadioPref, Scroll, SeekPref, alert_dialog, lay_out_list, settings_page,
+    MainSwitch, Note, Pref, RadioPref, Scroll, SeekPref, confirm, lay_out_list, settings_page,
     window_frame,
 )
 
@@ -390,11 +390,7 @@ class BatterySaverPage(SettingsPage):
             w.state.set_battery_saver(True)
             w.close_dialog()
 
-        w.show_dialog(Dialog(
-            build=lambda _w: alert_dialog("Turn on Battery Saver?", SAVER_CONFIRM,
-                                          [("Turn on", "android:id/button1", ok),
-                                           ("Cancel", "android:id/button2", w.close_dialog)]),
-            pkg="com.android.systemui"))
+        confirm(w, "Turn on Battery Saver?", SAVER_CONFIRM, "Turn on", ok, pkg="com.android.systemui")
 
 
 def _show(page: type[Screen] | None) -> IntentHandler:
