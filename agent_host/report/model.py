@@ -59,16 +59,20 @@ class PassK(_M):
     n_tasks: int
 
 
-class UnitRow(_M):
-    task: str
-    variant: str
-    infeasible: bool
+class TaskBuild(_M):
     k: int
     n: int
     rate: float | None
     low: float | None
     high: float | None
     errors: int
+
+
+class UnitRow(TaskBuild):
+    """One task instance's tally within a build."""
+    task: str
+    variant: str
+    infeasible: bool
 
 
 class Speed(_M):
@@ -102,15 +106,6 @@ class BuildSummary(_M):
     outcomes: dict[str, Share]
     per_task: dict[str, UnitRow]
     speed: Speed | None = None
-
-
-class TaskBuild(_M):
-    k: int
-    n: int
-    rate: float | None
-    low: float | None
-    high: float | None
-    errors: int
 
 
 class TaskRow(_M):
