@@ -196,7 +196,7 @@ def test_fidelity_cli_on_tiny_random(tiny_vllm, tmp_path, capsys, monkeypatch):
 
     from agent_host.agent.tools import TOOL_NAMES
     from agent_host.cli import main
-    from agent_host.serving.launch import resolve_chat_template
+    from agent_host.serving.spec import resolve_chat_template
     from agent_host.serving.models import tiny_random_build
 
     ep = tiny_vllm.endpoint

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_host.serving.probe import (
-    Gpu, HostFacts, classify, gpu_has_bf16, parse_cpuinfo, parse_nvidia_smi, read_facts, recommend,
+from agent_host.config.machine import (
+    Gpu, HostFacts, classify, gpu_has_bf16, parse_cpuinfo, parse_nvidia_smi, read_facts,
 )
+from agent_host.serving.probe import recommend
 
 BASE = {"fpu", "sse2", "avx", "fma"}
 

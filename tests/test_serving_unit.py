@@ -20,6 +20,7 @@ import pytest
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving import launch, metrics, procs
+from agent_host.serving import spec as launch_spec
 from agent_host.serving.endpoint import Endpoint
 
 DATA = Path(__file__).parent / "data"
@@ -97,13 +98,13 @@ def _vllm_build(tmp_path: Path, **kw) -> Build:
 def test_vllm_plan(tmp_path):
     build = _vllm_build(tmp_path, tool_call_parser="hermes", chat_template="chatml-tools",
                         args=["--seed", "7", "--max-model-len", "1024"], env={"VLLM_CPU_KVCACHE_SPACE": "2"})
-    if launch.vllm_flavour() is None:
+    if launch_spec.vllm_flavour() is None:
         with pytest.raises(UserError, match="vLLM is not installed"):
             launch.plan(build, port=1234, api_key="KEY", seed=3)
         return
     spec = launch.plan(build, port=1234, api_key="KEY", seed=3)
     argv = spec.argv
-    if launch.vllm_flavour() == "cpu-wheel":
+    if launch_spec.vllm_flavour() == "cpu-wheel":
         assert argv[:3] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]
     i = argv.index
     assert argv[i("--served-model-name") + 1] == "b1"
@@ -116,15 +117,15 @@ def test_vllm_plan(tmp_path):
     assert argv[-4:] == ["--seed", "7", "--max-model-len", "1024"]  # the build's args come last: they win
     assert spec.env["VLLM_CPU_KVCACHE_SPACE"] == "2"                # the build's env wins
     assert spec.env["HF_HUB_OFFLINE"] == "1" and spec.env["VLLM_NO_USAGE_STATS"] == "1"
-    if launch.on_cpu():
+    if launch_spec.on_cpu():
         assert spec.env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
-        assert spec.env["VLLM_CPU_OMP_THREADS_BIND"] == launch.cpu_list()
+        assert spec.env["VLLM_CPU_OMP_THREADS_BIND"] == launch_spec.cpu_list()
     assert spec.endpoint == Endpoint("http://127.0.0.1:1234/v1", "KEY", "b1", "b1", "http://127.0.0.1:1234/metrics")
     assert spec.readiness.health and spec.readiness.models and spec.readiness.warmup
 
 
 def test_cpu_list_is_a_compact_range():
-    text = launch.cpu_list()
+    text = launch_spec.cpu_list()
     cpus = set()
     for part in text.split(","):
         a, _, b = part.partition("-")
@@ -137,7 +138,7 @@ def test_cpu_list_is_a_compact_range():
 def test_cpu_list_merges_runs(monkeypatch, cpus, want):
     """Maximal runs, as the docstring says (the test above holds for '0,1,2' as well as '0-2')."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(cpus))
-    assert launch.cpu_list() == want
+    assert launch_spec.cpu_list() == want
 
 
 def test_missing_model_path_and_unknown_model_name(tmp_path):
@@ -153,13 +154,13 @@ def test_mapped_model_names(tmp_path, monkeypatch):
     monkeypatch.setenv("AGENT_HOST_CONFIG", str(tmp_path / "config"))
     build = Build(id="b", weight_path="bf16", server="vllm", model="my-model-1.5b")
     with pytest.raises(UserError, match="AGENT_HOST_MODEL_MY_MODEL_1_5B"):
-        launch.resolve_model(build)
+        launch_spec.resolve_model(build)
     monkeypatch.setenv("AGENT_HOST_MODEL_MY_MODEL_1_5B", str(tmp_path / "gone"))
     with pytest.raises(UserError, match="does not exist"):
-        launch.resolve_model(build)
+        launch_spec.resolve_model(build)
     (tmp_path / "weights").mkdir()
     monkeypatch.setenv("AGENT_HOST_MODEL_MY_MODEL_1_5B", str(tmp_path / "weights"))
-    assert launch.resolve_model(build) == str((tmp_path / "weights").resolve())
+    assert launch_spec.resolve_model(build) == str((tmp_path / "weights").resolve())
 
 
 def test_openai_plan_needs_its_key(monkeypatch):

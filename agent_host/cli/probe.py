@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from agent_host.serving.probe import read_facts, recommend
+    from agent_host.config.machine import read_facts
+    from agent_host.serving.probe import recommend
 
     advice = recommend(read_facts(), args.priority)
     if args.json:

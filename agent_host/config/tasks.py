@@ -25,7 +25,7 @@ from agent_host.config.checks import AnyCheckModel, Check
 from agent_host.config.loading import format_loc, line_of, load_yaml, validation_messages
 from agent_host.config.phones import DEFAULT_APPS, REPO_ROOT, load_phone_profile, phones_dir
 from agent_host.config.steps import STEP_SCHEMA_EXTRA, AnyStep, ForceStopStep, LaunchStep, Step, step_kind
-from agent_host.config.strict import Strict, fail, one_key_union
+from agent_host.config.strict import Strict, fail
 from agent_host.errors import ConfigError, UserError
 
 TASKS_DIR = Path("tasks")

@@ -29,7 +29,7 @@ def checkpoint_facts(build: Build) -> dict:
     when there is nothing local (remote or scripted builds) or it is not made yet."""
     from agent_host.serving import models
     from agent_host.serving.kinds import kind
-    from agent_host.serving.launch import resolve_model
+    from agent_host.serving.spec import resolve_model
     from agent_host.serving.quantize import facts_of
 
     if not kind(build).LOCAL_MODEL or not build.model:

@@ -10,10 +10,7 @@ from __future__ import annotations
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving.kinds import kind
-from agent_host.serving.spec import (  # noqa: F401  (re-exported)
-    HOST, TEMPLATES, LaunchSpec, cpu_list, on_cpu, resolve_chat_template, resolve_model,
-    vllm_env_defaults, vllm_flavour, vllm_version,
-)
+from agent_host.serving.spec import LaunchSpec
 
 
 def missing_packages(build: Build) -> list[str]:

@@ -10,10 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_host.errors import UserError
-from agent_host.config.machine import (  # noqa: F401  (re-exported for the probe's callers)
-    HARDWARE_CLASSES, Classification, Gpu, HostFacts, classify, gpu_has_bf16, parse_cpuinfo,
-    parse_nvidia_smi, read_cpu_flags, read_facts,
-)
+from agent_host.config.machine import Classification, HostFacts, classify, gpu_has_bf16
 
 PRIORITIES = ("speed", "fidelity")
 AGENTIC_PRIORITY = "fidelity"
@@ -112,7 +109,7 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
         raise UserError(f"unknown priority {priority!r} (speed, fidelity)")
     from agent_host.config.hosts import host_profile_paths, load_host_profile
 
-    from agent_host.serving.launch import vllm_flavour, vllm_version
+    from agent_host.serving.spec import vllm_flavour, vllm_version
 
     cls = classify(facts)
     advice = Advice(facts=facts, classification=cls, priority=priority)

@@ -29,7 +29,8 @@ from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving import procs
 from agent_host.serving.endpoint import Endpoint
-from agent_host.serving.launch import HOST, LaunchSpec, plan
+from agent_host.serving.launch import plan
+from agent_host.serving.spec import HOST, LaunchSpec
 from agent_host.serving.ready import NotReady, Readiness, wait_ready
 
 STOP_GRACE_S = 15.0
