@@ -27,13 +27,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_host.agent.episode import run_episode  # noqa: E402
+from agent_host.config.hosts import embedded_builds  # noqa: E402
 from agent_host.config.phones import load_phone_profile  # noqa: E402
 from agent_host.config.records import StepRecord  # noqa: E402
 from agent_host.config.tasks import load_tasks  # noqa: E402
 from agent_host.phone.device import Phone  # noqa: E402
 from agent_host.policy.script import PolicyScript  # noqa: E402
 from agent_host.policy.server import PolicyServer  # noqa: E402
-from agent_host.serving.models import EMBEDDED_BUILDS  # noqa: E402
 from agent_host.serving.server import start  # noqa: E402
 from agent_host.virtual_phone import adb_server  # noqa: E402
 from agent_host.virtual_phone.phone import VirtualPhone, free_port  # noqa: E402
@@ -58,7 +58,7 @@ def main() -> int:
     import openai
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="embedded-default", choices=sorted(EMBEDDED_BUILDS),
+    ap.add_argument("--build", default="embedded-default", choices=sorted(embedded_builds()),
                     help="the vLLM build whose prefix cache is measured")
     ap.add_argument("--tasks", default="wifi-on,bluetooth-on,dark-theme-on,alarm-0730",
                     help="task ids; each runs its reference solution")
@@ -67,7 +67,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args()
 
-    build = EMBEDDED_BUILDS[args.build]()
+    build = embedded_builds()[args.build].model_copy(deep=True)
     if args.server_arg:
         build = build.model_copy(update={"args": list(build.args) + args.server_arg})
     tasks = load_tasks(args.tasks.split(","), variants=("base",))
