@@ -57,7 +57,7 @@ def _policy(tmp_path, bid: str, action) -> Build:
 def test_two_scripted_endpoints_differ_in_tool_calls(tmp_path, monkeypatch):
     """The issue's case: one server always answers open_app(settings), the other press_back.
     Both have empty content; the old probe (content only) scored them 12/12 exact."""
-    from agent_host.cli.fidelity import agent_tools, print_report
+    from agent_host.cli.fidelity import agent_tools
     from agent_host.serving import procs
 
     monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))

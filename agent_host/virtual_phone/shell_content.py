@@ -200,7 +200,7 @@ def _where(rows: list[dict[str, object]], where: str | None) -> list[dict[str, o
             continue
         col, op, val = m.groups()
 
-        def ok(r: dict[str, object], col: str = col, op: str = op, val: str = val) -> bool:
+        def keep(r: dict[str, object], col: str = col, op: str = op, val: str = val) -> bool:
             cur = _val(r.get(col))
             if op == "=":
                 return cur == val
@@ -210,5 +210,5 @@ def _where(rows: list[dict[str, object]], where: str | None) -> list[dict[str, o
                 return float(cur) > float(val) if op == ">" else float(cur) < float(val)
             except ValueError:
                 return False
-        out = [r for r in out if ok(r)]
+        out = [r for r in out if keep(r)]
     return out
