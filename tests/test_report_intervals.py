@@ -264,3 +264,40 @@ def test_repeats_needed_matches_simulation(shared):
 
     truth = next(r for r in range(1, 40) if stats.min_detectable_effect(simulated_sd(r), tasks)["value"] <= 0.10)
     assert need["repeats"] is not None and abs(need["repeats"] - truth) <= 1, (need, truth)
+
+
+def _cell(kappa, mu, scan, tasks=8, repeats=3):
+    return bench.Cell(kappa, mu, tasks, repeats, coverage=scan[-1], width=0.3, zero_width=0.0, old_coverage=0.9,
+                      old_width=0.2, old_zero_width=0.0, p_extreme=0.0, scan=tuple(scan))
+
+
+def test_trade_off_is_named_only_where_every_penalty_fails_one_side():
+    n = len(bench.PENALTIES)
+    hot = [0.99] * n                                   # over 97.5% at every exponent
+    cooling = [0.96] * 5 + [0.99] * (n - 5)            # at 97.5% or less for the small exponents
+    fine = [0.95] * n
+    ok_above = [0.92] * 5 + [0.95] * (n - 5)           # a neighbour that falls below 93% for them
+    # the neighbour falls below 93% exactly where the hot cell would come down: a trade-off
+    design = [_cell(9.0, 0.5, cooling), _cell(1.0, 0.5, ok_above)] + [_cell(1.0, m, fine) for m in (0.1, 0.9)]
+    assert bench.tradeoff_reason(design[0], design) is not None
+    # the same cell with neighbours that hold 93% everywhere: a smaller penalty would do, so the method
+    design = [_cell(9.0, 0.5, cooling)] + [_cell(1.0, m, fine) for m in (0.1, 0.5, 0.9)]
+    assert bench.tradeoff_reason(design[0], design) is None
+    assert bench.best_under_floor(design[0], design) == (0.96, 0.0)
+    # over 97.5% at every exponent with the neighbours fine: a trade-off of the cell with itself is none,
+    # but no penalty brings it down either, so it is named (at best 99%)
+    design = [_cell(9.0, 0.5, hot)] + [_cell(1.0, m, fine) for m in (0.1, 0.5, 0.9)]
+    assert "99.0%" in bench.tradeoff_reason(design[0], design)
+
+
+def test_penalty_exponent_one_is_the_report_interval_and_the_scan_reuses_its_runs():
+    rng = np.random.default_rng(5)
+    k = rng.binomial(5, rng.beta(0.5, 4.5, (200, 8)))
+    rates, counts = k / 5, np.full((200, 8), 5.0)
+    assert np.allclose(intervals.korn_graubard(rates, counts, penalty=1.0), intervals.korn_graubard(rates, counts))
+    _, lo0, hi0 = intervals.korn_graubard(rates, counts, penalty=0.0)
+    _, lo1, hi1 = intervals.korn_graubard(rates, counts)
+    assert np.all(hi0 - lo0 <= hi1 - lo1 + 1e-12) and np.any(hi0 - lo0 < hi1 - lo1 - 1e-6)
+    c = bench.proportion_cell(np.random.default_rng(3), 2000, 5, 10, 0.1, 9.0)
+    assert len(c.scan) == len(bench.PENALTIES) and c.scan[-1] == c.coverage
+    assert c.scan[0] < c.coverage                      # without the penalty 5 x 10 at ICC 0.1 comes down
