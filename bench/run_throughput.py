@@ -110,6 +110,7 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
         "setup_s_per_episode": round(setup_s / max(1, len(ok)), 3),
         "model_s_per_episode": round(loop_model / max(1, len(ok)), 3),
         "settle_s_per_step": round(sum(s.times.settle for s in loop) / n, 3),
+        "model_s_per_step": round(loop_model / n, 3),
         "harness_share_loop": round(1 - loop_model / loop_s, 3) if loop_s else None,
         "phone_wait_s_per_step": round(sum(c.wait_s for c in counted) / len(counted), 3) if counted else None,
         "harness_own_share_loop": (round(1 - (loop_model + sum(c.wait_s for c in counted)) / loop_s, 3)
@@ -121,6 +122,13 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
         "mean_episode_s": round(ep_wall / max(1, len(ok)), 2),
         "harness_share": round(1 - model / ep_wall, 3) if ep_wall else None,
     }
+
+
+def floor_share(r: dict) -> float | None:
+    """The share of a step the phone alone takes in series: its waits over its waits plus the
+    model's time, i.e. the harness share of a harness that costs nothing itself."""
+    wait, model = r.get("phone_wait_s_per_step"), r.get("model_s_per_step")
+    return wait / (wait + model) if wait is not None and model else None
 
 
 def _fmt(value, spec: str) -> str:
@@ -165,6 +173,8 @@ def main() -> int:
                 rows.append(measure(n, args.episodes_per_phone, task, port, Path(tmp) / "throughput", args.delay_ms))
     finally:
         adb_server.kill_server(port)
+    for r in lat_rows:
+        r["phone_floor_share"] = round(floor_share(r), 3) if floor_share(r) is not None else None
     base = rows[0]["episodes_per_min"] if rows else None
     for r in rows:
         r["speedup_vs_first"] = round(r["episodes_per_min"] / base, 2) if base else None
@@ -199,6 +209,12 @@ def main() -> int:
                   f"own waits in series: {_fmt(own, '{:.0%}')}); "
                   f"<= 2 critical round trips per step -> {crit} "
                   f"({'met' if crit is not None and crit <= 2 else 'NOT met'})")
+            floor = floor_share(r)
+            if floor is not None:
+                print(f"  the phone's own time in series per step ({r['phone_wait_s_per_step']:.3f} s: the minimum "
+                      f"settle delay beside the action's input, then one dump) is {floor:.0%} of a step whose model "
+                      f"answers in {r['model_s_per_step']:.3f} s, before the harness does anything: no step loop that "
+                      f"observes the screen after acting can be under {floor:.0%} with this phone")
     if not rows:
         return 0
     t = Table(title=f"run throughput: task {args.task}, policy server answering after {args.delay_ms} ms")
