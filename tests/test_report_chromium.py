@@ -181,3 +181,36 @@ def test_kind_and_app_filters_and_breakdown_links(browser, tmp_path):
     assert page.locator("#f-kind").input_value() == "infeasible"
     page.close()
     assert problems == []
+
+
+@pytest.mark.parametrize("width", [1024, 1366])
+def test_builds_as_configured_fits_the_window(browser, tmp_path, width):
+    """The demo's report scrolled sideways at 1366 px: the "Builds as configured" table held
+    the builds' args and env on unbreakable lines (a JSON argument, VLLM_... variable names)."""
+    import json
+
+    run = make_run(tmp_path, xss=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    for b in manifest["builds"]:
+        b.update({"model": "smollm2-135m-w4a16", "kernel": "CPUWNA16LinearKernel (cpu_gemm_wna16)",
+                  "bits_per_weight": 4.5, "group_size": 64,
+                  "args": ["--enforce-eager", "--structured-outputs-config",
+                           '{"backend":"xgrammar","disable_any_whitespace":true}', "--max-num-seqs", "4",
+                           "--dtype", "bfloat16", "--max-model-len", "8192"],
+                  "env": {"VLLM_ENFORCE_STRICT_TOOL_CALLING": "0", "VLLM_CPU_INT4_W4A8": "0"},
+                  "sampling": {"temperature": 0.0, "top_p": 1.0, "max_tokens": 256}})
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    html = write_reports(run)["html"]
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    page.goto(html.as_uri(), wait_until="load")
+    out = page.evaluate("""() => {
+        const vw = document.documentElement.clientWidth, out = [];
+        if (document.documentElement.scrollWidth > vw) out.push('page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + vw);
+        const t = document.querySelector('table.config');
+        if (!t) return ['no table.config'];
+        const r = t.getBoundingClientRect();
+        if (r.right > vw) out.push('builds as configured ends at ' + Math.round(r.right) + ' > ' + vw);
+        return out; }""")
+    assert out == [], out
+    assert "disable_any_whitespace" in page.locator("table.config").text_content()   # all of it still shown
+    page.close()
