@@ -62,7 +62,7 @@ def builds_table(results: Results) -> Table:
     base = results.baseline
     cols = [
         Column("build", lambda b: Cell(b.build + (" (baseline)" if b.build == base else ""), cls="")),
-        Column("tasks", lambda b: Cell(str(b.tasks))),
+        Column("tasks", lambda b: Cell(str(b.tasks)), "instances"),
         Column("repeats", lambda b: Cell(_repeats(b))),
         Column("episodes", lambda b: Cell(str(b.episodes)), "counted"),
         Column("errors", lambda b: Cell(f"{b.errors.episodes} / {b.errors.attempts}"), "eps / attempts"),
