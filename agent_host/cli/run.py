@@ -62,7 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seconds a phone that stopped answering is waited for (probed with backoff) "
                         "before it is reported away (default: 60)")
     p.add_argument("--baseline", metavar="BUILD",
-                   help="the reference build reports compare the others with (default: the first of --builds)")
+                   help="the build reports compare the others with (default: the build whose role is reference, else the first of --builds)")
     p.add_argument("--plan", action="store_true",
                    help="print the smallest build-vs-build difference these tasks x repeats can detect "
                         "(80%% power, alpha 0.05) and exit without running anything")
