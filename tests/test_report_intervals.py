@@ -290,14 +290,37 @@ def test_trade_off_is_named_only_where_every_penalty_fails_one_side():
     assert "99.0%" in bench.tradeoff_reason(design[0], design)
 
 
-def test_penalty_exponent_one_is_the_report_interval_and_the_scan_reuses_its_runs():
+def test_penalty_exponents_bracket_the_calibrated_interval_and_the_scan_reuses_its_runs():
     rng = np.random.default_rng(5)
     k = rng.binomial(5, rng.beta(0.5, 4.5, (200, 8)))
     rates, counts = k / 5, np.full((200, 8), 5.0)
-    assert np.allclose(intervals.korn_graubard(rates, counts, penalty=1.0), intervals.korn_graubard(rates, counts))
     _, lo0, hi0 = intervals.korn_graubard(rates, counts, penalty=0.0)
-    _, lo1, hi1 = intervals.korn_graubard(rates, counts)
+    _, lo1, hi1 = intervals.korn_graubard(rates, counts, penalty=1.0)
+    _, lo, hi = intervals.korn_graubard(rates, counts)
     assert np.all(hi0 - lo0 <= hi1 - lo1 + 1e-12) and np.any(hi0 - lo0 < hi1 - lo1 - 1e-6)
+    assert np.all(hi - lo <= hi1 - lo1 + 1e-12) and np.all(hi - lo >= hi0 - lo0 - 1e-12)
     c = bench.proportion_cell(np.random.default_rng(3), 2000, 5, 10, 0.1, 9.0)
-    assert len(c.scan) == len(bench.PENALTIES) and c.scan[-1] == c.coverage
-    assert c.scan[0] < c.coverage                      # without the penalty 5 x 10 at ICC 0.1 comes down
+    assert len(c.scan) == len(bench.PENALTIES) and c.scan[0] < c.scan[-1]
+
+
+def test_calibrated_penalty_brings_small_designs_at_low_heterogeneity_under_the_ceiling():
+    """Seeded: 5 tasks x 10 repeats at 50%, ICC 0.1 is over 97.5% with Korn-Graubard's full
+    penalty and under it with the calibrated one, while the same design at ICC 0.5 and the
+    grid's worst cell (20 x 10 at 90%, ICC 0.5, where the calibration keeps the full penalty)
+    hold 93%."""
+    def cover(tasks, repeats, mu, kappa, penalty):
+        _, k = bench.draw(np.random.default_rng(11), 3000, tasks, repeats, mu, kappa)
+        rates = k / repeats
+        _, lo, hi = intervals.korn_graubard(rates, np.full_like(rates, float(repeats)), penalty=penalty)
+        return np.mean((lo <= mu) & (mu <= hi)), np.mean(hi - lo)
+    assert intervals.PENALTY == "calibrated"
+    full, w_full = cover(5, 10, 0.5, 9.0, 1.0)
+    cal, w_cal = cover(5, 10, 0.5, 9.0, None)
+    assert full > 0.975 and 0.93 <= cal < 0.97 and w_cal < w_full
+    assert cover(5, 10, 0.5, 1.0, None)[0] >= 0.93
+    assert cover(20, 10, 0.9, 1.0, None)[0] >= 0.93
+    # deterministic (seeded, cached tables) and computed per run's design
+    r = np.array([1, 1, 2 / 3, 1, 0, 1, 1, 1 / 3])
+    a = intervals.korn_graubard(r, np.full(8, 3.0))
+    intervals._TABLES.clear()
+    assert np.allclose(a, intervals.korn_graubard(r, np.full(8, 3.0)))
