@@ -191,22 +191,26 @@ def coverage_table(counts: np.ndarray, alpha: float = ALPHA, points=None) -> np.
     return tab
 
 
-def _corners(p: np.ndarray, rho: np.ndarray) -> set:
-    pp = np.clip(np.minimum(p, 1 - p), CAL_P[0], CAL_P[-1])
-    x = np.interp(np.log(pp), np.log(CAL_P), np.arange(len(CAL_P)))
-    y = np.interp(np.clip(rho, 0, CAL_RHO[-1]), CAL_RHO, np.arange(len(CAL_RHO)))
-    i0 = np.minimum(np.floor(x).astype(int), len(CAL_P) - 2).ravel()
-    j0 = np.minimum(np.floor(y).astype(int), len(CAL_RHO) - 2).ravel()
-    return {(a + da, b + db) for a, b in set(zip(i0.tolist(), j0.tolist())) for da in (0, 1) for db in (0, 1)}
-
-
-def _interp_cov(tab: np.ndarray, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
-    """Bilinear interpolation of the table (log p, rho); p is folded to min(p, 1 - p)."""
+def _grid_position(p: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Fractional table coordinates (log p, rho) of each point, and the lower corner of its cell;
+    p is folded to min(p, 1 - p)."""
     pp = np.clip(np.minimum(p, 1 - p), CAL_P[0], CAL_P[-1])
     x = np.interp(np.log(pp), np.log(CAL_P), np.arange(len(CAL_P)))
     y = np.interp(np.clip(rho, 0, CAL_RHO[-1]), CAL_RHO, np.arange(len(CAL_RHO)))
     i0 = np.minimum(np.floor(x).astype(int), len(CAL_P) - 2)
     j0 = np.minimum(np.floor(y).astype(int), len(CAL_RHO) - 2)
+    return x, y, i0, j0
+
+
+def _corners(p: np.ndarray, rho: np.ndarray) -> set:
+    _, _, i0, j0 = _grid_position(p, rho)
+    return {(a + da, b + db) for a, b in set(zip(i0.ravel().tolist(), j0.ravel().tolist()))
+            for da in (0, 1) for db in (0, 1)}
+
+
+def _interp_cov(tab: np.ndarray, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Bilinear interpolation of the table in (log p, rho)."""
+    x, y, i0, j0 = _grid_position(p, rho)
     fx, fy = (x - i0)[..., None], (y - j0)[..., None]
     return ((1 - fx) * (1 - fy) * tab[i0, j0] + fx * (1 - fy) * tab[i0 + 1, j0]
             + (1 - fx) * fy * tab[i0, j0 + 1] + fx * fy * tab[i0 + 1, j0 + 1])
