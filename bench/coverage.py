@@ -51,6 +51,7 @@ REPEATS = (1, 3, 5, 10)
 MEANS = (0.02, 0.1, 0.5, 0.9, 0.98)
 KAPPAS = (9.0, 1.0)
 FLOOR, CEILING = 0.93, 0.975
+NARROW = 0.01               # a difference interval under 1 pp wide claims more than any run here shows
 PENALTIES = tuple(round(0.1 * i, 1) for i in range(11))
 ALPHA = 0.05
 
@@ -157,6 +158,8 @@ class PairCell:
     old_width: float
     sign_flip_reject: float
     mcnemar_reject: float
+    narrow: float = 0.0        # share of difference intervals under 1 pp wide (MOVER)
+    old_narrow: float = 0.0
 
 
 def paired_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mu: float, kappa: float,
@@ -172,6 +175,7 @@ def paired_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: int, m
                     width=float(np.mean(hi - lo)),
                     old_coverage=float(np.mean((olo <= truth + 1e-12) & (truth - 1e-12 <= ohi))),
                     old_width=float(np.mean(ohi - olo)),
+                    narrow=float(np.mean(hi - lo < NARROW)), old_narrow=float(np.mean(ohi - olo < NARROW)),
                     sign_flip_reject=float(np.mean(sign_flip_p(rb - ra, rng) <= ALPHA)),
                     mcnemar_reject=float(np.mean(mcnemar_p(a, b) <= ALPHA)))
 
@@ -313,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         "mean_width_old": float(np.mean([p.old_width for p in pairs])),
         "type1_sign_flip_max": max(p.sign_flip_reject for p in nulls),
         "type1_mcnemar_max": max(p.mcnemar_reject for p in nulls),
+        "narrow_max_new": max(p.narrow for p in pairs), "narrow_max_old": max(p.old_narrow for p in pairs),
     }
     summary["seconds"] = time.monotonic() - t0
     if args.json:
@@ -353,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     pr = s["pairs"]
     print(f"Paired: worst coverage new {_pct(pr['worst_coverage_new'])}%, old {_pct(pr['worst_coverage_old'])}%;"
           f" mean width new {100 * pr['mean_width_new']:.1f} pp, old {100 * pr['mean_width_old']:.1f} pp")
+    print(f"Paired intervals under {100 * NARROW:.0f} pp wide (most in any cell): new {_pct(pr['narrow_max_new'])}% of runs,"
+          f" old {_pct(pr['narrow_max_old'])}%")
     print(f"Type I error (max over null cells): sign-flip {_pct(pr['type1_sign_flip_max'])}%,"
           f" McNemar {_pct(pr['type1_mcnemar_max'])}%")
     print(f"({s['seconds']:.0f} s)")

@@ -324,3 +324,30 @@ def test_calibrated_penalty_brings_small_designs_at_low_heterogeneity_under_the_
     a = intervals.korn_graubard(r, np.full(8, 3.0))
     intervals._TABLES.clear()
     assert np.allclose(a, intervals.korn_graubard(r, np.full(8, 3.0)))
+
+
+def test_difference_of_builds_that_agree_on_every_task_is_not_collapsed():
+    """The demo (4 task instances x 2 repeats, both builds 0/2, 2/2, 0/2, 2/2) printed "95% CI
+    -0.1 to +0.1 pp": per-task rates that agree exactly give a correlation of 1, and MOVER then
+    cancels both builds' margins. Eight concordant pairs cannot rule out a difference of a few
+    points, so the difference must be at least as uncertain as one build's rate."""
+    for rates, reps in (([0, 1, 0, 1], 2), ([0, 1, 0, 1, 1, 0, 1, 1, 0, 1], 3), ([1 / 3, 2 / 3, 1, 0, 2 / 3], 3)):
+        r = np.array(rates, float)
+        c = np.full(len(r), float(reps))
+        p, lo, hi = intervals.korn_graubard(r, c)
+        d, dlo, dhi = intervals.mover_difference(r, c, r, c)
+        assert d == 0
+        assert dhi >= hi - p - 1e-12 and dlo <= -(p - lo) + 1e-12, (rates, dlo, dhi, lo, hi)
+
+
+def test_difference_of_perfectly_correlated_builds_keeps_its_width():
+    """The bench found MOVER at [19.9, 20.1] pp for 5 tasks x 3 repeats with build A at 0, 0, 1,
+    0, 1 and build B at 1/3, 1/3, 1, 1/3, 1: per-task rates perfectly correlated (B = 1/3 + 2/3 A),
+    so r = 1 survived the Fisher shrink. Five tasks cannot show a correlation that cancels
+    almost all of both margins."""
+    ra = np.array([0, 0, 1, 0, 1], float)
+    rb = np.array([1, 1, 3, 1, 3], float) / 3
+    c = np.full(5, 3.0)
+    d, lo, hi = intervals.mover_difference(ra, c, rb, c)
+    assert d == pytest.approx(0.2)
+    assert hi - lo > 0.2, (lo, hi)
