@@ -127,18 +127,25 @@ def korn_graubard(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA,
     if isinstance(penalty, str) and penalty == "calibrated":
         penalty = calibrated_penalty(rates, counts, alpha)
     df_factor = (z / sst.t.ppf(1 - alpha / 2, informative_df(rates))) ** (2 * np.asarray(penalty, float))
-    # The df adjustment is for an estimated variance; the all-equal case (n* = T) has none.
-    # Floor at T, cap at n: whatever the heterogeneity, var(mean of per-task rates) <= mu(1-mu)/T
-    # (between-task variance plus mean within-task variance is mu(1-mu), and repeats only
-    # shrink the within part), so the true effective size is never below T; and never above n
-    # when repeats of a task are not negatively correlated. Without the floor, one task off the
-    # boundary (26 tasks x 2, 51 of 52) gave df 1.5, t = 7.6 and n* = 4: [56.3%, 100%].
-    n_star = np.clip(np.where(estimated, n_eff * df_factor, n_eff), float(t), counts.sum(-1))
+    lo_w, hi_w = _wilson_at_n_star(p, n_eff, estimated, df_factor, t, counts.sum(-1), alpha)
     single = (counts == 1).all(-1)
-    lo_w, hi_w = wilson(p * n_star, n_star, alpha)
     lo_c, hi_c = clopper_pearson(p * t, np.full_like(p, float(t)), alpha)
     lo, hi = np.where(single, lo_c, lo_w), np.where(single, hi_c, hi_w)
     return p, np.minimum(lo, p), np.maximum(hi, p)
+
+
+def _wilson_at_n_star(p: np.ndarray, n_eff: np.ndarray, estimated: np.ndarray, df_factor: np.ndarray,
+                      tasks: int, episodes: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson limits at n* = n_eff * df_factor, n* kept within [tasks, episodes].
+
+    The df adjustment is for an estimated variance; the all-equal case (n* = T) has none.
+    Floor at T, cap at n: whatever the heterogeneity, var(mean of per-task rates) <= mu(1-mu)/T
+    (between-task variance plus mean within-task variance is mu(1-mu), and repeats only shrink
+    the within part), so the true effective size is never below T; and never above n when
+    repeats of a task are not negatively correlated. Without the floor, one task off the
+    boundary (26 tasks x 2, 51 of 52) gave df 1.5, t = 7.6 and n* = 4: [56.3%, 100%]."""
+    n_star = np.clip(np.where(estimated, n_eff * df_factor, n_eff), float(tasks), episodes)
+    return wilson(p * n_star, n_star, alpha)
 
 
 
@@ -174,8 +181,7 @@ def coverage_point(counts: np.ndarray, i: int, j: int, alpha: float = ALPHA, sim
         base = (z / sst.t.ppf(1 - alpha / 2, informative_df(rates))) ** 2
         cov = np.empty(len(CAL_G))
         for g_i, g in enumerate(CAL_G):
-            n_star = np.clip(np.where(est, n_eff * base ** g, n_eff), float(c.shape[-1]), c.sum(-1))
-            lo, hi = wilson(pt * n_star, n_star, alpha)
+            lo, hi = _wilson_at_n_star(pt, n_eff, est, base ** g, c.shape[-1], c.sum(-1), alpha)
             lo, hi = np.minimum(lo, pt), np.maximum(hi, pt)
             cov[g_i] = np.mean((lo <= p) & (p <= hi))
         _TABLES[key] = cov
@@ -249,10 +255,10 @@ def calibrated_penalty(rates: np.ndarray, counts: np.ndarray, alpha: float = ALP
     t = rates.shape[-1]
     flat_r, flat_c = rates.reshape(-1, t), counts.reshape(-1, t)
     g = np.ones(flat_r.shape[0])
+    if (flat_c == 1).all():      # Clopper-Pearson over tasks: no df penalty to calibrate
+        return g.reshape(rates.shape[:-1])
     _, lo1, hi1 = korn_graubard(flat_r, flat_c, alpha, penalty=1.0)
     ru = icc_upper(flat_r, flat_c)
-    if (flat_c == 1).all():
-        return g.reshape(rates.shape[:-1])
     designs, inverse = np.unique(flat_c, axis=0, return_inverse=True)
     for d in range(designs.shape[0]):
         rows = np.nonzero(inverse.reshape(-1) == d)[0]
@@ -279,16 +285,16 @@ def mover_difference(ra: np.ndarray, ca: np.ndarray, rb: np.ndarray, cb: np.ndar
     pb, lb, ub = korn_graubard(rb, cb, alpha)
     da, db = ra - ra.mean(-1, keepdims=True), rb - rb.mean(-1, keepdims=True)
     sa, sb = np.sqrt((da ** 2).sum(-1)), np.sqrt((db ** 2).sum(-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = np.where((sa > 1e-12) & (sb > 1e-12), (da * db).sum(-1) / (sa * sb), 0.0)
-    r = np.clip(np.nan_to_num(r), -1.0, 1.0)
-    # Builds whose per-task rates agree exactly (every difference the same) give r = 1, and the
-    # margins then cancel: the demo's 4 tasks x 2 repeats, 0/2, 2/2, 0/2, 2/2 on both builds,
-    # came out as [-0.1, +0.1] pp. Such runs say nothing about how much the pairing removes (no
+    # r = 0 where the run carries no evidence of a shared component: either build's rates do
+    # not vary, or the builds agree exactly on every task (every difference the same; r would be
+    # 1 and the margins cancel: the demo's 4 tasks x 2 repeats, 0/2, 2/2, 0/2, 2/2 on both builds,
+    # came out as [-0.1, +0.1] pp). Such runs say nothing about how much the pairing removes (no
     # task's two rates differ by episode noise one could measure), just as all-equal rates say
-    # nothing about the design effect (n* = T above); so take no benefit from it: r = 0.
-    same = (da - db).std(-1) < 1e-12
-    r = np.where(same, 0.0, r)
+    # nothing about the design effect (n* = T above).
+    evidence = (sa > 1e-12) & (sb > 1e-12) & ((da - db).std(-1) >= 1e-12)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(evidence, (da * db).sum(-1) / (sa * sb), 0.0)
+    r = np.clip(np.nan_to_num(r), -1.0, 1.0)
     # With r near 1 the margins are differences of near-equal terms, so an r estimated from a
     # few informative tasks overstates the cancellation: take r a quarter of a standard error
     # lower on Fisher's z scale, with the informative tasks as its sample size. Without this,
