@@ -103,6 +103,8 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
     loop_model = sum(s.times.model for s in loop)
     n = max(1, len(loop))
     counted = [s.round_trips for s in loop if s.round_trips is not None]
+    wait_step = sum(c.wait_s for c in counted) / len(counted) if counted else None
+    model_step = loop_model / n
     return {
         "phones": n_phones, "latency": latency, "episodes": len(ok), "errors": len(recs) - len(ok),
         "steps_per_episode": round(len(loop) / max(1, len(ok)), 2),
@@ -110,9 +112,12 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
         "setup_s_per_episode": round(setup_s / max(1, len(ok)), 3),
         "model_s_per_episode": round(loop_model / max(1, len(ok)), 3),
         "settle_s_per_step": round(sum(s.times.settle for s in loop) / n, 3),
-        "model_s_per_step": round(loop_model / n, 3),
+        "model_s_per_step": round(model_step, 3),
         "harness_share_loop": round(1 - loop_model / loop_s, 3) if loop_s else None,
-        "phone_wait_s_per_step": round(sum(c.wait_s for c in counted) / len(counted), 3) if counted else None,
+        "phone_wait_s_per_step": round(wait_step, 3) if counted else None,
+        # the harness share of a harness that costs nothing itself: the phone's waits in series
+        # over those waits plus the model's time
+        "phone_floor_share": round(wait_step / (wait_step + model_step), 3) if counted and model_step else None,
         "harness_own_share_loop": (round(1 - (loop_model + sum(c.wait_s for c in counted)) / loop_s, 3)
                                    if loop_s and counted else None),
         "critical_rt_per_step": round(sum(c.critical for c in counted) / len(counted), 2) if counted else None,
@@ -122,13 +127,6 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
         "mean_episode_s": round(ep_wall / max(1, len(ok)), 2),
         "harness_share": round(1 - model / ep_wall, 3) if ep_wall else None,
     }
-
-
-def floor_share(r: dict) -> float | None:
-    """The share of a step the phone alone takes in series: its waits over its waits plus the
-    model's time, i.e. the harness share of a harness that costs nothing itself."""
-    wait, model = r.get("phone_wait_s_per_step"), r.get("model_s_per_step")
-    return wait / (wait + model) if wait is not None and model else None
 
 
 def _fmt(value, spec: str) -> str:
@@ -173,8 +171,6 @@ def main() -> int:
                 rows.append(measure(n, args.episodes_per_phone, task, port, Path(tmp) / "throughput", args.delay_ms))
     finally:
         adb_server.kill_server(port)
-    for r in lat_rows:
-        r["phone_floor_share"] = round(floor_share(r), 3) if floor_share(r) is not None else None
     base = rows[0]["episodes_per_min"] if rows else None
     for r in rows:
         r["speedup_vs_first"] = round(r["episodes_per_min"] / base, 2) if base else None
@@ -209,7 +205,7 @@ def main() -> int:
                   f"own waits in series: {_fmt(own, '{:.0%}')}); "
                   f"<= 2 critical round trips per step -> {crit} "
                   f"({'met' if crit is not None and crit <= 2 else 'NOT met'})")
-            floor = floor_share(r)
+            floor = r["phone_floor_share"]
             if floor is not None:
                 print(f"  the phone's own time in series per step ({r['phone_wait_s_per_step']:.3f} s: the minimum "
                       f"settle delay beside the action's input, then one dump) is {floor:.0%} of a step whose model "
