@@ -121,3 +121,26 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path):
     with pytest.raises(TypeError):
         write_json_atomic(target, {1j: 2})  # a key JSON cannot write
     assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_a_holder_that_has_not_yet_written_its_name_is_still_named(tmp_path):
+    """Before: CI failed once when the refused process read the lock file in the instant between
+    the holder's flock and its write, and said 'in use by another process' without a pid."""
+    import fcntl
+    import time
+
+    fd = os.open(tmp_path / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)   # locked, still empty: the holder's first instant
+
+    def write_name_late():
+        time.sleep(0.05)
+        os.pwrite(fd, (json.dumps({"pid": 4242, "host": socket.gethostname()}) + "\n").encode(), 0)
+
+    writer = threading.Thread(target=write_name_late)
+    writer.start()
+    try:
+        with pytest.raises(RunLocked, match="in use by pid 4242"):
+            RunLock(tmp_path).acquire()
+    finally:
+        writer.join()
+        os.close(fd)

@@ -18,12 +18,14 @@ import json
 import os
 import socket
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from agent_host.errors import UserError
 
 LOCK = ".lock"
+HOLDER_WRITE_WAIT_S = 1.0  # the holder writes its name microseconds after its flock
 
 
 class RunLocked(UserError):
@@ -64,6 +66,16 @@ class RunLock:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def _holder_once_written(self, fd: int) -> dict[str, Any]:
+        """The holder's name; it writes it just after taking the flock, so a file still empty
+        is read again for a moment rather than reported as a nameless holder."""
+        deadline = time.monotonic() + HOLDER_WRITE_WAIT_S
+        info = self._read(fd)
+        while not info and time.monotonic() < deadline:
+            time.sleep(0.01)
+            info = self._read(fd)
+        return info
+
     def acquire(self) -> "RunLock":
         for _ in range(20):
             try:
@@ -85,7 +97,7 @@ class RunLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise RunLocked(f"{self.dir}: in use by {_holder_text(self._read(fd))}; "
+                raise RunLocked(f"{self.dir}: in use by {_holder_text(self._holder_once_written(fd))}; "
                                 f"one run or resume per run directory at a time") from None
             except OSError as exc:
                 if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
