@@ -68,7 +68,7 @@ class Cell:
     old_coverage: float
     old_width: float
     old_zero_width: float
-    p_extreme: float          # P(no success at all, or no failure at all) in this cell
+    floor: float              # valid_floor: least coverage of any valid interval here
     scan: tuple[float, ...] = ()   # coverage at each of PENALTIES (repeats > 1), same runs
 
 
@@ -86,7 +86,6 @@ def proportion_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: in
     counts = np.full_like(rates, float(repeats))
     _, lo, hi = iv.korn_graubard(rates, counts)
     _, olo, ohi = iv.t_interval_clipped(rates)
-    total = k.sum(-1)
     covered = []
     for g in PENALTIES if scan and repeats > 1 else ():
         _, glo, ghi = iv.korn_graubard(rates, counts, penalty=g)
@@ -96,7 +95,7 @@ def proportion_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: in
                 zero_width=float(np.mean(hi - lo < 1e-12)),
                 old_coverage=float(np.mean((olo <= mu) & (mu <= ohi))), old_width=float(np.mean(ohi - olo)),
                 old_zero_width=float(np.mean(ohi - olo < 1e-12)),
-                p_extreme=float(np.mean((total == 0) | (total == tasks * repeats))), scan=tuple(covered))
+                floor=valid_floor(tasks, repeats, mu, kappa), scan=tuple(covered))
 
 
 def proportion_grid(sims: int, seed: int = 20261201, tasks=TASKS, repeats=REPEATS, means=MEANS,
@@ -259,15 +258,37 @@ def print_tradeoff(cells: list[Cell]) -> None:
             print(f"    ICC {1 / (1 + c.kappa):.1f} mean {c.mu:4.2f}: " + " ".join(_pct(x) for x in c.scan))
 
 
+def valid_floor(tasks: int, repeats: int, mu: float, kappa: float, alpha: float = ALPHA) -> float:
+    """The least coverage in this cell of any equal-tailed interval (each limit a one-sided
+    1 - alpha/2 bound) that is valid at every heterogeneity and monotone (more successes never
+    lower a limit). Exact, no simulation.
+
+    Valid at the all-or-nothing end (every task succeeds always or never, the ICC -> 1 limit of
+    the Beta family) and monotone, the upper limit of any run is at least Clopper-Pearson's
+    upper limit over tasks for its K tasks that succeeded every time (the run dominates the
+    all-or-nothing run of K successes, whose limit must be at least that), so the upper limit
+    misses at most when that bound is below mu; the same for the lower limit with the tasks
+    that ever succeeded. K is binomial(tasks, P(a task succeeds in all its repeats)) under the
+    cell's Beta(mu kappa, (1 - mu) kappa). Where a tail can miss at most b < alpha/2, the
+    coverage is at least 1 - b - alpha/2."""
+    a, b = mu * kappa, (1 - mu) * kappa
+    i = np.arange(repeats)
+    every = float(np.prod((a + i) / (kappa + i)))       # beta-binomial P(repeats of repeats)
+    never = float(np.prod((b + i) / (kappa + i)))       # P(0 of repeats)
+    k = np.arange(tasks + 1)
+    lo, hi = iv.clopper_pearson(k, np.full(k.shape, tasks), alpha)
+    up_miss = float(sst.binom.pmf(k, tasks, every)[hi < mu].sum())
+    lo_miss = float(sst.binom.pmf(k, tasks, 1 - never)[lo > mu].sum())
+    return 1 - min(alpha / 2, up_miss) - min(alpha / 2, lo_miss)
+
+
 def forced_reason(c: Cell) -> str | None:
-    """Why every valid interval covers more than 97.5% in cell c, if few episodes force it."""
-    if c.p_extreme >= 0.05:
-        return f"P(no success or no failure at all) {_pct(c.p_extreme)}%"
-    if c.repeats == 1:
-        # exactly binomial(T, mu): the count takes T + 1 values, and an equal-tailed 95% interval
-        # must keep mu wherever a tail beyond the count holds more than 2.5%
-        return f"exactly binomial over {c.tasks} episodes (1 repeat): discreteness"
-    return None
+    """Why every valid interval covers at least 97.5% in cell c, if it does (`valid_floor`)."""
+    if c.floor < CEILING - 1e-12:
+        return None
+    side = "both limits" if c.floor > 1 - 1e-12 else "one limit"
+    return (f"forced: {side} of any valid interval cannot miss, least coverage {_pct(c.floor)}%"
+            f" ({c.tasks} tasks could be all-or-nothing)")
 
 
 def summarise(cells: list[Cell]) -> dict:
@@ -327,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     print_proportions(cells)
     print("\nCells over 97.5% (new method): forced by few episodes (why), by the trade-off, or by the method:")
     for c in sorted((c for c in cells if c.coverage > CEILING),
-                    key=lambda c: (forced_reason(c) is None, tradeoff_reason(c, cells) is None, -c.p_extreme)):
+                    key=lambda c: (forced_reason(c) is None, tradeoff_reason(c, cells) is None, -c.floor)):
         why = forced_reason(c) or tradeoff_reason(c, cells)
         if why is None:
             best = best_under_floor(c, cells)
