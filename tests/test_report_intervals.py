@@ -307,20 +307,19 @@ def test_penalty_exponents_bracket_the_calibrated_interval_and_the_scan_reuses_i
 
 
 def test_calibrated_penalty_brings_small_designs_at_low_heterogeneity_under_the_ceiling():
-    """Seeded: 5 tasks x 10 repeats at 10%, ICC 0.1 is over 97.5% with Korn-Graubard's full
-    penalty and under it with the calibrated one, while the same design at ICC 0.5 and the
-    grid's worst cell (20 x 10 at 90%, ICC 0.5, where the calibration keeps the full penalty)
-    hold 93%."""
+    """Seeded: 5 tasks x 5 repeats at 10%, ICC 0.1 covers 99% with Korn-Graubard's full
+    penalty and is narrower with the calibrated one, while the same design at ICC 0.5 and
+    20 x 10 at 90%, ICC 0.5 (the grid's worst cell before the all-or-nothing bounds) hold 93%."""
     def cover(tasks, repeats, mu, kappa, penalty):
         _, k = bench.draw(np.random.default_rng(11), 3000, tasks, repeats, mu, kappa)
         rates = k / repeats
         _, lo, hi = intervals.korn_graubard(rates, np.full_like(rates, float(repeats)), penalty=penalty)
         return np.mean((lo <= mu) & (mu <= hi)), np.mean(hi - lo)
     assert intervals.PENALTY == "calibrated"
-    full, w_full = cover(5, 10, 0.1, 9.0, 1.0)
-    cal, w_cal = cover(5, 10, 0.1, 9.0, None)
-    assert full > 0.975 and 0.93 <= cal < 0.97 and w_cal < w_full
-    assert cover(5, 10, 0.1, 1.0, None)[0] >= 0.93
+    full, w_full = cover(5, 5, 0.1, 9.0, 1.0)
+    cal, w_cal = cover(5, 5, 0.1, 9.0, None)
+    assert full > 0.975 and 0.93 <= cal < 0.975 and w_cal < w_full
+    assert cover(5, 5, 0.1, 1.0, None)[0] >= 0.93
     assert cover(20, 10, 0.9, 1.0, None)[0] >= 0.93
     # deterministic (seeded, cached tables) and computed per run's design
     r = np.array([1, 1, 2 / 3, 1, 0, 1, 1, 1 / 3])
@@ -403,3 +402,44 @@ def test_coverage_holds_when_repeats_of_a_task_nearly_always_agree(rho, tasks, r
     rates = rng.binomial(repeats, rng.beta(mu * k, (1 - mu) * k, size=(3000, tasks))) / repeats
     _, lo, hi = intervals.korn_graubard(rates, np.full_like(rates, float(repeats)))
     assert np.mean((lo <= mu) & (mu <= hi)) >= 0.93
+
+
+def test_valid_floor_of_cells_few_tasks_force():
+    # 5 tasks: 0/5 all-or-nothing tasks has P >= 2.5% at any mean below 52%, and 5/5 above 48%,
+    # so at 50% neither limit of a valid interval may ever exclude the mean
+    assert bench.valid_floor(5, 3, 0.5, 9.0) == pytest.approx(1.0)
+    # one repeat: exactly binomial(8, 0.5), whose equal-tailed exact interval covers 99.2%
+    cp_lo, cp_hi = intervals.clopper_pearson(np.arange(9), np.full(9, 8))
+    pk = sst.binom.pmf(np.arange(9), 8, 0.5)
+    assert bench.valid_floor(8, 1, 0.5, 9.0) == pytest.approx(float(pk[(cp_lo <= 0.5) & (0.5 <= cp_hi)].sum()))
+    # 8 tasks at 10%: the upper limit can never miss (0 of 8 allows 36.9%): at least 97.5%
+    assert bench.valid_floor(8, 10, 0.1, 9.0) >= 0.975
+    # many tasks in the middle: nothing forced
+    assert bench.valid_floor(60, 3, 0.5, 9.0) == pytest.approx(0.95)
+
+
+def test_exact_cells_agree_with_simulation():
+    k, w = bench.exact_runs(8, 3, 0.1, 1.0)
+    assert w.sum() == pytest.approx(1.0) and len(w) == 165          # C(11, 3) runs of 8 unordered tasks
+    _, sim = bench.draw(np.random.default_rng(5), 40000, 8, 3, 0.1, 1.0)
+    assert w @ k.sum(1) == pytest.approx(sim.sum(1).mean(), rel=0.02)
+    assert w @ (k.sum(1) == 0) == pytest.approx(np.mean(sim.sum(1) == 0), abs=0.01)
+    assert bench.exact_runs(100, 10, 0.5, 1.0) is None                # too many to enumerate
+
+
+def test_beyond_the_grid_families_have_the_stated_mean():
+    rng = np.random.default_rng(2)
+    for family, spread in bench.FAMILIES:
+        for mu in (0.02, 0.5, 0.9):
+            p = bench.task_probabilities(rng, family, spread, mu, 200000)
+            assert p.mean() == pytest.approx(mu, abs=0.004), (family, spread, mu)
+
+
+def test_least_valid_coverage_is_sharper_than_the_floor_and_agrees_where_it_forces():
+    for cell in [(5, 3, 0.5, 9.0), (8, 3, 0.1, 9.0), (8, 3, 0.5, 9.0), (8, 3, 0.5, 1.0)]:
+        least = bench.least_valid_coverage(*cell)
+        assert bench.valid_floor(*cell) - 1e-9 <= least <= 1.0 + 1e-9, cell
+    assert bench.least_valid_coverage(5, 3, 0.5, 9.0) == pytest.approx(1.0)
+    # the one cell over 97.5% the floor does not force: a valid interval could cover ~95% there
+    assert bench.least_valid_coverage(8, 3, 0.5, 9.0) < 0.96
+    assert bench.least_valid_coverage(100, 10, 0.5, 9.0) is None
