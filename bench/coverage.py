@@ -95,11 +95,13 @@ EXACT_MAX = 60000           # designs with at most this many distinct runs are e
 
 def exact_runs(tasks: int, repeats: int, mu: float, kappa: float) -> tuple[np.ndarray, np.ndarray] | None:
     """Every distinct run of the design (per-task success counts, tasks unordered) with its exact
-    probability under the cell's beta-binomial; None when there are more than EXACT_MAX."""
+    probability under the cell's beta-binomial (binomial for kappa = inf); None when there are
+    more than EXACT_MAX."""
     if math.comb(tasks + repeats, repeats) > EXACT_MAX:
         return None
     k = np.array(list(itertools.combinations_with_replacement(range(repeats + 1), tasks)), dtype=int)
-    log_pmf = sst.betabinom.logpmf(np.arange(repeats + 1), repeats, mu * kappa, (1 - mu) * kappa)
+    log_pmf = (sst.betabinom.logpmf(np.arange(repeats + 1), repeats, mu * kappa, (1 - mu) * kappa)
+               if np.isfinite(kappa) else sst.binom.logpmf(np.arange(repeats + 1), repeats, mu))   # ICC 0
     tally = np.stack([(k == v).sum(1) for v in range(repeats + 1)], 1)
     log_w = gammaln(tasks + 1) - gammaln(tally + 1).sum(1) + log_pmf[k].sum(1)
     return k, np.exp(log_w)
@@ -400,9 +402,7 @@ def least_valid_coverage(tasks: int, repeats: int, mu: float, kappa: float, alph
     a = coo_matrix((np.r_[np.ones(len(edges)), -np.ones(len(edges))],
                     (np.r_[np.arange(len(edges)), np.arange(len(edges))],
                      np.r_[[e[0] for e in edges], [e[1] for e in edges]])), shape=(len(edges), len(k))).tocsr()
-    levels = [exact_runs(tasks, repeats, mu, 1 / rho - 1)[1] if rho > 0 else
-              np.exp(gammaln(tasks + 1) - gammaln(np.stack([(k == v).sum(1) for v in range(repeats + 1)], 1) + 1).sum(1)
-                     + sst.binom.logpmf(k, repeats, mu).sum(1)) for rho in MILP_RHOS]
+    levels = [exact_runs(tasks, repeats, mu, 1 / rho - 1 if rho > 0 else np.inf)[1] for rho in MILP_RHOS]
     ends = (k == 0) | (k == repeats)
     aon = np.where(ends.all(1), sst.binom.pmf((k == repeats).sum(1), tasks, mu), 0.0)
     p = np.vstack(levels + [aon])

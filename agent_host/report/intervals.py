@@ -17,7 +17,10 @@ mean and the ICC (`calibrated_penalty`; Loh 1987, Berger & Boos 1994). When
 every task has the same rate (all 0, all 1, ...) the design effect cannot be estimated; then
 n* = T, the number of tasks: P(all zero | mean mu) <= (1 - mu)^T whatever the heterogeneity, so
 such a run carries no more evidence than T independent episodes would, and no assumption
-about the heterogeneity is needed. The grid in bench/coverage.py checks coverage by simulation.
+about the heterogeneity is needed. And whatever the data, the limits are never inside those
+that all-or-nothing tasks (the ICC -> 1 end, where repeats always agree) require
+(`all_or_nothing_bounds`). The grid in bench/coverage.py checks coverage, exactly where the
+design is small enough to enumerate and by simulation elsewhere.
 
 Differences between builds (paired by task) use MOVER (Zou & Donner 2008): the two builds'
 Korn-Graubard limits combined with the correlation of the per-task rates across builds.
@@ -37,7 +40,8 @@ REFERENCE = ("Korn, E. L. & Graubard, B. I. (1998). Confidence intervals for pro
 DIFF_REFERENCE = ("Zou, G. Y. & Donner, A. (2008). Construction of confidence limits about effect measures: "
                   "a general approach. Statistics in Medicine 27(10), 1693-1702.")
 METHOD = ("Korn-Graubard: Wilson at the design-effect sample size, df penalty calibrated by parametric bootstrap, "
-          "kept between tasks and episodes; Clopper-Pearson over tasks when every task has one episode")
+          "kept between tasks and episodes and held to Clopper-Pearson over tasks at the all-or-nothing end; "
+          "Clopper-Pearson over tasks when every task's episodes agree")
 CAL_REFERENCE = ("Berger, R. L. & Boos, D. D. (1994). P values maximized over a confidence set for the nuisance "
                  "parameter. JASA 89(427), 1012-1016; Loh, W.-Y. (1987). Calibrating confidence coefficients. "
                  "JASA 82(397), 155-162.")
