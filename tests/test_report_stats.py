@@ -84,11 +84,12 @@ def test_headline_is_mean_of_task_rates_with_korn_graubard_interval(by_build):
     assert s["mean"] == pytest.approx(5 / 9)
     rates, counts = np.array([1 / 3, 2 / 3, 2 / 3]), np.full(3, 3.0)
     assert intervals.korn_graubard(rates, counts, penalty=1.0)[1:] == pytest.approx((lo, hi))
-    # the report calibrates the exponent of that penalty per run (intervals.calibrated_penalty):
-    # its interval is the Korn-Graubard one at that exponent, within the full-penalty one
-    g = float(intervals.calibrated_penalty(rates, counts))
-    assert s["low"] == pytest.approx(intervals.korn_graubard(rates, counts, penalty=g)[1])
-    assert s["high"] == pytest.approx(intervals.korn_graubard(rates, counts, penalty=g)[2])
+    # the report calibrates the exponent of that penalty per run and per limit
+    # (intervals.calibrated_penalty): each limit is the Korn-Graubard one at its exponent, within
+    # the full-penalty interval
+    g_lo, g_hi = (float(g) for g in intervals.calibrated_penalty(rates, counts))
+    assert s["low"] == pytest.approx(intervals.korn_graubard(rates, counts, penalty=g_lo)[1])
+    assert s["high"] == pytest.approx(intervals.korn_graubard(rates, counts, penalty=g_hi)[2])
     assert lo - 1e-12 <= s["low"] and s["high"] <= hi + 1e-12
     assert 0 < s["low"] < s["high"] < 1
     assert (s["n_tasks"], s["k"], s["n"]) == (3, 5, 9)

@@ -130,8 +130,10 @@ def korn_graubard(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA,
     counts = np.asarray(counts, float)
     penalty = PENALTY if penalty is None else penalty
     if isinstance(penalty, str) and penalty == "calibrated":
-        penalty = calibrated_penalty(rates, counts, alpha)
-    return _Parts.of(rates, counts, alpha).limits(penalty)
+        g_lo, g_hi = calibrated_penalty(rates, counts, alpha)
+    else:
+        g_lo = g_hi = penalty
+    return _Parts.of(rates, counts, alpha).limits(g_lo, g_hi)
 
 
 def all_or_nothing_bounds(rates: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -173,12 +175,15 @@ class _Parts:
         return cls(p, n_eff, estimated, base, rates.shape[-1], counts.sum(-1),
                    all_or_nothing_bounds(rates, alpha), alpha)
 
-    def limits(self, penalty) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def limits(self, g_lo, g_hi=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, low, high): Wilson at n* with the df factor base ** penalty, held to the
         all-or-nothing bounds; Clopper-Pearson over tasks where every task's episodes agree
         (one repeat included: the data are then exactly binomial over tasks)."""
-        lo_w, hi_w = _wilson_at_n_star(self.p, self.n_eff, self.estimated, self.base ** np.asarray(penalty, float),
-                                       self.tasks, self.episodes, self.alpha)
+        g_hi = g_lo if g_hi is None else g_hi
+        lo_w, _ = _wilson_at_n_star(self.p, self.n_eff, self.estimated, self.base ** np.asarray(g_lo, float),
+                                    self.tasks, self.episodes, self.alpha)
+        _, hi_w = _wilson_at_n_star(self.p, self.n_eff, self.estimated, self.base ** np.asarray(g_hi, float),
+                                    self.tasks, self.episodes, self.alpha)
         lo_b, hi_b, binary = self.bounds
         lo = np.where(binary, lo_b, np.minimum(lo_w, lo_b))
         hi = np.where(binary, hi_b, np.maximum(hi_w, hi_b))
@@ -228,10 +233,10 @@ def coverage_point(counts: np.ndarray, i: int, j: int, alpha: float = ALPHA, sim
         pi = np.full(c.shape, p) if rho == 0 else rng.beta(p * (1 / rho - 1), (1 - p) * (1 / rho - 1), size=c.shape)
         rates = rng.binomial(c.astype(int), pi) / c
         parts = _Parts.of(rates, c, alpha)
-        cov = np.empty(len(CAL_G))
+        cov = np.empty((2, len(CAL_G)))
         for g_i, g in enumerate(CAL_G):
             _, lo, hi = parts.limits(g)
-            cov[g_i] = 1 - max(np.mean(lo > p), np.mean(hi < p))
+            cov[:, g_i] = 1 - np.mean(lo > p), 1 - np.mean(hi < p)
         _TABLES[key] = cov
     return _TABLES[key]
 
@@ -239,7 +244,7 @@ def coverage_point(counts: np.ndarray, i: int, j: int, alpha: float = ALPHA, sim
 def coverage_table(counts: np.ndarray, alpha: float = ALPHA, points=None) -> np.ndarray:
     """(len(CAL_P), len(CAL_RHO), len(CAL_G)) coverage table of `coverage_point`; only the
     (i, j) in points are computed (the others are nan), all when points is None."""
-    tab = np.full((len(CAL_P), len(CAL_RHO), len(CAL_G)), np.nan)
+    tab = np.full((len(CAL_P), len(CAL_RHO), 2, len(CAL_G)), np.nan)
     for i, j in (points if points is not None else np.ndindex(len(CAL_P), len(CAL_RHO))):
         tab[i, j] = coverage_point(counts, int(i), int(j), alpha)
     return tab
@@ -265,9 +270,12 @@ def _corners(p: np.ndarray, rho: np.ndarray) -> set:
 def _interp_cov(tab: np.ndarray, p: np.ndarray, rho: np.ndarray) -> np.ndarray:
     """Bilinear interpolation of the table in (log p, rho)."""
     x, y, i0, j0 = _grid_position(p, rho)
-    fx, fy = (x - i0)[..., None], (y - j0)[..., None]
-    return ((1 - fx) * (1 - fy) * tab[i0, j0] + fx * (1 - fy) * tab[i0 + 1, j0]
-            + (1 - fx) * fy * tab[i0, j0 + 1] + fx * fy * tab[i0 + 1, j0 + 1])
+    fx, fy = (x - i0)[..., None, None], (y - j0)[..., None, None]
+    out = ((1 - fx) * (1 - fy) * tab[i0, j0] + fx * (1 - fy) * tab[i0 + 1, j0]
+           + (1 - fx) * fy * tab[i0, j0 + 1] + fx * fy * tab[i0 + 1, j0 + 1])
+    # above 1/2 the table is read at 1 - p, where the runs are mirrored: the lower limit's row
+    # there is the upper limit's here
+    return np.where((p > 0.5)[..., None, None], out[..., ::-1, :], out)
 
 
 def icc_upper(rates: np.ndarray, counts: np.ndarray, q: float | None = None) -> np.ndarray:
@@ -286,11 +294,15 @@ def icc_upper(rates: np.ndarray, counts: np.ndarray, q: float | None = None) -> 
 
 
 def calibrated_penalty(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
-    """Per run, the smallest df-penalty exponent (of CAL_G) whose limits each miss at most alpha / 2
-    (equal tails: a limit read alone, "at least 40%", keeps its own 97.5%) under every
-    beta-binomial of a confidence set for the nuisance parameters, by parametric bootstrap of
-    the run's own design (its per-task counts): mean anywhere in the full-penalty interval
-    (CAL_NP points), ICC at its upper bound `icc_upper` (q = CAL_Q); 1 when none does. This is
+    """(lower limit's, upper limit's) exponent, shape (2, ...): per run and per limit, the smallest
+    df-penalty exponent (of CAL_G) under which that limit misses at most alpha / 2 (equal tails: a
+    limit read alone, "at least 40%", keeps its own 97.5%) under every beta-binomial of a
+    confidence set for the nuisance parameters, by parametric bootstrap of the run's own design
+    (its per-task counts): mean anywhere between the limit at the full penalty and p-hat, where
+    that limit can be wrong (CAL_NP points), ICC at its upper bound `icc_upper` (q = CAL_Q); 1
+    when none does. (One exponent for both limits, asked of both across the whole interval, kept
+    8 tasks x 3 repeats at 50%, ICC 0.1 at 97.51%: the lower limit was held to means it cannot
+    miss.) This is
     Loh's (1987) calibration of the confidence coefficient, with the coverage taken at the worst
     point of a confidence set rather than at the plug-in fit (Berger & Boos 1994): at the plug-in
     fit (ICC point estimate, mean p-hat) it let 8 tasks x 10 repeats at 10%, ICC 0.5, fall to 87%,
@@ -303,23 +315,26 @@ def calibrated_penalty(rates: np.ndarray, counts: np.ndarray, alpha: float = ALP
     rates, counts = np.broadcast_arrays(rates, counts)
     t = rates.shape[-1]
     flat_r, flat_c = rates.reshape(-1, t), counts.reshape(-1, t)
-    g = np.ones(flat_r.shape[0])
+    g = np.ones((2, flat_r.shape[0]))
     if (flat_c == 1).all():      # Clopper-Pearson over tasks: no df penalty to calibrate
-        return g.reshape(rates.shape[:-1])
-    _, lo1, hi1 = korn_graubard(flat_r, flat_c, alpha, penalty=1.0)
+        return g.reshape((2,) + rates.shape[:-1])
+    p1, lo1, hi1 = korn_graubard(flat_r, flat_c, alpha, penalty=1.0)
     ru = icc_upper(flat_r, flat_c)
     designs, inverse = np.unique(flat_c, axis=0, return_inverse=True)
+    span = np.linspace(0, 1, CAL_NP)
     for d in range(designs.shape[0]):
         rows = np.nonzero(inverse.reshape(-1) == d)[0]
         if (designs[d] == 1).all():
             continue
-        ps = lo1[rows, None] + (hi1 - lo1)[rows, None] * np.linspace(0, 1, CAL_NP)
         rs = np.repeat(ru[rows, None], CAL_NP, 1)
-        tab = coverage_table(designs[d], alpha, _corners(ps, rs))
-        cov = _interp_cov(tab, ps, rs).min(1)
-        ok = cov >= 1 - alpha / 2          # each limit a one-sided bound: equal tails
-        g[rows] = np.where(ok.any(-1), CAL_G[ok.argmax(-1)], 1.0)
-    return g.reshape(rates.shape[:-1])
+        # each limit where it can be wrong: the lower one for means between it and p-hat
+        for side, (a, b) in enumerate(((lo1[rows], p1[rows]), (p1[rows], hi1[rows]))):
+            ps = a[:, None] + (b - a)[:, None] * span
+            tab = coverage_table(designs[d], alpha, _corners(ps, rs))
+            cov = _interp_cov(tab, ps, rs)[:, :, side, :].min(1)
+            ok = cov >= 1 - alpha / 2
+            g[side, rows] = np.where(ok.any(-1), CAL_G[ok.argmax(-1)], 1.0)
+    return g.reshape((2,) + rates.shape[:-1])
 
 
 def mover_difference(ra: np.ndarray, ca: np.ndarray, rb: np.ndarray, cb: np.ndarray,
