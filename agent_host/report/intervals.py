@@ -123,7 +123,7 @@ def korn_graubard(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA,
     (the report's, PENALTY) chooses it per run by `calibrated_penalty`. With the all-or-nothing
     bounds a fixed exponent of 0.2 would leave no grid cell over 97.5% that few episodes do not
     force, but lets the worst grid cell fall to 93.6% and one beyond the grid (logit-normal task
-    probabilities) to 92.4%; the calibration holds 94.4% and 94.1% there, 0.3 pp wider on average.
+    probabilities) to 92.4%; the calibration holds 94.1% and 94.0% there at the same mean width.
     bench/coverage.py scans the fixed exponents per design. (KG's own numerator
     t_{n-1} in place of z, as in R's survey::svyciprop, moved no cell over 97.5% below it.)"""
     rates = np.asarray(rates, float)
