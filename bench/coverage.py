@@ -20,8 +20,8 @@ agree, as a build decoding greedily does) and with logit-normal task probabiliti
 off the Beta family the report's calibration simulates.
 
 Trade-off scan: every cell with repeats is also evaluated with the df penalty of Korn-Graubard
-raised to each fixed exponent in PENALTIES (0 = no penalty, 1 = Korn-Graubard's; the report calibrates it per run). A cell over 97.5% is
-put down to the trade-off only when, for its design (tasks x repeats, which the interval knows),
+raised to each fixed exponent in PENALTIES (0 = no penalty, 1 = Korn-Graubard's; the report
+calibrates it per run). A cell over 97.5% that `valid_floor` does not force is put down to the trade-off only when, for its design (tasks x repeats, which the interval knows),
 every exponent that keeps all ten cells of the design (5 means x 2 heterogeneities, which it
 does not know) at 93% or more leaves this cell over 97.5%.
 
@@ -39,6 +39,7 @@ the sign-flip test over tasks and the exact McNemar test over episode pairs are 
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import math
@@ -93,18 +94,26 @@ def draw(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mu: floa
 EXACT_MAX = 60000           # designs with at most this many distinct runs are enumerated, not sampled
 
 
+@functools.lru_cache(maxsize=8)
+def distinct_runs(tasks: int, repeats: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every distinct run of the design (per-task success counts, tasks unordered: one row
+    each) and the log of the number of task orders that give it. Cached: the ten cells of a
+    design, and every ICC of `least_valid_coverage`, share it."""
+    k = np.array(list(itertools.combinations_with_replacement(range(repeats + 1), tasks)), dtype=int)
+    tally = np.stack([(k == v).sum(1) for v in range(repeats + 1)], 1)
+    k.flags.writeable = False
+    return k, gammaln(tasks + 1) - gammaln(tally + 1).sum(1)
+
+
 def exact_runs(tasks: int, repeats: int, mu: float, kappa: float) -> tuple[np.ndarray, np.ndarray] | None:
-    """Every distinct run of the design (per-task success counts, tasks unordered) with its exact
-    probability under the cell's beta-binomial (binomial for kappa = inf); None when there are
-    more than EXACT_MAX."""
+    """`distinct_runs` with each run's exact probability under the cell's beta-binomial
+    (binomial for kappa = inf); None when there are more than EXACT_MAX."""
     if math.comb(tasks + repeats, repeats) > EXACT_MAX:
         return None
-    k = np.array(list(itertools.combinations_with_replacement(range(repeats + 1), tasks)), dtype=int)
+    k, log_orders = distinct_runs(tasks, repeats)
     log_pmf = (sst.betabinom.logpmf(np.arange(repeats + 1), repeats, mu * kappa, (1 - mu) * kappa)
                if np.isfinite(kappa) else sst.binom.logpmf(np.arange(repeats + 1), repeats, mu))   # ICC 0
-    tally = np.stack([(k == v).sum(1) for v in range(repeats + 1)], 1)
-    log_w = gammaln(tasks + 1) - gammaln(tally + 1).sum(1) + log_pmf[k].sum(1)
-    return k, np.exp(log_w)
+    return k, np.exp(log_orders + log_pmf[k].sum(1))
 
 
 def proportion_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mu: float,
@@ -367,10 +376,7 @@ def valid_floor(tasks: int, repeats: int, mu: float, kappa: float, alpha: float 
     that ever succeeded. K is binomial(tasks, P(a task succeeds in all its repeats)) under the
     cell's Beta(mu kappa, (1 - mu) kappa). Where a tail can miss at most b < alpha/2, the
     coverage is at least 1 - b - alpha/2."""
-    a, b = mu * kappa, (1 - mu) * kappa
-    i = np.arange(repeats)
-    every = float(np.prod((a + i) / (kappa + i)))       # beta-binomial P(repeats of repeats)
-    never = float(np.prod((b + i) / (kappa + i)))       # P(0 of repeats)
+    never, every = sst.betabinom.pmf([0, repeats], repeats, mu * kappa, (1 - mu) * kappa)
     k = np.arange(tasks + 1)
     lo, hi = iv.clopper_pearson(k, np.full(k.shape, tasks), alpha)
     up_miss = float(sst.binom.pmf(k, tasks, every)[hi < mu].sum())

@@ -103,7 +103,8 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
     loop_model = sum(s.times.model for s in loop)
     n = max(1, len(loop))
     counted = [s.round_trips for s in loop if s.round_trips is not None]
-    wait_step = sum(c.wait_s for c in counted) / len(counted) if counted else None
+    wait_total = sum(c.wait_s for c in counted)
+    wait_step = wait_total / len(counted) if counted else None
     model_step = loop_model / n
     return {
         "phones": n_phones, "latency": latency, "episodes": len(ok), "errors": len(recs) - len(ok),
@@ -118,7 +119,7 @@ def measure(n_phones: int, per_phone: int, task, adb_port: int, work: Path, dela
         # the harness share of a harness that costs nothing itself: the phone's waits in series
         # over those waits plus the model's time
         "phone_floor_share": round(wait_step / (wait_step + model_step), 3) if counted and model_step else None,
-        "harness_own_share_loop": (round(1 - (loop_model + sum(c.wait_s for c in counted)) / loop_s, 3)
+        "harness_own_share_loop": (round(1 - (loop_model + wait_total) / loop_s, 3)
                                    if loop_s and counted else None),
         "critical_rt_per_step": round(sum(c.critical for c in counted) / len(counted), 2) if counted else None,
         "background_rt_per_step": round(sum(c.background for c in counted) / len(counted), 2) if counted else None,

@@ -130,10 +130,8 @@ def korn_graubard(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA,
     counts = np.asarray(counts, float)
     penalty = PENALTY if penalty is None else penalty
     if isinstance(penalty, str) and penalty == "calibrated":
-        g_lo, g_hi = calibrated_penalty(rates, counts, alpha)
-    else:
-        g_lo = g_hi = penalty
-    return _Parts.of(rates, counts, alpha).limits(g_lo, g_hi)
+        return _Parts.of(rates, counts, alpha).limits(*calibrated_penalty(rates, counts, alpha))
+    return _Parts.of(rates, counts, alpha).limits(penalty)
 
 
 def all_or_nothing_bounds(rates: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -175,15 +173,17 @@ class _Parts:
         return cls(p, n_eff, estimated, base, rates.shape[-1], counts.sum(-1),
                    all_or_nothing_bounds(rates, alpha), alpha)
 
+    def _wilson(self, g) -> tuple[np.ndarray, np.ndarray]:
+        return _wilson_at_n_star(self.p, self.n_eff, self.estimated, self.base ** np.asarray(g, float),
+                                 self.tasks, self.episodes, self.alpha)
+
     def limits(self, g_lo, g_hi=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, low, high): Wilson at n* with the df factor base ** penalty, held to the
         all-or-nothing bounds; Clopper-Pearson over tasks where every task's episodes agree
         (one repeat included: the data are then exactly binomial over tasks)."""
-        g_hi = g_lo if g_hi is None else g_hi
-        lo_w, _ = _wilson_at_n_star(self.p, self.n_eff, self.estimated, self.base ** np.asarray(g_lo, float),
-                                    self.tasks, self.episodes, self.alpha)
-        _, hi_w = _wilson_at_n_star(self.p, self.n_eff, self.estimated, self.base ** np.asarray(g_hi, float),
-                                    self.tasks, self.episodes, self.alpha)
+        lo_w, hi_w = self._wilson(g_lo)
+        if g_hi is not None and g_hi is not g_lo:   # the calibrated limits have exponents of their own
+            _, hi_w = self._wilson(g_hi)
         lo_b, hi_b, binary = self.bounds
         lo = np.where(binary, lo_b, np.minimum(lo_w, lo_b))
         hi = np.where(binary, hi_b, np.maximum(hi_w, hi_b))
@@ -204,7 +204,6 @@ def _wilson_at_n_star(p: np.ndarray, n_eff: np.ndarray, estimated: np.ndarray, d
     return wilson(p * n_star, n_star, alpha)
 
 
-
 # --------------------------------------------------------------------------- calibrated penalty
 
 CAL_P = np.array([0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5])
@@ -219,8 +218,8 @@ _TABLES: dict = {}
 
 def coverage_point(counts: np.ndarray, i: int, j: int, alpha: float = ALPHA, sims: int = CAL_SIMS,
                    seed: int = CAL_SEED) -> np.ndarray:
-    """Coverage of korn_graubard(penalty=g)'s worse limit (1 - the larger of P(low > mean) and
-    P(high < mean)) for each g in CAL_G, for runs with these per-task
+    """(2, len(CAL_G)): each limit's own coverage, 1 - P(low > mean) and 1 - P(high < mean), of
+    korn_graubard(penalty=g) for each g in CAL_G, for runs with these per-task
     episode counts under a beta-binomial with mean CAL_P[i] and intra-task correlation
     CAL_RHO[j]. Seeded per point and cached, so the report is deterministic and computes only
     the points its runs need."""
@@ -242,7 +241,7 @@ def coverage_point(counts: np.ndarray, i: int, j: int, alpha: float = ALPHA, sim
 
 
 def coverage_table(counts: np.ndarray, alpha: float = ALPHA, points=None) -> np.ndarray:
-    """(len(CAL_P), len(CAL_RHO), len(CAL_G)) coverage table of `coverage_point`; only the
+    """(len(CAL_P), len(CAL_RHO), 2, len(CAL_G)) coverage table of `coverage_point`; only the
     (i, j) in points are computed (the others are nan), all when points is None."""
     tab = np.full((len(CAL_P), len(CAL_RHO), 2, len(CAL_G)), np.nan)
     for i, j in (points if points is not None else np.ndindex(len(CAL_P), len(CAL_RHO))):
@@ -302,15 +301,14 @@ def calibrated_penalty(rates: np.ndarray, counts: np.ndarray, alpha: float = ALP
     that limit can be wrong (CAL_NP points), ICC at its upper bound `icc_upper` (q = CAL_Q); 1
     when none does. (One exponent for both limits, asked of both across the whole interval, kept
     8 tasks x 3 repeats at 50%, ICC 0.1 at 97.51%: the lower limit was held to means it cannot
-    miss.) This is
-    Loh's (1987) calibration of the confidence coefficient, with the coverage taken at the worst
-    point of a confidence set rather than at the plug-in fit (Berger & Boos 1994): at the plug-in
-    fit (ICC point estimate, mean p-hat) it let 8 tasks x 10 repeats at 10%, ICC 0.5, fall to 87%,
-    since the between-task variance is underestimated exactly in the runs that miss. The
+    miss.) This is Loh's (1987) calibration of the confidence coefficient, with the coverage
+    taken at the worst point of a confidence set rather than at the plug-in fit (Berger & Boos
+    1994): at the plug-in fit (ICC point estimate, mean p-hat) it let 8 tasks x 10 repeats at
+    10%, ICC 0.5, fall to 87%, since the between-task variance is underestimated exactly in the
+    runs that miss. The
     coverage tables (`coverage_point`, 4000 runs per point, seeded) are computed only at the
-    grid points a run needs and cached, about 0.3 s per new design. Where heterogeneity or
-    closeness to 0 or 1 needs it (20 tasks x 10 repeats at ICC 0.5, all-fail-prone designs) the
-    exponent stays 1 and the interval is Korn-Graubard's."""
+    grid points a run needs and cached, about 0.15 s per new design. Where heterogeneity or
+    closeness to 0 or 1 needs it the exponent stays 1 and the limit is Korn-Graubard's."""
     rates, counts = np.asarray(rates, float), np.asarray(counts, float)
     rates, counts = np.broadcast_arrays(rates, counts)
     t = rates.shape[-1]
