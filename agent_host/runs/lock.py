@@ -25,7 +25,7 @@ from typing import Any
 from agent_host.errors import UserError
 
 LOCK = ".lock"
-HOLDER_WRITE_WAIT_S = 1.0  # the holder writes its name microseconds after its flock
+HOLDER_WRITE_WAIT_S = 5.0  # the holder writes its name microseconds after its flock; generous for a loaded 2-core CI machine
 
 
 class RunLocked(UserError):
