@@ -25,6 +25,14 @@ calibrates it per run). A cell over 97.5% that `valid_floor` does not force is p
 every exponent that keeps all ten cells of the design (5 means x 2 heterogeneities, which it
 does not know) at 93% or more leaves this cell over 97.5%.
 
+Correlated instances (--instance-sims): a task in a suite gives several task instances (its
+parameter sets, its verify variant), and they succeed or fail together far more than instances
+of different tasks. Each of T tasks draws a probability from the Beta above; each of its m
+instances takes it with probability `within`, else draws its own from the same Beta; R repeats
+per instance. The report pools a task's instances into one cluster (report/stats.py,
+cluster_of); the previous report took each instance as an independent unit. Both are checked,
+for the rate and for the paired difference (B = A degraded by delta per instance).
+
 Build vs build: build B's task probabilities are build A's times (1 - delta / mu_A) (a uniform
 relative degradation, the truth being -delta); the difference interval (MOVER) and the previous
 paired t interval are checked the same way, and under delta = 0 (B's probabilities equal A's)
@@ -193,6 +201,82 @@ def beyond_grid(sims: int, seed: int = 20261204) -> list[BeyondCell]:
         cells.append(BeyondCell(family, spread, mu, t, r, coverage=float(np.mean((lo <= mu) & (mu <= hi))),
                                 width=float(np.mean(hi - lo))))
     return cells
+
+
+# --------------------------------------------------------------------------- correlated instances
+
+INSTANCE_TASKS = (5, 10, 20, 46)
+INSTANCES = (2, 4)
+INSTANCE_REPEATS = (1, 3)
+INSTANCE_MEANS = (0.1, 0.5, 0.9)
+WITHIN = (0.5, 0.9)
+INSTANCE_DELTA = 0.05
+
+
+@dataclass
+class InstanceCell:
+    kappa: float
+    mu: float
+    tasks: int
+    instances: int             # task instances per task
+    repeats: int
+    within: float              # chance an instance shares its task's probability
+    coverage: float            # a task's instances pooled (the report)
+    width: float
+    unit_coverage: float       # each instance its own unit (the previous report)
+    unit_width: float
+    pair_coverage: float       # the paired difference, pooled by task / per instance
+    pair_unit_coverage: float
+
+
+def instance_probabilities(rng: np.random.Generator, sims: int, tasks: int, instances: int, mu: float,
+                           kappa: float, within: float) -> np.ndarray:
+    """(sims, tasks, instances) success probabilities; each has the Beta(mu, kappa) marginal."""
+    a, b = mu * kappa, (1 - mu) * kappa
+    own = rng.beta(a, b, size=(sims, tasks, 1))
+    fresh = rng.beta(a, b, size=(sims, tasks, instances))
+    return np.where(rng.random((sims, tasks, instances)) < within, own, fresh)
+
+
+def _covers(lo: np.ndarray, hi: np.ndarray, truth: float) -> float:
+    return float(np.mean((lo <= truth + 1e-12) & (truth - 1e-12 <= hi)))
+
+
+def instance_cell(rng: np.random.Generator, sims: int, tasks: int, instances: int, repeats: int, mu: float,
+                  kappa: float, within: float, delta: float = INSTANCE_DELTA) -> InstanceCell:
+    pa = instance_probabilities(rng, sims, tasks, instances, mu, kappa, within)
+    xa = rng.binomial(repeats, pa)
+    xb = rng.binomial(repeats, pa * (1 - delta / mu))
+    pooled, per = float(instances * repeats), float(repeats)
+    ta, tb = xa.sum(-1) / pooled, xb.sum(-1) / pooled            # per task, instances pooled
+    ua, ub = xa.reshape(sims, -1) / per, xb.reshape(sims, -1) / per
+    _, lo, hi = iv.korn_graubard(ta, np.full_like(ta, pooled))
+    _, ulo, uhi = iv.korn_graubard(ua, np.full_like(ua, per))
+    _, dlo, dhi = iv.mover_difference(ta, np.full_like(ta, pooled), tb, np.full_like(tb, pooled))
+    _, udlo, udhi = iv.mover_difference(ua, np.full_like(ua, per), ub, np.full_like(ub, per))
+    return InstanceCell(kappa, mu, tasks, instances, repeats, within,
+                        coverage=_covers(lo, hi, mu), width=float(np.mean(hi - lo)),
+                        unit_coverage=_covers(ulo, uhi, mu), unit_width=float(np.mean(uhi - ulo)),
+                        pair_coverage=_covers(dlo, dhi, -delta), pair_unit_coverage=_covers(udlo, udhi, -delta))
+
+
+def instance_grid(sims: int, seed: int = 20261205) -> list[InstanceCell]:
+    rng = np.random.default_rng(seed)
+    return [instance_cell(rng, sims, t, m, r, mu, kappa, w)
+            for kappa, w, mu, t, m, r in itertools.product(KAPPAS, WITHIN, INSTANCE_MEANS, INSTANCE_TASKS,
+                                                          INSTANCES, INSTANCE_REPEATS)]
+
+
+def print_instances(cells: list[InstanceCell]) -> None:
+    if not cells:
+        return
+    print("\nCorrelated instances: coverage % of the rate and of the paired difference (delta 0.05),"
+          " a task's instances pooled (the report) vs each instance its own unit (before)")
+    print("  ICC  within mean tasks  m R | rate: pooled  per-instance | difference: pooled  per-instance")
+    for c in cells:
+        print(f"  {1 / (1 + c.kappa):4.2f} {c.within:5.2f} {c.mu:4.2f} {c.tasks:5d} {c.instances:2d} {c.repeats:1d} |"
+              f"       {_pct(c.coverage)}         {_pct(c.unit_coverage)} |"
+              f"             {_pct(c.pair_coverage)}         {_pct(c.pair_unit_coverage)}")
 
 
 # --------------------------------------------------------------------------- paired builds
@@ -460,6 +544,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20261201, help="seed of the proportion grid (default 20261201)")
     ap.add_argument("--beyond-sims", type=int, default=4000,
                     help="runs per cell beyond the grid (ICC 0.9; logit-normal tasks); 0 skips (default 4000)")
+    ap.add_argument("--instance-sims", type=int, default=4000,
+                    help="runs per cell of the correlated-instances check; 0 skips (default 4000)")
     ap.add_argument("--json", action="store_true", help="print the cells and the summary as JSON")
     ap.add_argument("--no-scan", action="store_true", help="skip the df-penalty trade-off scan (faster)")
     ap.add_argument("--penalty", default=None, help="df-penalty exponent of the report's interval, or 'calibrated'")
@@ -471,7 +557,16 @@ def main(argv: list[str] | None = None) -> int:
     pairs = paired_grid(args.pair_sims)
     power = power_table(args.pair_sims)
     beyond = beyond_grid(args.beyond_sims) if args.beyond_sims > 0 else []
+    inst = instance_grid(args.instance_sims) if args.instance_sims > 0 else []
     summary = summarise(cells)
+    if inst:
+        summary["instances"] = {
+            "cells": len(inst),
+            "worst": asdict(min(inst, key=lambda c: c.coverage)),
+            "worst_per_instance": asdict(min(inst, key=lambda c: c.unit_coverage)),
+            "worst_pair": asdict(min(inst, key=lambda c: c.pair_coverage)),
+            "worst_pair_per_instance": asdict(min(inst, key=lambda c: c.pair_unit_coverage)),
+            "below_floor": [asdict(c) for c in inst if min(c.coverage, c.pair_coverage) < FLOOR]}
     if beyond:
         worst_b = min(beyond, key=lambda c: c.coverage)
         summary["beyond"] = {"cells": len(beyond), "worst": asdict(worst_b),
@@ -489,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"summary": summary, "cells": [asdict(c) for c in cells],
                           "pairs": [asdict(p) for p in pairs], "power": [asdict(p) for p in power],
-                          "beyond": [asdict(c) for c in beyond]}, indent=1))
+                          "beyond": [asdict(c) for c in beyond], "instances": [asdict(c) for c in inst]}, indent=1))
         return exit_code(summary)
     print_proportions(cells)
     print("\nCells over 97.5% (new method): forced (any valid interval covers 97.5% or more there), by the trade-off, or by the method:")
@@ -508,6 +603,7 @@ def main(argv: list[str] | None = None) -> int:
           " more successes never lowering a limit; see valid_floor)")
     print_tradeoff(cells)
     print_beyond(beyond)
+    print_instances(inst)
     print("\nBuild vs build (paired): coverage % / mean width (pp) of the difference; rejections at alpha 5%")
     print("  kappa mean tasks R  delta |  new (MOVER)     old (paired t) | sign-flip  McNemar")
     for p in pairs:
@@ -540,13 +636,20 @@ def main(argv: list[str] | None = None) -> int:
         b = s["beyond"]["worst"]
         print(f"Beyond the grid: worst coverage {_pct(b['coverage'])}% ({b['family']} {b['spread']:.3g}, mean {b['mu']},"
               f" {b['tasks']} x {b['repeats']}); cells below 93%: {len(s['beyond']['below_floor'])} of {len(beyond)}")
+    if inst:
+        i = s["instances"]
+        print(f"Correlated instances: worst coverage pooled by task {_pct(i['worst']['coverage'])}%, per instance"
+              f" {_pct(i['worst_per_instance']['unit_coverage'])}%; difference pooled {_pct(i['worst_pair']['pair_coverage'])}%,"
+              f" per instance {_pct(i['worst_pair_per_instance']['pair_unit_coverage'])}%;"
+              f" cells below 93% (pooled): {len(i['below_floor'])} of {i['cells']}")
     print(f"({s['seconds']:.0f} s)")
     return exit_code(s)
 
 
 def exit_code(summary: dict) -> int:
-    """1 when any cell, in the grid or beyond it, is below 93%."""
-    return 1 if summary["below_floor"] or summary.get("beyond", {}).get("below_floor") else 0
+    """1 when any cell, in the grid, beyond it or with correlated instances, is below 93%."""
+    return 1 if (summary["below_floor"] or summary.get("beyond", {}).get("below_floor")
+                 or summary.get("instances", {}).get("below_floor")) else 0
 
 
 if __name__ == "__main__":

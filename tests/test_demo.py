@@ -27,7 +27,7 @@ def test_headline_names_the_reference_and_the_finding_with_its_interval():
     lines = headline("ref", summaries, comps, {"fidelity": fid})
     assert lines[0].startswith("Reference: ref.")
     assert lines[1] == ("w4 vs ref: success 25% vs 50%, difference -25.0 pp, 95% CI -45.0 to -5.0 pp, over "
-                        "4 task instances: w4 succeeded less often than the reference.")
+                        "4 tasks: w4 succeeded less often than the reference.")
     assert lines[2] == "w4 fidelity: 3/12 agent answers identical to ref's (5/12 with the same tool calls)."
     assert lines[3] == "w4 speed relative to ref (this run): decode 1.50x, TTFT 1.00x, s/step 0.75x."
     assert "no difference detected (the interval includes 0" in lines[4]
@@ -36,7 +36,7 @@ def test_headline_names_the_reference_and_the_finding_with_its_interval():
     assert headline("ref", summaries, [_comparison("w4", None, None, None, 0)], {})[1].startswith(
         "w4: no task instance has counted episodes on both builds")
     one = headline("ref", summaries, [_comparison("w4", 0.0, None, None, 1)], {})[1]
-    assert "no interval (too few task instances), over 1 task instance: no difference detected" in one
+    assert "no interval (too few tasks), over 1 task: no difference detected" in one
 
 
 @pytest.mark.slow
@@ -69,8 +69,9 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
     lines = results["headline"]
     assert lines[0].startswith("Reference: tiny-random.")
     assert lines[1].startswith("tiny-random-w4a16 vs tiny-random: ")
-    # 2 task instances ran; one whose episodes all hit a harness budget (exhausted) drops out
-    assert re.search(r"over [12] task instances?: ", lines[1]), lines[1]
+    # one task ran, base and verify (one cluster of 2 instances); an instance whose episodes
+    # all hit a harness budget (exhausted) drops out
+    assert re.search(r"over 1 task( \(2 task instances\))?: ", lines[1]), lines[1]
     assert any(ln.startswith("tiny-random-w4a16 fidelity: ") for ln in lines)
     assert any("speed relative to tiny-random (this run): decode " in ln for ln in lines)
     speeds = {b["build"]: b["speed"] for b in results["builds"]}

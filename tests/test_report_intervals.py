@@ -206,8 +206,10 @@ def _cli(*argv: str):
 def test_run_plan_prints_the_mde_without_running(tmp_path):
     out = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "base,verify", "--repeats", "3")
     assert out.returncode == 0, out.stderr
-    assert "2 task instances x 3 repeats" in out.stdout and "no difference up to 100 pp" in out.stdout
-    assert "60: 13 pp" in out.stdout                      # at 60 tasks, 3 repeats
+    # the unit is the task: wifi-on's two variants are one task of two instances
+    assert "1 task (2 task instances) x 3 repeats" in out.stdout and "no difference up to 100 pp" in out.stdout
+    assert "60: 10 pp" in out.stdout                      # at 60 tasks of 2 instances, 3 repeats
+    assert stats.plan(60, 3, instances=2)["mde"]["value"] == pytest.approx(0.10, abs=0.005)
     bad = _cli("run", "--plan", "--tasks", "wifi-on", "--plan-rate", "1.5")
     assert bad.returncode != 0 and "--plan-rate" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
@@ -455,3 +457,50 @@ def test_each_limit_is_calibrated_where_it_can_be_wrong():
         _, lo, hi = intervals.korn_graubard(k / 3, np.full(k.shape, 3.0))
         assert low <= w @ ((lo <= 0.5) & (0.5 <= hi)) <= high, kappa
         assert w @ (lo > 0.5) <= 0.025 and w @ (hi < 0.5) <= 0.025, kappa
+
+
+def test_the_instances_of_one_task_are_one_cluster():
+    """A task's parameter sets and verify variant are pooled into one unit for every interval,
+    test and power figure (they succeed or fail together). Before, each instance was its own
+    unit: 6 tasks x (2 parameter sets x base, verify) counted as 24 independent tasks."""
+    recs = []
+    for t in range(6):
+        ok = t % 2 == 0                    # a task that works works in every instance
+        for i in range(2):
+            for v in ("base", "verify"):
+                for r in range(2):
+                    recs.append(_rec("a", f"t{t}[{i}]", v, r, "success" if ok else "nav_fail", task_id=f"t{t}"))
+                    recs.append(_rec("b", f"t{t}[{i}]", v, r, "success" if ok and (t, i) != (0, 0) else "nav_fail",
+                                     task_id=f"t{t}"))
+    res = analyse(_run(recs))
+    a = res["builds"][0]
+    s = a["rates"]["success"]
+    assert (a["tasks"], a["instances"]) == (6, 24)
+    assert (s["n_tasks"], s["n_instances"]) == (6, 24)
+    pooled = np.array([1.0 if t % 2 == 0 else 0.0 for t in range(6)])
+    _, lo, hi = intervals.korn_graubard(pooled, np.full(6, 8.0))
+    assert (s["low"], s["high"]) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
+    assert res["builds"][0]["rates"]["navigation"]["n_tasks"] == 6          # base instances, pooled per task
+    (c,) = res["comparisons"]
+    assert (c["n_tasks"], c["n_instances"]) == (6, 24)
+    assert (c["won"], c["lost"], c["tied"]) == (0, 1, 5)                    # t0 lost in 1 of its 4 instances
+    assert c["mean_diff"] == pytest.approx(-(4 / 8) / 6)
+    assert c["sign_flip"]["patterns"] == 2                                  # one task differs: 2 sign patterns
+    assert len(c["per_task"]) == 24                                         # the table keeps every instance
+    assert res["power"]["tasks"] == 6 and res["power"]["instances"] == pytest.approx(4)
+
+
+def test_records_without_a_task_id_fall_back_to_the_instance_id():
+    old = _rec("a", "alarm-set[1]", "verify", 0, "success")
+    assert old.task_id is None and stats.cluster_of(old) == "alarm-set"
+    assert stats.cluster_of(_rec("a", "wifi-on", "base", 0, "success")) == "wifi-on"
+    assert stats.cluster_of(_rec("a", "alarm-0730", "base", 0, "success", task_id="alarm-set")) == "alarm-set"
+
+
+def test_correlated_instances_hold_when_pooled_by_task():
+    """Seeded simulation: 10 tasks x 4 instances (each sharing its task's probability with
+    chance 0.9) x 3 repeats, ICC 0.5, mean 0.5. Taking each instance as its own unit covered
+    about 72%; pooled by task, the report's rate holds its 95%."""
+    c = bench.instance_cell(np.random.default_rng(11), 2000, 10, 4, 3, 0.5, 1.0, 0.9)
+    assert c.unit_coverage < 0.8
+    assert c.coverage >= 0.93 and c.pair_coverage >= 0.93

@@ -4,6 +4,8 @@ The fixture (test_report_fixture.py), per task instance, sorted (impossible, wif
 wifi-on@verify); S = success (for `impossible`, an infeasible task, S = infeasible_claimed):
     w4a16: impossible S F F (1/3)   wifi-on S S F (2/3)   verify S F(undone) S (2/3)
     w4a8:  impossible F F err (0/2) wifi-on F F F (0/3)   verify S S S (3/3)
+The statistics' unit is the task: wifi-on and wifi-on@verify are one task of two instances,
+pooled (w4a16 4/6, w4a8 3/6); impossible is a task of one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from agent_host.report.results import analyse
 from test_report_fixture import BASE, OTHER, make_run
 
 Z = 1.959963984540054          # normal 0.975 quantile
+T1 = 12.706204736174698        # Student t 0.975 quantile, 1 degree of freedom
 T2 = 4.302652729911275         # Student t 0.975 quantile, 2 degrees of freedom
 
 
@@ -74,15 +77,15 @@ def wilson_float(x: float, n: float) -> tuple[float, float]:
 
 def test_headline_is_mean_of_task_rates_with_korn_graubard_interval(by_build):
     s = by_build[BASE]["rates"]["success"]
-    # rates 1/3, 2/3, 2/3 of 3 episodes each: mean 5/9; var of the mean (3/81)/3 = 1/81;
-    # p(1-p) = 20/81 -> n_eff = 20, capped at the 9 episodes (deff >= 1); df: 2 x 3 tasks off
-    # the boundary, capped at T - 1 = 2 -> 9 (z / t_2)^2 = 1.9, below T = 3 tasks, so n* = 3
-    # (the least T tasks are worth); Wilson at x = 5/9 n*
-    assert 9 * (Z / T2) ** 2 < 3
-    n_star = 3.0
-    lo, hi = wilson_float(5 / 9 * n_star, n_star)
-    assert s["mean"] == pytest.approx(5 / 9)
-    rates, counts = np.array([1 / 3, 2 / 3, 2 / 3]), np.full(3, 3.0)
+    # tasks impossible 1/3 (3 episodes) and wifi-on 4/6 (base and verify pooled): mean 1/2;
+    # var of the mean (2/36)/2 = 1/36; p(1-p) = 1/4 -> n_eff = 9, the 9 episodes (deff 1);
+    # df T - 1 = 1 -> 9 (z / t_1)^2 = 0.21, below T = 2 tasks, so n* = 2 (the least T tasks
+    # are worth); Wilson at x = n*/2
+    assert 9 * (Z / T1) ** 2 < 2
+    n_star = 2.0
+    lo, hi = wilson_float(0.5 * n_star, n_star)
+    assert s["mean"] == pytest.approx(1 / 2)
+    rates, counts = np.array([1 / 3, 2 / 3]), np.array([3.0, 6.0])
     assert intervals.korn_graubard(rates, counts, penalty=1.0)[1:] == pytest.approx((lo, hi))
     # the report calibrates the exponent of that penalty per run and per limit
     # (intervals.calibrated_penalty): each limit is the Korn-Graubard one at its exponent, within
@@ -92,9 +95,9 @@ def test_headline_is_mean_of_task_rates_with_korn_graubard_interval(by_build):
     assert s["high"] == pytest.approx(intervals.korn_graubard(rates, counts, penalty=g_hi)[2])
     assert lo - 1e-12 <= s["low"] and s["high"] <= hi + 1e-12
     assert 0 < s["low"] < s["high"] < 1
-    assert (s["n_tasks"], s["k"], s["n"]) == (3, 5, 9)
+    assert (s["n_tasks"], s["n_instances"], s["k"], s["n"]) == (2, 3, 5, 9)
     o = by_build[OTHER]["rates"]["success"]
-    assert o["mean"] == pytest.approx(1 / 3) and (o["k"], o["n"]) == (3, 8)
+    assert o["mean"] == pytest.approx(1 / 4) and (o["k"], o["n"]) == (3, 8)     # (0/2 + 3/6) / 2
 
 
 def test_t_interval_unclipped():
@@ -116,11 +119,12 @@ def test_navigation_recognition_and_labels(by_build):
     assert o["navigation"]["mean"] == pytest.approx(1 / 3)
     assert o["recognition_base"]["mean"] == 0.0 and o["recognition_verify"]["mean"] == 1.0
     assert "recognition" not in b        # the mixture of the two was the misleading number
-    # premature over all units: w4a16 (1/3 + 0 + 0)/3; w4a8 (1/2 + 0 + 0)/3
-    assert b["premature"]["mean"] == pytest.approx(1 / 9)
-    assert o["premature"]["mean"] == pytest.approx(1 / 6)
-    assert b["undone"]["mean"] == pytest.approx(1 / 9) and o["undone"]["mean"] == 0
-    assert o["unrecognised"]["mean"] == pytest.approx(1 / 9)
+    # premature over tasks: w4a16 (1/3 + 0/6)/2; w4a8 (1/2 + 0/6)/2
+    assert b["premature"]["mean"] == pytest.approx(1 / 6)
+    assert o["premature"]["mean"] == pytest.approx(1 / 4)
+    # undone: w4a16's one on wifi-on@verify, pooled into wifi-on (1/6); unrecognised likewise
+    assert b["undone"]["mean"] == pytest.approx(1 / 12) and o["undone"]["mean"] == 0
+    assert o["unrecognised"]["mean"] == pytest.approx(1 / 12)
 
 
 def test_outcome_bars_sum_to_one_and_errors_apart(by_build):
@@ -147,23 +151,22 @@ def test_pass_hat_k_and_pass_at_k(by_build):
 
 def test_comparison_against_baseline(results):
     (c,) = results["comparisons"]
-    assert (c["baseline"], c["build"], c["n_tasks"]) == (BASE, OTHER, 3)
-    # differences w4a8 - w4a16: impossible 0 - 1/3, wifi-on 0 - 2/3, verify 1 - 2/3
+    assert (c["baseline"], c["build"], c["n_tasks"], c["n_instances"]) == (BASE, OTHER, 2, 3)
+    # per instance (the per-task table): impossible 0 - 1/3, wifi-on 0 - 2/3, verify 1 - 2/3
     assert c["per_task"] == {"impossible": pytest.approx(-1 / 3), "wifi-on": pytest.approx(-2 / 3),
                              "wifi-on@verify": pytest.approx(1 / 3)}
-    assert c["mean_diff"] == pytest.approx(-2 / 9)
-    # deviations -1/9, -4/9, 5/9 -> var 42/81/2, sd sqrt(21)/9
-    assert c["sd"] == pytest.approx(math.sqrt(21) / 9)
-    # MOVER of the two builds' Korn-Graubard limits, task-level correlation
-    ra, rb = np.array([1 / 3, 2 / 3, 2 / 3]), np.array([0.0, 0.0, 1.0])
-    d, lo, hi = intervals.mover_difference(ra, np.array([3.0, 3, 3]), rb, np.array([2.0, 3, 3]))
+    # per task, paired: impossible 0/2 - 1/3, wifi-on 3/6 - 4/6 -> mean -1/4
+    assert c["mean_diff"] == pytest.approx(-1 / 4)
+    assert c["sd"] == pytest.approx(math.sqrt(2) / 12)       # deviations -1/12, +1/12
+    # MOVER of the two builds' Korn-Graubard limits over tasks, task-level correlation
+    ra, rb = np.array([1 / 3, 2 / 3]), np.array([0.0, 0.5])
+    d, lo, hi = intervals.mover_difference(ra, np.array([3.0, 6]), rb, np.array([2.0, 6]))
     assert (c["low"], c["high"]) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
     assert -1 < c["low"] < c["mean_diff"] < c["high"] < 1
-    assert (c["won"], c["lost"], c["tied"]) == (1, 2, 0)
-    # sign flips of |d| = (1, 2, 1)/3, |sum| observed 2/3. The 8 sums (x3): +-4 twice, +-2 four
-    # times, 0 twice -> 6 of 8 reach |2|: p = 0.75
-    assert c["sign_flip"]["p"] == pytest.approx(0.75)
-    assert c["sign_flip"]["method"].startswith("exact") and c["sign_flip"]["patterns"] == 8
+    assert (c["won"], c["lost"], c["tied"]) == (0, 2, 0)
+    # sign flips of |d| = (2, 1)/6, |sum| observed 3/6: the 4 sums (x6) are +-3, +-1 -> 2 of 4
+    assert c["sign_flip"]["p"] == pytest.approx(0.5)
+    assert c["sign_flip"]["method"].startswith("exact") and c["sign_flip"]["patterns"] == 4
     # pairs (unit, repeat, seed): impossible r0 S/F, r1 F/F, (r2 unpaired: w4a8 errored),
     # wifi-on r0 S/F, r1 S/F, r2 F/F, verify r0 S/S, r1 F/S, r2 S/S -> 3 baseline-only, 1 build-only;
     # two-sided exact binomial: 2 * P(X <= 1 | n=4, 1/2) = 2 * 5/16

@@ -27,6 +27,8 @@ def test_builds_and_comparisons_render_from_one_spec(tmp_path):
                 assert cell.sub in page and cell.sub in md_table
     # the new columns are there, with intervals
     assert "recognition at the goal" in md and "navigation" in page and "exhausted" in page
-    # the unit counted is the task instance (task x variant x parameter set), not the task file
-    tasks_col = next(c for c in builds_table(out["model"]).columns if c.header == "tasks")
-    assert tasks_col.note == "instances"
+    # the unit is the task (its parameter sets and variants pooled); the instances beside it
+    table = builds_table(out["model"])
+    i = next(i for i, c in enumerate(table.columns) if c.header == "tasks")
+    assert table.columns[i].note == "each one unit"
+    assert [(row[i].text, row[i].sub) for row in table.rows] == [("2", "(3 instances)")] * 2

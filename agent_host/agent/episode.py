@@ -251,7 +251,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         reason = state.stop
     rec = EpisodeRecord(
         episode_id=identity.episode_id, run_id=identity.run_id, attempt=identity.attempt,
-        build=build, model=endpoint.model, task=task.id, task_file=str(task.source),
+        build=build, model=endpoint.model, task=task.id, task_id=task.task_id, task_file=str(task.source),
         variant=task.variant, infeasible=bool(task.infeasible), repeat=identity.repeat, seed=seed,
         phone=getattr(phone, "serial", str(phone)), outcome=j.outcome,  # type: ignore[arg-type]
         error=error, goal_initial=j.goal_initial, goal_first_step=j.goal_first_step,

@@ -86,11 +86,14 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
         raise UserError("--plan-rate must be between 0 and 1")
     if args.repeats < 1:
         raise UserError("--repeats must be at least 1")
-    p = plan(len(tasks), args.repeats, rate=args.plan_rate)
+    # the statistics' unit is the task: its parameter sets and variants are pooled
+    n_tasks = len({t.task_id for t in tasks})
+    p = plan(n_tasks, args.repeats, rate=args.plan_rate, instances=len(tasks) / max(1, n_tasks))
     out = stdout_console()
     mde = p["mde"]["value"]
     a = p["assumed"]
-    out.print(f"{len(tasks)} task instances x {args.repeats} repeats per build: "
+    out.print(f"{n_tasks} task{'s' if n_tasks != 1 else ''} ({len(tasks)} task instances) x {args.repeats} "
+              "repeats per build: "
               + (f"a true difference of {100 * mde:.0f} pp in success rate is detected with 80% power"
                  if mde is not None else "no difference up to 100 pp is detectable with 80% power")
               + " (paired over tasks, alpha 0.05)", highlight=False)
@@ -98,7 +101,7 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
               f"difference {a['tau']:.2f} (the report gives the observed figures after the run)", highlight=False)
     out.print("repeats -> MDE: " + ", ".join(f"{r}: {'–' if v is None else f'{100 * v:.0f} pp'}"
                                              for r, v in p["by_repeats"].items()), highlight=False)
-    out.print(f"tasks (at {args.repeats} repeats) -> MDE: " + ", ".join(
+    out.print(f"tasks (at {args.repeats} repeats, {p['instances']:.3g} instances each) -> MDE: " + ", ".join(
         f"{t}: {'–' if v is None else f'{100 * v:.0f} pp'}" for t, v in p["by_tasks"].items()), highlight=False)
     return 0
 

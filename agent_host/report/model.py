@@ -21,10 +21,11 @@ class Rate(_M):
     mean: float | None
     low: float | None
     high: float | None
-    n_tasks: int
+    n_tasks: int                  # tasks (clusters: a task's instances pooled)
     k: int
     n: int
     method: str = ""
+    n_instances: int | None = None
 
 
 class Errors(_M):
@@ -96,6 +97,7 @@ class BuildSummary(_M):
     build: str
     tasks: int
     episodes: int
+    instances: int | None = None
     repeats_max: int
     repeats_min: int
     errors: Errors
@@ -167,6 +169,7 @@ class Comparison(_M):
     baseline: str
     n_tasks: int
     only_baseline: list[str]
+    n_instances: int | None = None
     only_build: list[str]
     mean_diff: float | None
     low: float | None
@@ -192,6 +195,7 @@ class PlanNeeded(_M):
 class Power(_M):
     tasks: int
     repeats: int
+    instances: float = 1.0          # task instances per task
     assumed: dict[str, float]
     mde: float | None
     needed: PlanNeeded

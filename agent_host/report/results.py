@@ -89,8 +89,8 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
     comparison found (with its interval), and, where the run measured them, fidelity and the
     speed ratios against the reference."""
     by = {s["build"]: s for s in summaries}
-    lines = [f"Reference: {base}. Each other build is compared with it on the same task instances "
-             "(paired; 95% intervals)."]
+    lines = [f"Reference: {base}. Each other build is compared with it on the same task instances, "
+             "paired by task (a task's instances pooled; 95% intervals)."]
     fid = manifest.get("fidelity") if isinstance(manifest.get("fidelity"), dict) else {}
     if fid and fid.get("reference_deterministic") is False:
         lines.append(f"Warning: the reference {base} did not answer the fidelity prompts the same way twice "
@@ -112,9 +112,10 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
         rates = f"success {100 * sb:.0f}% vs {100 * sr:.0f}%, " if sb is not None and sr is not None else ""
         n = c["n_tasks"]
         ci = (f"95% CI {_pp(lo)} to {_pp(hi)} pp" if lo is not None and hi is not None
-              else "no interval (too few task instances)")
-        lines.append(f"{b} vs {base}: {rates}difference {_pp(c['mean_diff'])} pp, {ci}, over {n} task "
-                     f"instance{'s' if n != 1 else ''}: {verdict}.")
+              else "no interval (too few tasks)")
+        ni = c.get("n_instances") or n
+        over = f"{n} task{'s' if n != 1 else ''}" + (f" ({ni} task instances)" if ni != n else "")
+        lines.append(f"{b} vs {base}: {rates}difference {_pp(c['mean_diff'])} pp, {ci}, over {over}: {verdict}.")
         f = (fid.get("builds") or {}).get(b)
         if f and not f.get("error"):
             lines.append(f"{b} fidelity: {f['exact']}/{f['total']} agent answers identical to {base}'s "
@@ -184,12 +185,14 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
                    "error_attempts": len(sel.error_attempts),
                    "superseded_attempts": sel.superseded},
         "statistics": {
-            "unit": "task instance (task id plus variant: t and t@verify are separate units)",
+            "unit": "task (the id in its task file): its instances (parameter sets, base and verify variants) "
+                    "are pooled into one cluster for every interval, test and power figure; per-task rows are per instance",
             "confidence": 1 - stats.ALPHA,
             "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
             "headline": f"mean of per-task rates; {intervals.METHOD} (Wilson of the one task if only one)",
             "headline_reference": intervals.REFERENCE,
-            "comparison": f"per-task paired differences; {intervals.DIFF_METHOD}; two-sided sign-flip permutation test",
+            "comparison": f"per-task paired differences (a task's common instances pooled); {intervals.DIFF_METHOD}; "
+                          "two-sided sign-flip permutation test over tasks",
             "comparison_reference": intervals.DIFF_REFERENCE,
             "mcnemar": "exact binomial on discordant episode pairs (same task instance, repeat, seed)",
             "mde": f"alpha {stats.ALPHA}, power {stats.POWER}, paired t over tasks with the observed SD",
@@ -214,11 +217,13 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
     # would make one errored episode turn a run of 3 repeats into a design of 1.
     counted = [row["n"] for row in base["per_task"].values() if row["n"]]
     tasks, repeats = base["tasks"], max(1, statistics.median_low(counted) if counted else 1)
+    per_task = (base.get("instances") or tasks) / tasks
     rate = base["rates"]["success"]["mean"]
     rate = min(max(rate if rate is not None else stats.PLAN_RATE, 0.05), 0.95)
-    p = stats.plan(tasks, repeats, rate=rate)
-    return {"tasks": tasks, "repeats": repeats, "assumed": p["assumed"], "mde": p["mde"]["value"],
-            "needed": stats.plan_needed(tasks, repeats, target, rate=rate)}
+    p = stats.plan(tasks, repeats, rate=rate, instances=per_task)
+    return {"tasks": tasks, "repeats": repeats, "instances": per_task, "assumed": p["assumed"],
+            "mde": p["mde"]["value"], "needed": stats.plan_needed(tasks, repeats, target, rate=rate,
+                                                                   instances=per_task)}
 
 
 def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:

@@ -1,7 +1,9 @@
 """Statistics for run reports (docs/reports.md). Pure functions over records.
 
-The unit of analysis is the task instance, variant included: `wifi-on` and `wifi-on@verify`
-are separate units. Episodes whose latest attempt is an `error`, or that a harness budget
+Counts are kept per task instance, variant included (`wifi-on` and `wifi-on@verify` are
+separate rows), but the statistical unit is the task: the instances of one task (its
+parameter sets and its verify variant) are correlated, so they are pooled into one cluster
+before any interval, test or power figure (`cluster_of`). Episodes whose latest attempt is an `error`, or that a harness budget
 ended (`exhausted`: context window, reply token cap), are excluded from every rate and
 counted apart. On an infeasible task the correct ending `infeasible_claimed` counts as
 success, and a `task_complete` there counts as `premature`. Intervals: intervals.py.
@@ -10,6 +12,7 @@ success, and a `task_complete` there counts as `premature`. Intervals: intervals
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -37,6 +40,19 @@ EXCLUDED = ("error", "exhausted")           # latest-attempt outcomes kept out o
 
 
 # --------------------------------------------------------------------------- episodes
+
+_PARAM_INDEX = re.compile(r"\[\d+\]$")
+
+
+def cluster_of(rec: EpisodeRecord) -> str:
+    """The task an episode's instance comes from: the id in its task file, which its parameter
+    sets and variants share. Instances of one task succeed or fail together far more than
+    instances of different tasks (the same screens, the same skill), so treating them as
+    independent would make intervals too narrow: with 10 tasks of 4 correlated instances the
+    95% interval covered 71.5% (bench/coverage.py, correlated instances). Records written
+    before `task_id` existed fall back to the instance id without its `[i]`."""
+    return rec.task_id or _PARAM_INDEX.sub("", rec.task)
+
 
 def unit_of(rec: EpisodeRecord) -> str:
     """The task instance a record belongs to: `task` for base, `task@variant` otherwise."""
@@ -138,6 +154,10 @@ class UnitCounts:
     labels: dict[str, int] = field(default_factory=lambda: {k: 0 for k in BAR_LABELS})
     errors: int = 0                              # episodes whose latest attempt errored
     by_repeat: list[tuple[int, bool]] = field(default_factory=list)   # (repeat, success)
+    cluster: str = ""                            # the task it belongs to (cluster_of); default: `task`
+
+    def __post_init__(self) -> None:
+        self.cluster = self.cluster or self.task
 
     @property
     def rate(self) -> float | None:
@@ -150,7 +170,7 @@ def unit_counts(counted: Sequence[EpisodeRecord], errored: Sequence[EpisodeRecor
     def get(rec: EpisodeRecord) -> UnitCounts:
         u = unit_of(rec)
         if u not in out:
-            out[u] = UnitCounts(u, rec.task, rec.variant, rec.infeasible)
+            out[u] = UnitCounts(u, rec.task, rec.variant, rec.infeasible, cluster=cluster_of(rec))
         return out[u]
 
     for rec in counted:
@@ -192,14 +212,30 @@ def per_unit_rate(c: UnitCounts, name: str) -> float | None:
     return None if kn is None else kn[0] / kn[1]
 
 
+def task_counts(units: Sequence[UnitCounts], name: str) -> tuple[list[tuple[int, int]], int]:
+    """Per task (cluster), the (numerator, denominator) of a named rate pooled over the task's
+    instances it applies to; and how many instances that was."""
+    pooled: dict[str, tuple[int, int]] = {}
+    instances = 0
+    for c in units:
+        kn = per_unit_counts(c, name)
+        if kn is None:
+            continue
+        instances += 1
+        k, n = pooled.get(c.cluster, (0, 0))
+        pooled[c.cluster] = (k + kn[0], n + kn[1])
+    return [pooled[t] for t in sorted(pooled)], instances
+
+
 def rate_summary(units: Sequence[UnitCounts], name: str) -> dict[str, Any]:
-    """Headline of a rate: mean of per-task rates with a Korn-Graubard interval over tasks
-    (intervals.py); pooled counts beside it. With a single task, the Wilson interval of that
-    task's episodes (method says which)."""
-    rows = [kn for kn in (per_unit_counts(c, name) for c in units) if kn is not None]
+    """Headline of a rate: mean over tasks of each task's rate (its instances pooled), with a
+    Korn-Graubard interval over tasks (intervals.py); pooled counts beside it. With a single
+    task, the Wilson interval of that task's episodes (method says which)."""
+    rows, instances = task_counts(units, name)
     k = sum(a for a, _ in rows)
     n = sum(b for _, b in rows)
-    out: dict[str, Any] = {"mean": None, "low": None, "high": None, "n_tasks": len(rows), "k": k, "n": n}
+    out: dict[str, Any] = {"mean": None, "low": None, "high": None, "n_tasks": len(rows),
+                           "n_instances": instances, "k": k, "n": n}
     if len(rows) >= 2:
         rates = np.array([a / b for a, b in rows])
         counts = np.array([b for _, b in rows], dtype=float)
@@ -245,7 +281,8 @@ def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | Non
     total = sum(labels.values())
     return {
         "build": build,
-        "tasks": sum(1 for c in ulist if c.n),
+        "tasks": len({c.cluster for c in ulist if c.n}),
+        "instances": sum(1 for c in ulist if c.n),
         "episodes": len(sel.counted),
         "repeats_max": max_repeats,
         "repeats_min": min((c.n for c in ulist if c.n), default=0),
@@ -376,31 +413,34 @@ def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power:
 
 def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
             target: float = 0.10) -> dict[str, Any]:
-    """Build vs baseline over the task instances both have counted episodes for. The interval
-    of the mean difference is MOVER of the two builds' Korn-Graubard limits (intervals.py);
-    `needed` says what design would detect a difference of `target`."""
+    """Build vs baseline over the tasks both have counted episodes for, each task's instances
+    pooled (the instances both builds have), so the paired unit is the task (cluster_of).
+    The interval of the mean difference is MOVER of the two builds' Korn-Graubard limits
+    (intervals.py); the sign-flip test, won/lost/tied and the MDE are over tasks too;
+    `per_task` keeps each instance's difference for the per-task table. `needed` says what
+    design would detect a difference of `target`."""
     sa = select_latest(r for r in records if r.build == baseline)
     sb = select_latest(r for r in records if r.build == build)
     ua, ub = unit_counts(sa.counted), unit_counts(sb.counted)
     common = sorted(u for u in set(ua) & set(ub) if ua[u].n and ub[u].n)
-    diffs = [ub[u].rate - ua[u].rate for u in common]
+    groups = by_task(ua, common)
+    pooled = [(sum(ua[u].successes for u in us), sum(ua[u].n for u in us),
+               sum(ub[u].successes for u in us), sum(ub[u].n for u in us)) for us in groups.values()]
+    diffs = [kb / nb - ka / na for ka, na, kb, nb in pooled]
     t = t_interval(diffs)
     mean, low, high = t["mean"], None, None
-    if len(common) >= 2:
-        ra = np.array([ua[u].rate for u in common])
-        rb = np.array([ub[u].rate for u in common])
-        ca = np.array([ua[u].n for u in common], dtype=float)
-        cb = np.array([ub[u].n for u in common], dtype=float)
-        d, lo, hi = intervals.mover_difference(ra, ca, rb, cb)
+    if len(pooled) >= 2:
+        ka, na, kb, nb = (np.array(col, dtype=float) for col in zip(*pooled))
+        d, lo, hi = intervals.mover_difference(ka / na, na, kb / nb, nb)
         mean, low, high = float(d), float(lo), float(hi)
     won = sum(1 for x in diffs if x > 1e-12)
     lost = sum(1 for x in diffs if x < -1e-12)
-    mde = min_detectable_effect(t["sd"], len(common))
+    mde = min_detectable_effect(t["sd"], len(pooled))
     return {
-        "build": build, "baseline": baseline, "n_tasks": len(common),
+        "build": build, "baseline": baseline, "n_tasks": len(pooled), "n_instances": len(common),
         "only_baseline": sorted(set(ua) - set(ub)), "only_build": sorted(set(ub) - set(ua)),
         "mean_diff": mean, "low": low, "high": high, "sd": t["sd"], "method": intervals.DIFF_METHOD,
-        "per_task": {u: d for u, d in zip(common, diffs)},
+        "per_task": {u: ub[u].rate - ua[u].rate for u in common},
         "sign_flip": (sign_flip_test(diffs) if diffs else
                       {"p": None, "method": "no common task instances", "n_nonzero": 0, "patterns": 0}),
         "mcnemar": mcnemar_exact(sa.counted, sb.counted),
@@ -408,6 +448,14 @@ def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
         "mde": mde,
         "needed": design_needed(ua, ub, common, t["sd"], target),
     }
+
+
+def by_task(units: dict[str, UnitCounts], names: Sequence[str]) -> dict[str, list[str]]:
+    """The instances `names` grouped by the task they belong to, in sorted task order."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for u in names:
+        out[units[u].cluster].append(u)
+    return {t: out[t] for t in sorted(out)}
 
 
 # --------------------------------------------------------------------------- power planning
@@ -426,13 +474,16 @@ def planned_sd(repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC, tau
 
 
 def plan(tasks: int, repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
-         tau: float = PLAN_TAU) -> dict[str, Any]:
-    """The minimum detectable difference of a planned comparison (tasks x repeats per build)."""
-    sd = planned_sd(repeats, rate, icc, tau)
+         tau: float = PLAN_TAU, instances: float = 1.0) -> dict[str, Any]:
+    """The minimum detectable difference of a planned comparison (tasks x repeats per build;
+    `instances`: task instances per task, parameter sets and variants, on average: each
+    repeats, so a task's rate rests on instances x repeats episodes)."""
+    sd = planned_sd(repeats * instances, rate, icc, tau)
     mde = min_detectable_effect(sd, tasks)
-    return {"tasks": tasks, "repeats": repeats, "assumed": {"rate": rate, "icc": icc, "tau": tau},
+    return {"tasks": tasks, "repeats": repeats, "instances": instances,
+            "assumed": {"rate": rate, "icc": icc, "tau": tau},
             "sd": sd, "mde": mde,
-            "by_repeats": {r: min_detectable_effect(planned_sd(r, rate, icc, tau), tasks)["value"]
+            "by_repeats": {r: min_detectable_effect(planned_sd(r * instances, rate, icc, tau), tasks)["value"]
                            for r in (1, 3, 5, 10)},
             "by_tasks": {t: min_detectable_effect(sd, t)["value"] for t in (8, 20, 60, 100)}}
 
@@ -450,16 +501,16 @@ def fewest(detects: Callable[[int], bool], top: int, start: int = 2) -> int | No
 
 
 def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
-                tau: float = PLAN_TAU) -> dict[str, Any]:
+                tau: float = PLAN_TAU, instances: float = 1.0) -> dict[str, Any]:
     """Under the planning assumptions: tasks (at these repeats) and repeats (at these tasks)
     that detect a true difference of `target` with 80% power."""
     def ok(sd: float, n: int) -> bool:
         v = min_detectable_effect(sd, n)["value"]
         return v is not None and v <= target
-    sd = planned_sd(repeats, rate, icc, tau)
+    sd = planned_sd(repeats * instances, rate, icc, tau)
     return {"target": target,
             "tasks": fewest(lambda t: ok(sd, t), 10_000),
-            "repeats": fewest(lambda r: ok(planned_sd(r, rate, icc, tau), tasks), 100, start=1)
+            "repeats": fewest(lambda r: ok(planned_sd(r * instances, rate, icc, tau), tasks), 100, start=1)
             if tasks >= 2 else None}
 
 
@@ -485,7 +536,8 @@ def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: 
     which does not). The noise is that of the paired difference: episodes pair by repeat
     index (same seed and setup on both builds), so it holds both builds' noise and whatever
     the pairing shares."""
-    n = len(common)
+    groups = by_task(ua, common)
+    n = len(groups)
     out: dict[str, Any] = {"target": target, "tasks": None, "repeats": None, "note": None}
     if n < 2 or sd is None or sd <= 0:
         out["note"] = "not estimable: fewer than 2 tasks or no spread in the differences"
@@ -494,11 +546,13 @@ def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: 
         v = min_detectable_effect(sd, t)["value"]
         return v is not None and v <= target
     out["tasks"] = fewest(detects, max_tasks)
-    reps = float(np.mean([min(ua[u].n, ub[u].n) for u in common]))
+    # episode pairs per task now, and per repeat (a task's instances each add one per repeat)
+    pairs = float(np.mean([sum(min(ua[u].n, ub[u].n) for u in us) for us in groups.values()]))
+    per_repeat = float(np.mean([len(us) for us in groups.values()]))
     per_pair = paired_noise(ua, ub, common)
-    between = max(sd ** 2 - per_pair / reps, 0.0)
+    between = max(sd ** 2 - per_pair / pairs, 0.0)
     for r in range(1, max_repeats + 1):
-        sd_r = math.sqrt(between + per_pair / r)
+        sd_r = math.sqrt(between + per_pair / (r * per_repeat))
         if sd_r > 0 and (v := min_detectable_effect(sd_r, n)["value"]) is not None and v <= target:
             out["repeats"] = r
             break

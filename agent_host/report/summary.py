@@ -27,7 +27,7 @@ def _ci(lo: float | None, hi: float | None) -> str:
 def summary_tables(results: Results | dict[str, Any]) -> list[Table]:
     """The builds and the comparisons; `results` is the model or its JSON form."""
     r = results if isinstance(results, Results) else Results.model_validate(results)
-    t = Table(title=f"run {escape(str(r.provenance.get('run_id')))} (95% intervals over task instances; * baseline)")
+    t = Table(title=f"run {escape(str(r.provenance.get('run_id')))} (95% intervals over tasks; * baseline)")
     for col in ("build", "tasks", "eps", "err", "exh", "success", "nav", "recog", "recog@goal", "tok/s", "s/step"):
         t.add_column(col, justify="left" if col == "build" else "right")
     for b in r.builds:

@@ -62,7 +62,8 @@ def builds_table(results: Results) -> Table:
     base = results.baseline
     cols = [
         Column("build", lambda b: Cell(b.build + (" (baseline)" if b.build == base else ""), cls="")),
-        Column("tasks", lambda b: Cell(str(b.tasks)), "instances"),
+        Column("tasks", lambda b: Cell(str(b.tasks), f"({b.instances} instances)"
+                                       if b.instances and b.instances != b.tasks else ""), "each one unit"),
         Column("repeats", lambda b: Cell(_repeats(b))),
         Column("episodes", lambda b: Cell(str(b.episodes)), "counted"),
         Column("errors", lambda b: Cell(f"{b.errors.episodes} / {b.errors.attempts}"), "eps / attempts"),
@@ -137,7 +138,7 @@ def breakdown_table(results: Results) -> Table:
     cols = [
         Column("by", lambda g: Cell(g.by, cls="")),
         Column("group", lambda g: Cell(g.group, cls="", title="show its episodes", filters=((g.by, g.group),))),
-        Column("tasks", lambda g: Cell(str(len(g.units)), title=", ".join(g.units))),
+        Column("instances", lambda g: Cell(str(len(g.units)), title=", ".join(g.units))),
         *(Column(f"{b.build} success", success(b.build)) for b in results.builds),
     ]
     return Table.of(cols, results.breakdown)

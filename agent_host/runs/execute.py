@@ -74,6 +74,7 @@ def _notify(hook: ProgressHook, progress: BuildProgress, rec: EpisodeRecord | No
 def _harness_error(ep: PlannedEpisode, build: Any, serial: str, why: str) -> EpisodeRecord:
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     return EpisodeRecord(episode_id=ep.episode_id, build=build.id, model=build.id, task=ep.task.id,
+                         task_id=getattr(ep.task, "task_id", None),
                          task_file=str(getattr(ep.task, "source", "") or ""), variant=ep.variant,
                          infeasible=bool(getattr(ep.task, "infeasible", False)), repeat=ep.repeat,
                          seed=ep.seed, phone=serial, outcome="error", error=why,
