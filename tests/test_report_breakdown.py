@@ -49,7 +49,7 @@ def test_breakdown_by_kind_and_app(written):
     assert _row(res, "app", "radio")["builds"] == inf["builds"]
     settings = _row(res, "app", "settings")
     assert settings["units"] == ["wifi-on", "wifi-on@verify"]
-    # mean over the two units: w4a16 2/3 and 2/3; w4a8 0/3 and 3/3
+    # one task of two instances, pooled: w4a16 2/3 and 2/3 -> 4/6; w4a8 0/3 and 3/3 -> 3/6
     assert settings["builds"][BASE]["mean"] == pytest.approx(2 / 3)
     assert settings["builds"][OTHER]["mean"] == pytest.approx(1 / 2)
     lo, hi = settings["builds"][OTHER]["low"], settings["builds"][OTHER]["high"]
@@ -60,7 +60,7 @@ def test_breakdown_by_kind_and_app(written):
 def test_breakdown_in_markdown_and_html(written):
     md = written["md"].read_text()
     section = md.split("## By task kind and app", 1)[1].split("\n## ", 1)[0]
-    assert f"| by | group | tasks | {BASE} success | {OTHER} success |" in section
+    assert f"| by | group | instances | {BASE} success | {OTHER} success |" in section
     assert "| kind | infeasible | 1 | 33.3%" in section and "| app | settings | 2 | 66.7%" in section
     html = written["html"].read_text()
     table = html.split('id="breakdown"', 1)[1].split("</table>", 1)[0]

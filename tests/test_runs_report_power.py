@@ -58,13 +58,18 @@ builds:
     # share a goal, the infeasible task) ends as `tasks check-solutions` requires.
     assert all(stats.is_success(r) for r in ref.values()), {u: r.outcome for u, r in ref.items()}
 
-    diffs = [float(stats.is_success(flawed[u])) - 1.0 for u in sorted(ref)]
+    # the unit is the task: its instances (variants, parameter sets) pooled, one repeat each
+    by_task: dict[str, list[float]] = {}
+    for u in sorted(ref):
+        by_task.setdefault(stats.cluster_of(flawed[u]), []).append(float(stats.is_success(flawed[u])))
+    diffs = [statistics.mean(v) - 1.0 for _, v in sorted(by_task.items())]
+    assert len(diffs) == len(TASKS) and flawed[sorted(ref)[0]].task_id is not None
     assert 0 < -sum(diffs) < len(diffs), "the seed should make the flawed build fail some, not all; pick another"
     expected = stats.min_detectable_effect(statistics.stdev(diffs), len(diffs))["value"]
 
     results = json.loads((run_dir / "results.json").read_text())
     (comp,) = results["comparisons"]
-    assert comp["n_tasks"] == len(diffs)
+    assert comp["n_tasks"] == len(diffs) and comp["n_instances"] == len(ref)
     assert comp["mde"]["value"] == pytest.approx(expected)
     assert results["power"]["mde"] is not None and results["power"]["tasks"] == len(diffs)
 
