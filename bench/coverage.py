@@ -344,9 +344,9 @@ def paired_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: int, m
     _, olo, ohi = iv.t_interval_clipped(rb - ra, bounds=(-1.0, 1.0))
     truth = -delta
     return PairCell(kappa, mu, tasks, repeats, delta,
-                    coverage=float(np.mean((lo <= truth + 1e-12) & (truth - 1e-12 <= hi))),
+                    coverage=_covers(lo, hi, truth),
                     width=float(np.mean(hi - lo)),
-                    old_coverage=float(np.mean((olo <= truth + 1e-12) & (truth - 1e-12 <= ohi))),
+                    old_coverage=_covers(olo, ohi, truth),
                     old_width=float(np.mean(ohi - olo)),
                     narrow=float(np.mean(hi - lo < NARROW)), old_narrow=float(np.mean(ohi - olo < NARROW)),
                     sign_flip_reject=float(np.mean(sign_flip_p(rb - ra, rng) <= ALPHA)),

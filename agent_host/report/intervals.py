@@ -182,7 +182,7 @@ class _Parts:
         all-or-nothing bounds; Clopper-Pearson over tasks where every task's episodes agree
         (one repeat included: the data are then exactly binomial over tasks)."""
         lo_w, hi_w = self._wilson(g_lo)
-        if g_hi is not None and g_hi is not g_lo:   # the calibrated limits have exponents of their own
+        if g_hi is not None:   # the calibrated limits have exponents of their own
             _, hi_w = self._wilson(g_hi)
         lo_b, hi_b, binary = self.bounds
         lo = np.where(binary, lo_b, np.minimum(lo_w, lo_b))

@@ -217,13 +217,13 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
     # would make one errored episode turn a run of 3 repeats into a design of 1.
     counted = [row["n"] for row in base["per_task"].values() if row["n"]]
     tasks, repeats = base["tasks"], max(1, statistics.median_low(counted) if counted else 1)
-    per_task = (base.get("instances") or tasks) / tasks
+    instances = base["instances"] / tasks          # task instances per task
     rate = base["rates"]["success"]["mean"]
     rate = min(max(rate if rate is not None else stats.PLAN_RATE, 0.05), 0.95)
-    p = stats.plan(tasks, repeats, rate=rate, instances=per_task)
-    return {"tasks": tasks, "repeats": repeats, "instances": per_task, "assumed": p["assumed"],
+    p = stats.plan(tasks, repeats, rate=rate, instances=instances)
+    return {"tasks": tasks, "repeats": repeats, "instances": instances, "assumed": p["assumed"],
             "mde": p["mde"]["value"], "needed": stats.plan_needed(tasks, repeats, target, rate=rate,
-                                                                   instances=per_task)}
+                                                                   instances=instances)}
 
 
 def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:

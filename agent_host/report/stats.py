@@ -3,10 +3,11 @@
 Counts are kept per task instance, variant included (`wifi-on` and `wifi-on@verify` are
 separate rows), but the statistical unit is the task: the instances of one task (its
 parameter sets and its verify variant) are correlated, so they are pooled into one cluster
-before any interval, test or power figure (`cluster_of`). Episodes whose latest attempt is an `error`, or that a harness budget
-ended (`exhausted`: context window, reply token cap), are excluded from every rate and
-counted apart. On an infeasible task the correct ending `infeasible_claimed` counts as
-success, and a `task_complete` there counts as `premature`. Intervals: intervals.py.
+before any interval, test or power figure (`cluster_of`). Episodes whose latest attempt is an
+`error`, or that a harness budget ended (`exhausted`: context window, reply token cap), are
+excluded from every rate and counted apart. On an infeasible task the correct ending
+`infeasible_claimed` counts as success, and a `task_complete` there counts as `premature`.
+Intervals: intervals.py.
 """
 
 from __future__ import annotations

@@ -25,7 +25,9 @@ from typing import Any
 from agent_host.errors import UserError
 
 LOCK = ".lock"
-HOLDER_WRITE_WAIT_S = 5.0  # the holder writes its name microseconds after its flock; generous for a loaded 2-core CI machine
+# The holder writes its name microseconds after its flock; 5 s is generous, for a loaded
+# 2-core machine that can deschedule it for over a second.
+HOLDER_WRITE_WAIT_S = 5.0
 
 
 class RunLocked(UserError):
