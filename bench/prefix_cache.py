@@ -35,8 +35,8 @@ from agent_host.phone.device import Phone  # noqa: E402
 from agent_host.policy.script import PolicyScript  # noqa: E402
 from agent_host.policy.server import PolicyServer  # noqa: E402
 from agent_host.serving.server import start  # noqa: E402
-from agent_host.virtual_phone import adb_server  # noqa: E402
-from agent_host.virtual_phone.phone import VirtualPhone, free_port  # noqa: E402
+from virtual_phone import adb_server  # noqa: E402
+from virtual_phone.phone import VirtualPhone, free_port  # noqa: E402
 
 
 class Shadowed:

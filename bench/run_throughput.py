@@ -43,8 +43,8 @@ from agent_host.config.builds import Build  # noqa: E402
 from agent_host.config.phones import load_phone_profile  # noqa: E402
 from agent_host.config.tasks import load_tasks  # noqa: E402
 from agent_host.runs.run import start_run  # noqa: E402
-from agent_host.virtual_phone import adb_server  # noqa: E402
-from agent_host.virtual_phone.phone import free_port  # noqa: E402
+from virtual_phone import adb_server  # noqa: E402
+from virtual_phone.phone import free_port  # noqa: E402
 
 
 def start_phone_process(adb_port: int, log: Path, latency: str = "none", seed: int = 0) -> tuple[subprocess.Popen, str]:

@@ -52,8 +52,8 @@ def main() -> int:
     import uiautomator2
     from uiautomator2.core import _http_request
 
-    from agent_host.virtual_phone import adb_server
-    from agent_host.virtual_phone.phone import VirtualPhone
+    from virtual_phone import adb_server
+    from virtual_phone.phone import VirtualPhone
 
     adb_server.ensure_server(adb_port)
     try:

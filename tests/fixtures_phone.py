@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from agent_host.virtual_phone import adb_server
-from agent_host.virtual_phone.phone import VirtualPhone
+from virtual_phone import adb_server
+from virtual_phone.phone import VirtualPhone
 
 # A test run may swap the world class in (e.g. a debugging stand-in); None = the real World.
 WORLD_FACTORY: Callable[..., Any] | None = None

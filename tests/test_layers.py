@@ -16,6 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "agent_host"
+VPHONE = ROOT / "virtual_phone"
 DOC = ROOT / "docs" / "architecture.md"
 ENTRY = {"agent_host", "agent_host.__main__"}
 
@@ -150,6 +151,29 @@ def test_no_import_goes_up_or_sideways():
 def test_no_import_circles():
     found = [c for c in circles(imports(modules())) if frozenset(map(unit, c)) not in KNOWN_CIRCLES]
     assert found == [], "\n".join(" <-> ".join(c) for c in found)
+
+
+def _project_imports(path: Path) -> set[str]:
+    """Top-level names of the absolute imports in one file (relative ones stay in its package)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_the_virtual_phone_imports_nothing_of_agent_host():
+    bad = [str(p.relative_to(ROOT)) for p in VPHONE.rglob("*.py") if "agent_host" in _project_imports(p)]
+    assert bad == [], "the virtual phone must stay importable without agent_host: " + ", ".join(bad)
+
+
+def test_only_the_cli_imports_the_virtual_phone():
+    bad = [name for name, path in modules().items()
+           if unit(name) != "cli" and name not in ENTRY and "virtual_phone" in _project_imports(path)]
+    assert bad == [], "only agent_host.cli (and tests, bench) may import virtual_phone: " + ", ".join(bad)
 
 
 def test_the_checker_finds_what_it_should():

@@ -133,8 +133,8 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
     from agent_host.runs.run import start_run
     from agent_host.cli.summary import print_summary, write_report
     from agent_host.serving.fidelity import run_fidelity
-    from agent_host.virtual_phone import adb_server
-    from agent_host.virtual_phone.phone import VirtualPhone
+    from virtual_phone import adb_server
+    from virtual_phone.phone import VirtualPhone
 
     reference = builds[0]
     extra: dict = {"demo": True, "baseline": reference.id}
@@ -151,7 +151,7 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
     # A private adb server unless the user named one, so the demo never touches theirs.
     own_adb = "ANDROID_ADB_SERVER_PORT" not in os.environ
     if own_adb:
-        from agent_host.virtual_phone.phone import free_port
+        from virtual_phone.phone import free_port
         os.environ["ANDROID_ADB_SERVER_PORT"] = str(free_port())
     adb_port = adb_server.ensure_server()
     phones = []

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def list_devices() -> list[DeviceRow]:
     import adbutils
 
-    from agent_host.virtual_phone import adb_server
+    from virtual_phone import adb_server
 
     # Ensure the server ourselves: adbutils would start one holding our stdout open.
     port = adb_server.ensure_server()

@@ -8,7 +8,7 @@ import sys
 import threading
 
 from agent_host.errors import UserError
-from agent_host.virtual_phone.latency import profile_names as latency_profiles
+from virtual_phone.latency import profile_names as latency_profiles
 
 DESCRIPTION = """\
 A virtual Android 14 phone on 127.0.0.1, attached to the real adb server, so adb,
@@ -81,11 +81,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from agent_host.virtual_phone.adb_server import AdbServerError
-    from agent_host.virtual_phone.faults import parse_spec
-    from agent_host.virtual_phone.phone import PhoneError, VirtualPhone
+    from virtual_phone.adb_server import AdbServerError
+    from virtual_phone.faults import parse_spec
+    from virtual_phone.phone import PhoneError, VirtualPhone
 
-    from agent_host.virtual_phone.latency import make as make_latency
+    from virtual_phone.latency import make as make_latency
 
     try:
         faults = parse_spec(args.faults)
@@ -131,7 +131,7 @@ def _start(args: argparse.Namespace) -> int:
 def _fault(args: argparse.Namespace) -> int:
     import adbutils
 
-    from agent_host.virtual_phone import adb_server
+    from virtual_phone import adb_server
 
     adb_server.ensure_server()
     line = " ".join(["vphone-fault", *args.action])

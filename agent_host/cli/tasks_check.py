@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
     vphone = None
     if not serial:
-        from agent_host.virtual_phone.phone import VirtualPhone
+        from virtual_phone.phone import VirtualPhone
         console.print("starting a virtual phone ...")
         vphone = VirtualPhone().start()
         serial = vphone.serial

@@ -1,0 +1,80 @@
+"""The controller stopped from outside: what it started must stop with it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.slow
+def test_sigterm_to_run_stops_its_server(tmp_path, virtual_phone_factory):
+    """Before: SIGTERM killed the controller without unwinding (exit -15), leaving only
+    PDEATHSIG to stop its server, which reaches the server process but not a vLLM engine
+    child in its group. Now it unwinds like Ctrl-C and stops the whole group."""
+    phone = virtual_phone_factory()
+    script = tmp_path / "slow.yaml"
+    script.write_text("actions: []\nafter: wait\nwait_seconds: 1\n")
+    hosts = tmp_path / "h.yaml"
+    hosts.write_text(f"id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
+                     f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "run", "--builds", "waiter",
+                             "--host-profile", str(hosts), "--tasks", "wifi-on", "--variants", "base",
+                             "--phones", phone.serial, "--out", str(tmp_path / "run"), "--quiet",
+                             "--no-report"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    steps = tmp_path / "run" / "episodes"
+    while time.monotonic() < deadline and not list(steps.glob("*/steps.jsonl")):
+        time.sleep(0.2)
+    servers = [c for c in children(proc.pid) if alive(c)]
+    assert servers, "the policy server should be a child of the controller"
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(60)
+    time.sleep(1)
+    assert not [s for s in servers if alive(s)], proc.stdout.read().decode()
+    assert proc.returncode == 130
+
+
+def test_a_bad_adb_server_port_is_an_error_not_5037():
+    env = {**os.environ, "ANDROID_ADB_SERVER_PORT": "50x7"}
+    out = subprocess.run([sys.executable, "-m", "agent_host", "devices"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == ["error: ANDROID_ADB_SERVER_PORT='50x7' is not a TCP port (1-65535)"]
+
+
+def test_adb_server_port_never_falls_back_on_a_typo(monkeypatch):
+    from virtual_phone.adb_server import AdbServerError, server_port
+
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", "5o37")
+    with pytest.raises(AdbServerError):
+        server_port()
+    monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", "15037")
+    assert server_port() == 15037

@@ -1,0 +1,51 @@
+"""Helpers of the CLI tests: run `agent-host` as a user would, and read what it left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+# A valid task file every malformed-file test starts from ({id} is filled in).
+GOOD = textwrap.dedent("""\
+    # yaml-language-server: $schema=./task.schema.json
+    id: {id}
+    goal: Turn on Wi-Fi.
+    app: settings
+    max_steps: 10
+    setup:
+      - shell: svc wifi disable
+      - home
+    goal_setup:
+      - shell: svc wifi enable
+    check:
+      setting: {{namespace: global, key: wifi_on, equals: "1"}}
+    solution:
+      - open_app: {{name: settings}}
+      - task_complete: {{reason: done}}
+    """)
+
+
+def agent_host(*args: str, cwd: Path, tmpdir: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if tmpdir is not None:
+        tmpdir.mkdir(exist_ok=True)
+        env["TMPDIR"] = str(tmpdir)
+    return subprocess.run([sys.executable, "-m", "agent_host", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=timeout)
+
+
+def assert_user_error(out: subprocess.CompletedProcess, *names: str) -> str:
+    assert out.returncode != 0, out
+    assert "Traceback" not in out.stderr, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+    for name in names:
+        assert name in lines[0], (name, lines[0])
+    return lines[0]
+
+
+def tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
