@@ -11,7 +11,7 @@ from agent_host.config.machine import read_cpu_flags
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 from agent_host.serving.spec import (
-    HOST, LaunchSpec, on_cpu, resolve_chat_template, resolve_model, vllm_env_defaults, vllm_flavour,
+    key_env, HOST, LaunchSpec, on_cpu, resolve_chat_template, resolve_model, vllm_env_defaults, vllm_flavour,
 )
 from agent_host.serving.ready import Readiness
 
@@ -51,11 +51,9 @@ def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
 
 
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
-    from agent_host.serving.kinds import key_env
-
     model = resolve_model(build)
     env_set = {**vllm_env_defaults()}
-    env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **key_env(KIND, api_key)}
+    env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **key_env(KEY_ENV, api_key)}
     env_set.update(build.env)
     if on_cpu() and "amx_tile" in (read_cpu_flags() or ()):
         env_set["PYTHONPATH"] = env["PYTHONPATH"] = os.pathsep.join(
