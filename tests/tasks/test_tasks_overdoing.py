@@ -106,6 +106,7 @@ ALTERNATIVES: dict[str, tuple[str, Callable[[Script], Script], str]] = {
     "time-24-hour": ("clock-earliest-alarm", _answering("05:40"), "answered as a 24-hour phone shows it"),
     "time-pm-24-hour": ("calendar-when-dentist", _answering("15:15"), "answered 15:15 for 3:15 PM"),
     "count-in-words": ("calendar-count-day", _answering("3 events"), "answered '3 events'"),
+    "version-with-name": ("android-version", _answering("Android 14"), "answered 'Android 14'"),
     "note-as-list": ("calendar-to-markor", _typing("# December 18\n\n- Coffee with Ann\n- Haircut\n- Choir practice"),
                      "wrote a heading and a bulleted list"),
     "dialled-with-dashes": ("call-number[0]", lambda sol: [
