@@ -99,7 +99,28 @@ OVERDOING: dict[str, tuple[str, Callable[[Script], Script], str]] = {
         {"type_text": {"text_contains": "Westside", "text": "Elm Street studio"}}, {"tap": {"text": "Save"}},
         {"answer": {"text": "Elm Street studio"}}, DONE]),
         "rewrote the event's location to match a wrong answer"),
+    "bluetooth-off-too": ("wifi-off-keep-bluetooth", _more(
+        "press_back", "press_back", {"tap": {"text": "Connected devices"}}, {"tap": {"text": "Connection preferences"}},
+        {"tap": {"text": "Bluetooth"}}, {"tap": {"text": "Use Bluetooth"}}), "turned Bluetooth off as well"),
+    "other-note-too": ("markor-delete-note", _more(
+        {"long_press": {"text": "ideas.md"}}, {"tap": {"desc": "Delete"}}, {"tap": {"text": "OK"}}),
+        "deleted another note as well"),
+    "both-copies": ("files-delete-copy", _more(
+        {"long_press": {"text": "invoice_2026.pdf"}}, {"tap": {"desc": "Delete"}}, {"tap": {"text": "OK"}}),
+        "deleted the original as well as the copy"),
+    "earlier-alarm-too": ("alarm-set[0]", _more(
+        {"tap": {"desc": "Add alarm"}}, {"tap": {"text": "5"}}, {"tap": {"text": "00"}}, {"tap": {"text": "AM"}},
+        {"tap": {"text": "OK"}}), "set a second alarm, earlier than the asked one"),
+    "settled-for-30": ("clock-snooze-45", _fixed([
+        {"open_app": {"name": "clock"}}, {"tap": {"desc": "More options"}}, {"tap": {"text": "Settings"}},
+        {"tap": {"text": "Snooze length"}},
+        {"type_text": {"resource_id": "android:id/numberpicker_input", "text": "30", "submit": False}},
+        {"tap": {"text": "OK"}}, DONE]), "set the longest snooze on offer and called it done"),
 }
+
+# every kind of task, and every app, has an over-doing adversary
+KINDS = {"text-entry", "multi-app", "retrieval", "long-horizon", "recognition", "infeasible"}
+APPS = {"phone", "messages", "contacts", "calendar", "files", "markor", "clock", "settings"}
 
 ALTERNATIVES: dict[str, tuple[str, Callable[[Script], Script], str]] = {
     "phone-with-country-code": ("contact-number-lookup[0]", _answering("+1 650-555-0133"), "answered +1 650-555-0133"),
@@ -144,6 +165,12 @@ def test_every_script_is_built_from_a_shipped_task() -> None:
         script = build(list(_task(key).solution))
         assert isinstance(script[-1], dict) and "task_complete" in script[-1], name
         PolicyScript.from_data(script, source=name)
+
+
+def test_every_kind_and_app_has_an_over_doing_adversary() -> None:
+    tasks = [_task(key) for key, _b, _w in OVERDOING.values()]
+    assert KINDS <= {tag for t in tasks for tag in t.tags} | {"infeasible" for t in tasks if t.infeasible}
+    assert APPS <= {t.app for t in tasks} | {tag for t in tasks for tag in t.tags}
 
 
 @pytest.mark.slow
