@@ -50,6 +50,7 @@ class RunOptions:
     request_timeout: float | None = None   # seconds per model request (None: the build's)
     episode_timeout: float | None = None   # wall-clock seconds per episode (None: the build's)
     phone_wait: float = PHONE_WAIT_S       # how long a phone that stopped answering is waited for
+    stop: Any = None                       # a threading.Event: once set, no new episode starts
 
 
 class RecordingFailed(UserError):
