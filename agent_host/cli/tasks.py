@@ -79,6 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="task ids, files or directories (default: tasks/)")
     cs.add_argument("--phone", metavar="SERIAL", help="a running phone (default: start a virtual phone)")
     cs.add_argument("--out", metavar="DIR", help="where the episode folders go (default: a new temporary directory)")
+    from agent_host.cli.locking import add_wait_flag
+    add_wait_flag(cs)
     cs.set_defaults(func=_check_solutions)
 
 

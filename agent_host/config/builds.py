@@ -111,6 +111,20 @@ class Build(Strict):
                 raise ValueError(f"{k!r} is not an environment variable name")
         return v
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        import httpx
+        try:
+            url = httpx.URL(v)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise ValueError(f"{v!r} is not a URL ({exc})") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"{v!r} is not an http:// or https:// URL with a host")
+        return v
+
     def missing_packages(self) -> list[str]:
         """The `requires_packages` not installed in this Python environment."""
         from importlib import metadata
