@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
+from agent_host.config.requests import body_sha256, request_body
 from agent_host.serving.endpoint import task_header
 
 
@@ -34,6 +35,7 @@ class Reply:
     finish_reason: str | None
     seconds: float
     reasoning: str | None = None
+    sent: dict[str, Any] | None = None  # end, options and sha256 of the request as sent (requests.json)
 
 
 class ModelClient:
@@ -73,10 +75,14 @@ class ModelClient:
         import openai
         t0 = time.monotonic()
         for _ in range(3):
+            options = self._kwargs()
+            # hashed before sending: the reply is appended to `messages` afterwards
+            sent = {"end": len(messages), "options": options,
+                    "sha256": body_sha256(request_body(self.endpoint.model, messages, tools, options))}
             try:
                 resp = self.client.chat.completions.create(
                     model=self.endpoint.model, messages=messages, tools=tools,
-                    extra_headers=self.headers or None, **self._kwargs())
+                    extra_headers=self.headers or None, **options)
                 break
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
@@ -117,6 +123,6 @@ class ModelClient:
             usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
                           completion_tokens=resp.usage.completion_tokens or 0,
                           cached_tokens=getattr(details, "cached_tokens", None) if details else None)
-        return Reply(message, usage, choice.finish_reason, seconds, reasoning)
+        return Reply(message, usage, choice.finish_reason, seconds, reasoning, sent)
 
 
