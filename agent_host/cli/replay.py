@@ -100,18 +100,12 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if any(c["errors"] for c in data["candidates"].values()) else 0
 
 
-def pct(rate: dict) -> str:
-    """`25% [1, 84] (1/4)`, or `-` when no step qualifies."""
-    if rate.get("mean") is None:
-        return f"- (0/{rate.get('n', 0)})"
-    return f"{100 * rate['mean']:.0f}% [{100 * rate['low']:.0f}, {100 * rate['high']:.0f}] ({rate['k']}/{rate['n']})"
-
-
 def print_replay(data: dict, out: Path | None = None) -> None:
     from rich.table import Table
 
     from agent_host.cli.output import stdout_console
     from agent_host.config.replay_log import ROLES
+    from agent_host.report.replay import rate_text as pct
 
     con = stdout_console(highlight=False)
     t = Table(title=f"replay of {data['reference']}'s steps: same action as the reference (95% over tasks)",

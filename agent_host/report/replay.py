@@ -23,6 +23,14 @@ from agent_host.report.stats import rows_summary
 TOP_GAPS = 10
 
 
+def rate_text(rate: dict[str, Any] | None) -> str:
+    """`25% [1, 84] (1/4)`: mean over tasks, its 95% interval, pooled counts; `- (0/0)` when no step qualifies."""
+    if not rate or rate.get("mean") is None:
+        return f"- ({(rate or {}).get('k', 0)}/{(rate or {}).get('n', 0)})"
+    return (f"{100 * rate['mean']:.0f}% [{100 * rate['low']:.0f}, {100 * rate['high']:.0f}] "
+            f"({rate['k']}/{rate['n']})")
+
+
 def _rate(lines: Iterable[dict[str, Any]], hit) -> dict[str, Any]:
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for line in lines:

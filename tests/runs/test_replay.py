@@ -123,3 +123,26 @@ def test_an_episode_recorded_before_requests_json_is_refused_in_one_line(scripte
         f"error: {victim}: missing: this episode was recorded before agent-host kept its requests "
         "(requests.json); re-run it to replay it"]
     assert not (old / "replay").exists()
+
+
+def test_the_report_shows_the_replay_and_the_viewer_each_candidate_answer(scripted_run, tmp_path):
+    from agent_host.report import write_reports
+
+    run, hosts = scripted_run
+    if not (run / "replay" / "ref" / "replay.json").exists():
+        assert cli("replay", str(run), "--reference", "ref", "--builds", "other,ref", "--host-profile",
+                   str(hosts)).returncode == 0
+    write_reports(run, out=tmp_path, screenshots=False)
+    md = (tmp_path / "report.md").read_text()
+    assert "## Replay of ref's steps" in md
+    row = next(ln for ln in md.splitlines() if ln.startswith("| other |"))
+    assert "80% [" in row and "(8/10)" in row and "2/2 episodes" in row
+    html = (tmp_path / "report.html").read_text()
+    assert 'id="replay-ref"' in html and "Replayed on other builds" in html
+    data = json.loads(html.split('id="viewer-data">', 1)[1].split("</script>", 1)[0])
+    ep = next(e for e in data["episodes"] if e["build"] == "ref")
+    step3 = next(s for s in ep["steps"] if s["step"] == 3)
+    assert {x["build"]: x["match"] for x in step3["replay"]} == {"other": "same_tool", "ref": "same_action"}
+    replies = {x["build"]: json.loads(x["reply"])["tool_calls"][0]["function"] for x in step3["replay"]}
+    assert replies["other"]["name"] == replies["ref"]["name"] == "tap"
+    assert replies["other"]["arguments"] != replies["ref"]["arguments"]
