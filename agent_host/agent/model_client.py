@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
+from agent_host.config.requests import body_sha256, request_body
 from agent_host.serving.endpoint import task_header
 
 
@@ -39,6 +40,7 @@ class Reply:
     finish_reason: str | None
     seconds: float
     reasoning: str | None = None
+    sent: dict[str, Any] | None = None  # end, options and sha256 of the request as sent (requests.json)
 
 
 class ModelClient:
@@ -81,11 +83,14 @@ class ModelClient:
         from agent_host import watchdog
         t0 = time.monotonic()
         for _ in range(3):
+            options = self._kwargs()
+            # hashed before sending: the reply is appended to `messages` afterwards
+            sent = {"end": len(messages), "options": options,
+                    "sha256": body_sha256(request_body(self.endpoint.model, messages, tools, options))}
             try:
-                kwargs = self._kwargs()
                 resp = watchdog.call(lambda: self.client.chat.completions.create(
                     model=self.endpoint.model, messages=messages, tools=tools,
-                    extra_headers=self.headers or None, **kwargs), self.timeout + WATCH_MARGIN_S, "model request")
+                    extra_headers=self.headers or None, **options), self.timeout + WATCH_MARGIN_S, "model request")
                 break
             except watchdog.Overdue as exc:
                 raise ServerError(f"{exc}: the server kept the request open without finishing it "
@@ -129,6 +134,6 @@ class ModelClient:
             usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
                           completion_tokens=resp.usage.completion_tokens or 0,
                           cached_tokens=getattr(details, "cached_tokens", None) if details else None)
-        return Reply(message, usage, choice.finish_reason, seconds, reasoning)
+        return Reply(message, usage, choice.finish_reason, seconds, reasoning, sent)
 
 

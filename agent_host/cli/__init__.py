@@ -31,6 +31,7 @@ VERBS = [
     "probe",
     "serve",
     "fidelity",
+    "replay",
     "quantize",
 ]
 
