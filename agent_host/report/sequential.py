@@ -207,7 +207,7 @@ class Decision:
 
 
 def evaluate(states: Sequence[TaskState], schedule: Schedule, detect: float | None,
-             per_repeat: dict[str, int], budget_left: bool = True) -> Decision:
+             budget_left: bool = True) -> Decision:
     """The decision at the look the run has reached, and, when it goes on, the next round's
     allocation. `budget_left`: False when a duration budget ran out (the run ends here)."""
     usable = [s for s in states if s.na and s.nb]
@@ -229,11 +229,33 @@ def evaluate(states: Sequence[TaskState], schedule: Schedule, detect: float | No
         return Decision("undecided", True, diff=d, low=lo, high=hi,
                         why="budget spent: " + needed(lo, hi, detect), **base)
     size = min(schedule.round_size, schedule.budget - done)
-    m = np.array([per_repeat.get(s.task, 1) for s in states], float)
+    # episodes per repeat of a task on one build: its counted instances
+    m = np.array([max(1.0, max(s.na, s.nb) / max(s.repeats, 1)) for s in states], float)
     add = allocate([s.ka for s in states], [max(s.na, 1) for s in states], [s.kb for s in states],
                    [max(s.nb, 1) for s in states], m, size)
     return Decision("undecided", False, diff=d, low=lo, high=hi, why="not yet decided",
                     allocation={s.task: int(x) for s, x in zip(states, add) if x}, **base)
+
+
+def judge_for(state: dict):
+    """The decision function a sequential run's driver calls (runs/sequential.py), from the
+    manifest's `sequential` block: (records, repeats per task, budget_left) -> decision dict."""
+    schedule = Schedule(**state["schedule"])
+
+    def judge(records: Sequence[EpisodeRecord], repeats: dict[str, int], budget_left: bool) -> dict:
+        states = task_states(records, state["baseline"], state["build"], repeats)
+        return evaluate(states, schedule, state.get("detect"), budget_left).as_dict()
+
+    return judge
+
+
+def configure(baseline: str, build: str, tasks: int, first: int, budget_repeats: float,
+              detect: float | None, duration_s: float | None) -> dict:
+    """The manifest's `sequential` block: everything a resume needs to decide the same way."""
+    sch = Schedule.make(tasks, first, budget_repeats)
+    return {"baseline": baseline, "build": build, "detect": detect, "duration_s": duration_s,
+            "schedule": asdict(sch), "looks": sch.looks, "nominal_alpha": sch.nominal_alpha,
+            "method": METHOD, "reference": REFERENCE, "rounds": []}
 
 
 def _why(outcome: str, lo: float, hi: float, detect: float | None) -> str:
@@ -259,3 +281,80 @@ def needed(lo: float, hi: float, detect: float | None) -> str:
         return "no number of repeats decides a difference this close to 0 without --detect"
     return (f"the interval must narrow about {1 / f:.1f}-fold: roughly {1 / f ** 2:.1f} times the episodes "
             f"so far, or more tasks if repeats no longer narrow it")
+
+
+# --------------------------------------------------------------------------- the report's section
+
+POWER = 0.8
+
+
+def fixed_design(states: Sequence[TaskState], target: float, alpha: float = ALPHA,
+                 power: float = POWER) -> dict[str, Any]:
+    """The fixed design (every task the same repeats, one analysis at 1 - alpha) that detects
+    a difference of `target` with `power`, from this run's own figures: the SD of a per-task
+    difference at R repeats is sqrt(tau^2 + s_w^2 / R), s_w^2 the mean within-task variance of
+    one repeat's difference (each build's rate, binomially), tau^2 the between-task variance of
+    the true differences (observed variance less the within part, at least 0); the normal
+    approximation then needs SD / sqrt(T) <= target / (z_{1-alpha/2} + z_power)."""
+    use = [s for s in states if s.na and s.nb and s.repeats]
+    t = len(use)
+    if t < 2 or not target:
+        return {"repeats": None, "episodes": None, "target": target, "note": "too few tasks"}
+    pa = np.array([s.ka / s.na for s in use])
+    pb = np.array([s.kb / s.nb for s in use])
+    m = np.array([max(s.na, s.nb) / s.repeats for s in use])
+    r = np.array([s.repeats for s in use], float)
+    within = (pa * (1 - pa) + pb * (1 - pb)) / m            # one repeat's difference, per task
+    tau2 = max(0.0, float(np.var(pb - pa, ddof=1) - np.mean(within / r)))
+    sw2 = float(np.mean(within))
+    need = (abs(target) / (sst.norm.ppf(1 - alpha / 2) + sst.norm.ppf(power))) ** 2 * t
+    if need <= tau2:
+        return {"repeats": None, "episodes": None, "target": target,
+                "note": f"no number of repeats: the tasks' own differences vary too much for {t} tasks"}
+    reps = max(1, math.ceil(sw2 / (need - tau2))) if sw2 > 0 else 1
+    return {"repeats": reps, "episodes": int(2 * reps * m.sum()), "target": target, "note": None}
+
+
+def section(manifest: dict, records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
+    """What the report says of a sequential run: how it ended, the episodes it used against the
+    fixed design's at the same power, and where the repeats went; None for a fixed run."""
+    st = manifest.get("sequential")
+    if not isinstance(st, dict) or not st.get("rounds"):
+        return None
+    rounds = st["rounds"]
+    decided = [r for r in rounds if r.get("decision")]
+    last = decided[-1]["decision"] if decided else None
+    repeats: dict[str, int] = {}
+    for r in rounds:
+        for k, v in r["add"].items():
+            repeats[k] = repeats.get(k, 0) + int(v)
+    states = task_states(records, st["baseline"], st["build"], repeats)
+    ids = {e for r in rounds for e in r["order"]}
+    done = {r.episode_id for r in records if r.episode_id in ids and r.outcome != "error"}
+    target = st.get("detect") or (abs(last["diff"]) if last and last.get("diff") else None)
+    fixed = fixed_design(states, target) if target else {"repeats": None, "episodes": None, "target": None,
+                                                         "note": "no difference to plan for"}
+    outcome = last["outcome"] if last and last.get("final") else "in progress"
+    words = {"worse": f"decided: {st['build']} is worse than {st['baseline']}",
+             "better": f"decided: {st['build']} is better than {st['baseline']}",
+             "equivalent": f"equivalent: the difference lies within +-{100 * (st.get('detect') or 0):.0f} pp",
+             "undecided": "undecided: the budget was spent",
+             "in progress": "not finished: the run was stopped before its last look"}[outcome]
+    return {
+        "outcome": outcome, "summary": words, "why": (last or {}).get("why", ""),
+        "baseline": st["baseline"], "build": st["build"], "detect": st.get("detect"),
+        "diff": (last or {}).get("diff"), "low": (last or {}).get("low"), "high": (last or {}).get("high"),
+        "look": (last or {}).get("look"), "looks": len(st.get("looks") or []),
+        "nominal_alpha": st.get("nominal_alpha"), "method": st.get("method", METHOD),
+        "reference": st.get("reference", REFERENCE), "episodes": len(done),
+        # episodes per task-repeat as played (both builds, every instance)
+        "budget_episodes": st.get("budget_episodes") or int(round(
+            st["schedule"]["budget"] * len(ids) / max(1, sum(repeats.values())))),
+        "fixed": fixed, "order_mode": st.get("order_mode"),
+        "allocation": [{"task": s.task, "repeats": s.repeats, "baseline": f"{s.ka}/{s.na}",
+                        "build": f"{s.kb}/{s.nb}"} for s in states],
+        "rounds": [{"round": r["round"], "episodes": len(r["order"]), "added": sum(r["add"].values()),
+                    "outcome": (r.get("decision") or {}).get("outcome"),
+                    "low": (r.get("decision") or {}).get("low"), "high": (r.get("decision") or {}).get("high")}
+                   for r in rounds],
+    }
