@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
-from agent_host.report import intervals, stats
+from agent_host.report import intervals, sequential, stats
 from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 
@@ -17,7 +17,7 @@ SCHEMA = "agent-host.report/2"
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
               "platform", "git", "builds", "tasks", "task_files", "repeats", "seed", "sampling",
-              "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at")
+              "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at", "sequential")
 
 
 def choose_baseline(run: Run, requested: str | None) -> str:
@@ -179,6 +179,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
         "per_task": per_task,
         "comparisons": comparisons,
         "breakdown": breakdown(records, builds, task_facts(run.manifest)),
+        "sequential": sequential.section(run.manifest, records),
         "max_repeats": max_k,
         "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
                    "errored": len(sel.errored), "exhausted": len(sel.exhausted),
