@@ -97,7 +97,7 @@ def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) 
     """Everything that can fail before a run directory exists fails here: policy scripts,
     the phone profile's app aliases for these tasks."""
     for b in builds:
-        if getattr(b, "server", None) == "policy":
+        if b.traits.scripted:
             if not b.script:
                 raise UserError(f"build {b.id}: `script` is required for server policy")
             from agent_host.policy.suite import load_policy

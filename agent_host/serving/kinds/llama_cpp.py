@@ -7,15 +7,15 @@ import os
 import shutil
 import sys
 
-from agent_host.config.builds import Build
+from agent_host.config.builds import SERVER_KINDS, Build
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 from agent_host.serving.spec import HOST, LaunchSpec, resolve_chat_template, resolve_model, key_env
 from agent_host.serving.ready import Readiness
 
 KIND = "llama.cpp"
-MANAGED = True
-LOCAL_MODEL = True
+MANAGED = SERVER_KINDS[KIND].managed
+LOCAL_MODEL = SERVER_KINDS[KIND].local_model
 KEY_ENV = ("LLAMA_API_KEY", "API_KEY")   # llama-server; llama_cpp.server's settings
 
 

@@ -6,15 +6,15 @@ import os
 import sys
 from pathlib import Path
 
-from agent_host.config.builds import Build
+from agent_host.config.builds import SERVER_KINDS, Build
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 from agent_host.serving.spec import HOST, LaunchSpec, key_env
 from agent_host.serving.ready import Readiness
 
 KIND = "policy"
-MANAGED = True
-LOCAL_MODEL = False
+MANAGED = SERVER_KINDS[KIND].managed
+LOCAL_MODEL = SERVER_KINDS[KIND].local_model
 KEY_ENV = ("AGENT_HOST_POLICY_API_KEY",)
 
 

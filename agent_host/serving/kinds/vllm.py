@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from agent_host.config.builds import Build
+from agent_host.config.builds import SERVER_KINDS, Build
 from agent_host.config.machine import read_cpu_flags
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
@@ -16,8 +16,8 @@ from agent_host.serving.spec import (
 from agent_host.serving.ready import Readiness
 
 KIND = "vllm"
-MANAGED = True
-LOCAL_MODEL = True
+MANAGED = SERVER_KINDS[KIND].managed
+LOCAL_MODEL = SERVER_KINDS[KIND].local_model
 KEY_ENV = ("VLLM_API_KEY",)   # vLLM's api_server reads it when --api-key is absent
 # Its sitecustomize asks Linux for AMX tile state in every server process (why: its docstring).
 AMX_BOOT = Path(__file__).resolve().parents[1] / "amx_boot"
