@@ -155,8 +155,7 @@ CHECK_KINDS: dict[str, type[BaseModel]] = {
     "answer": AnswerCheck, "all": AllCheck, "any": AnyCheck, "not": NotCheck,
 }
 Check, _ = one_key_union(CHECK_KINDS, "check")
-AnyCheckModel = Union[SettingCheck, ShellCheck, UiCheck, ForegroundCheck, AnswerCheck, AllCheck, AnyCheck,
-                      NotCheck]
+AnyCheckModel = Union[tuple(CHECK_KINDS.values())]  # type: ignore[valid-type]  (derived from the table)
 for _m in (AllCheck, AnyCheck, NotCheck):
     _m.model_rebuild()
 
