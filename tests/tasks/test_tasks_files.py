@@ -139,6 +139,11 @@ def test_phone_profiles():
         assert p.package("com.example.app") == "com.example.app"
         assert p.command("settings get global wifi_on") == "settings get global wifi_on"
     assert virtual.apps == pixel.apps == DEFAULT_APPS
+    # Issue 22: one alias table; a profile names only where its phone differs.
+    samsung = PhoneProfile(id="s", description="d", android_version=14, screen={"width": 1080, "height": 2340},
+                           apps={"clock": "com.sec.android.app.clockpackage", "notes": "com.samsung.android.app.notes"})
+    assert samsung.package("clock") == "com.sec.android.app.clockpackage"
+    assert samsung.package("contacts") == DEFAULT_APPS["contacts"] and samsung.package("notes").startswith("com.samsung")
     with pytest.raises(UserError, match="unknown app alias 'radio'"):
         virtual.package("radio")
     with pytest.raises(ConfigError, match="unknown phone profile 'galaxy'"):
