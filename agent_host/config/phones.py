@@ -53,7 +53,7 @@ class PhoneProfile(Strict):
     apps: dict[str, str] = Field(
         default_factory=dict, validate_default=True,
         description="app alias -> package where this phone differs from the Pixel's (DEFAULT_APPS); "
-                    "a new alias adds an app")
+                    "a new alias adds an app, null removes one this phone lacks")
     command_variants: dict[str, str] = Field(
         default_factory=dict,
         description="exact shell command -> the command this phone needs instead; the judge runs "
@@ -68,10 +68,12 @@ class PhoneProfile(Strict):
                     "dumps do not wait for the UI to go idle (uiautomator's do: one dump is enough)")
     notes: str = ""
 
-    @field_validator("apps")
+    @field_validator("apps", mode="before")
     @classmethod
-    def _onto_defaults(cls, apps: dict[str, str]) -> dict[str, str]:
-        return {**DEFAULT_APPS, **apps}
+    def _onto_defaults(cls, apps: object) -> object:
+        if not isinstance(apps, dict):
+            return apps   # pydantic names the field and the type it expected
+        return {k: v for k, v in {**DEFAULT_APPS, **apps}.items() if v is not None}
 
     def package(self, alias_or_package: str) -> str:
         """The package for an app alias; a name with a dot is taken as a package already."""
