@@ -1,4 +1,6 @@
-"""`adb shell` of the virtual phone: a small sh (`;` `&&` `||` `|` `>` `$?`) and Android 14's commands.
+"""`adb shell` of the virtual phone: a small sh (`;` `&&` `||` `|` `>` `2>&1` `$?`) and Android 14's commands.
+
+The line is split by shell_lex (mksh's quoting); this module runs what it split.
 
 Output formats follow AOSP (docs/android-state.md) because tasks and
 checks written against this phone must run unchanged on a real one. The commands live in
@@ -9,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 import time
 from collections.abc import Callable
 
@@ -18,15 +19,9 @@ from .shell_apps import AppCommands
 from .shell_base import Exit, Out, fail, ok
 from .shell_content import ContentCommands
 from .shell_files import FileCommands
+from .shell_lex import STATUS, LexError, is_op, split
 from .shell_state import StateCommands
 from .ui import Ui
-
-
-def _tokens(command: str) -> list[str]:
-    lex = shlex.shlex(command, posix=True, punctuation_chars=";&|<>")
-    lex.whitespace_split = True
-    lex.commenters = ""
-    return list(lex)
 
 
 class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
@@ -51,14 +46,14 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
 
     def run(self, command: str) -> ShellResult:
         try:
-            toks = _tokens(command)
-        except ValueError:
-            return ShellResult(b"", b"/system/bin/sh: syntax error: unmatched quote\n", 2)
+            toks = split(command)
+        except LexError as e:
+            return ShellResult(b"", f"/system/bin/sh: syntax error: {e}\n".encode(), 2)
         out, err, merged = bytearray(), bytearray(), bytearray()
         i, skip = 0, False
         while i < len(toks):
             j = i
-            while j < len(toks) and toks[j] not in (";", "&&", "||", "&"):
+            while j < len(toks) and not is_op(toks[j], ";", "&&", "||", "&"):
                 j += 1
             if not skip:
                 o = self._pipeline(toks[i:j])
@@ -76,7 +71,7 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
     def _pipeline(self, toks: list[str]) -> Out:
         stages: list[list[str]] = [[]]
         for t in toks:
-            if t == "|":
+            if is_op(t, "|"):
                 stages.append([])
             else:
                 stages[-1].append(t)
@@ -91,24 +86,23 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
 
     def _simple(self, toks: list[str], stdin: bytes) -> Out:
         args: list[str] = []
-        redirect: tuple[str, bool] | None = None
-        drop_err = False
+        redirects: list[tuple[str, str]] = []
         k = 0
         while k < len(toks):
             t = toks[k]
-            if t in (">", ">>") and k + 1 < len(toks):
-                if args and args[-1] == "2":
-                    args.pop()
-                    drop_err = True
-                else:
-                    redirect = (toks[k + 1], t == ">>")
+            if is_op(t):
+                if k + 1 >= len(toks) or is_op(toks[k + 1]):
+                    return fail(f"/system/bin/sh: syntax error: unexpected '{t}'\n", 2)
+                redirects.append((str(t), toks[k + 1].replace(STATUS, str(self.last))))
                 k += 2
                 continue
-            if t == "<":
-                k += 2
-                continue
-            args.append(t.replace("$?", str(self.last)))
+            args.append(t.replace(STATUS, str(self.last)))
             k += 1
+        for op, target in redirects:
+            if op == "<":
+                if not self.w.fs.exists(target):
+                    return fail(f"/system/bin/sh: can't open {target}: No such file or directory\n", 1)
+                stdin = self.w.fs.read(target)
         while args and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", args[0]):
             args.pop(0)  # VAR=value prefixes (CLASSPATH=... app_process)
         if not args:
@@ -122,14 +116,28 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
                 res = fn(args[1:], stdin)
             except (IndexError, ValueError):
                 res = fail(f"{name}: bad arguments\n", 1)
-        if drop_err:
-            res = Out(res.stdout, b"", res.code)
-        if redirect is not None:
-            path, append = redirect
-            if path != "/dev/null":
-                prev = self.w.fs.read(path) if append and self.w.fs.exists(path) else b""
-                self.w.fs.write(path, prev + res.stdout)
-            res = Out(b"", res.stderr, res.code)
+        for op, target in redirects:
+            res = self._redirect(res, op, target)
+        return res
+
+    def _redirect(self, res: Out, op: str, target: str) -> Out:
+        """Apply one redirection to a finished command's output, left to right as sh does."""
+        if op in ("2>&", ">&"):
+            if target == "1" and op == "2>&":
+                return Out(res.stdout + res.stderr, b"", res.code)
+            if target == "2" and op == ">&":
+                return Out(b"", res.stderr + res.stdout, res.code)
+            return res
+        if op in (">", ">>", "1>", "1>>"):
+            data, res = res.stdout, Out(b"", res.stderr, res.code)
+        elif op in ("2>", "2>>"):
+            data, res = res.stderr, Out(res.stdout, b"", res.code)
+        else:
+            return res
+        if target != "/dev/null":
+            append = op.endswith(">>")
+            prev = self.w.fs.read(target) if append and self.w.fs.exists(target) else b""
+            self.w.fs.write(target, prev + data)
         return res
 
     def exit(self, a: list[str], i: bytes) -> Out:
