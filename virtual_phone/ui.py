@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .apps.base import FL, IMAGE_VIEW, LL, STATUS_H, TV, alert_dialog
@@ -18,6 +19,7 @@ from .core import App, Dialog, Intent, Package, Screen
 from .fs import VirtualFS
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
 from .state import DeviceState
+from .touch import Touch
 
 
 @dataclass
@@ -50,6 +52,8 @@ class Ui:
         self._windows: list[Window] | None = None
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
+        self.touch = Touch()   # the finger of injectInputEvent between its down and up
+        self.rpc_objects: dict[str, Callable[[Ui], Node | None]] = {}   # childByText's UiObject ids
 
     # --- system dialogs and properties -------------------------------------------------------------------
 

@@ -85,4 +85,4 @@ def test_quoted_operators_through_adb(virtual_phone, u2_device) -> None:
     field = d(resourceId="com.google.android.apps.messaging:id/recipient_text_view")
     field.click()
     dev.shell("input text ';&|'")
-    assert field.info["text"] == ";&|"
+    assert field.get_text() == ";&|"
