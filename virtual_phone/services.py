@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import struct
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -49,7 +50,7 @@ def _ran(result: ShellResultLike) -> Ran:
 
 class WorldLike(Protocol):
     fs: VirtualFS
-    def shell(self, command: str) -> ShellResultLike: ...
+    def shell(self, command: str, cancel: threading.Event | None = None) -> ShellResultLike: ...
 
 
 class ShellSink:
@@ -142,14 +143,23 @@ class Services:
             delay = self.shell_latency()
             if delay > 0:
                 await asyncio.sleep(delay)
-            await sink.result(await self.run_line(command))
+            hangup = threading.Event()
+            watcher = asyncio.ensure_future(_set_on_close(stream, hangup))
+            try:
+                ran = await self.run_line(command, hangup)
+            finally:
+                watcher.cancel()
+            if not stream.peer_closed.is_set():
+                await sink.result(ran)
         return shell
 
-    async def run_line(self, command: str) -> Ran:
+    async def run_line(self, command: str, hangup: threading.Event | None = None) -> Ran:
         stripped = command.lstrip()
         if stripped.startswith(FAULT_COMMAND) and stripped[len(FAULT_COMMAND):][:1] in ("", " ", ";", "&", "|"):
             return await self._fault_line(stripped)
-        return _ran(await self.run_blocking(self.world().shell, command))
+        if hangup is None:
+            return _ran(await self.run_blocking(self.world().shell, command))
+        return _ran(await self.run_blocking(self.world().shell, command, hangup))
 
     async def _fault_line(self, line: str) -> Ran:
         """`vphone-fault ...` is the transport's own command; what follows a `;` goes to the world."""
@@ -209,6 +219,12 @@ class Services:
                 break
         if sink.v2 and not stream.peer_closed.is_set():
             await sink.result(Ran(b"", b"", code, b""))
+
+
+async def _set_on_close(stream: Stream, hangup: threading.Event) -> None:
+    """A shell command's stream closed by the client (adbutils' timeout, Ctrl-C): its sleep ends."""
+    await stream.peer_closed.wait()
+    hangup.set()
 
 
 def _take_v2_stdin(buf: bytearray) -> tuple[bytes, bool]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import time
 from collections.abc import Callable
 
@@ -24,10 +25,15 @@ from .shell_state import StateCommands
 from .ui import Ui
 
 
+# A sleep longer than this ends early: the thread it holds is one of the phone's few.
+MAX_SLEEP_S = 600.0
+
+
 class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
     def __init__(self, world: Ui) -> None:
         self.w = world
         self.last = 0
+        self.cancel = threading.Event()   # set when the client closes the stream (World.shell)
         self.cmds: dict[str, Callable[[list[str], bytes], Out]] = {
             "echo": self.echo, "getprop": self.getprop, "settings": self.settings, "svc": self.svc,
             "cmd": self.cmd, "dumpsys": self.dumpsys, "wm": self.wm, "am": self.am, "monkey": self.monkey,
@@ -35,7 +41,7 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
             "md5sum": self.md5sum, "md5": self.md5sum, "toybox": self.toybox, "ls": self.ls, "cat": self.cat,
             "rm": self.rm, "mkdir": self.mkdir, "touch": self.touch, "ime": self.ime, "content": self.content,
             "grep": self.grep, "head": self.head, "tail": self.tail, "wc": self.wc, "true": lambda a, i: ok(),
-            "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": lambda a, i: ok(),
+            "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": self.sleep,
             "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
             "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
@@ -139,6 +145,24 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
             prev = self.w.fs.read(target) if append and self.w.fs.exists(target) else b""
             self.w.fs.write(target, prev + data)
         return res
+
+    def sleep(self, a: list[str], i: bytes) -> Out:
+        """toybox sleep: seconds (fractions allowed) with an optional s/m/h/d suffix, summed."""
+        total = 0.0
+        for arg in a:
+            m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)", arg)
+            if m is None:
+                return fail(f"sleep: invalid time interval '{arg}'\n", 1)
+            total += float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+        if not a:
+            return fail("sleep: Need 1 argument (see \"sleep --help\")\n", 1)
+        if self.hold(total):
+            return Exit(b"", b"", 130)    # the client hung up: sh gets SIGHUP and the line ends
+        return Out()
+
+    def hold(self, seconds: float) -> bool:
+        """Let `seconds` of wall time pass (at most MAX_SLEEP_S); True if the client hung up first."""
+        return self.w.wait_unlocked(self.cancel, min(max(0.0, seconds), MAX_SLEEP_S))
 
     def exit(self, a: list[str], i: bytes) -> Out:
         return Exit(b"", b"", int(a[0]) if a else self.last)

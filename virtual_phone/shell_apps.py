@@ -136,7 +136,9 @@ class AppCommands(Commands):
             return Out()
         if verb in ("swipe", "draganddrop"):
             x1, y1, x2, y2 = (int(float(v)) for v in a[1:5])
-            dur = int(a[5]) if len(a) > 5 else 300
+            dur = int(a[5]) if len(a) > 5 else 300   # InputShellCommand's default, ms
+            if self.hold(dur / 1000.0):
+                return Out(b"", b"", 130)
             if (x1, y1) == (x2, y2):
                 w.tap(x1, y1, long=dur >= 500)
             else:

@@ -32,6 +32,10 @@ class Commands:
 
     w: Ui
 
+    def hold(self, seconds: float) -> bool:
+        """Let wall time pass as a command on a phone would; True if the client hung up (Shell)."""
+        return False
+
     def _packages(self) -> list[str]:
         return sorted(self.w.packages)
 

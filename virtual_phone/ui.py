@@ -55,6 +55,18 @@ class Ui:
         self.touch = Touch()   # the finger of injectInputEvent between its down and up
         self.rpc_objects: dict[str, Callable[[Ui], Node | None]] = {}   # childByText's UiObject ids
 
+    def wait_unlocked(self, event: threading.Event, seconds: float) -> bool:
+        """Wait up to `seconds` for `event` with this thread's hold on the lock let go, so RPC and
+        other shells go on meanwhile (a phone's sleep blocks nobody else); True if it was set."""
+        try:
+            self.lock.release()
+        except RuntimeError:       # not held (a direct call from a test)
+            return event.wait(seconds)
+        try:
+            return event.wait(seconds)
+        finally:
+            self.lock.acquire()
+
     # --- system dialogs and properties -------------------------------------------------------------------
 
     def show_system_dialog(self, title: str, message: str) -> None:

@@ -6,6 +6,8 @@ This is where the parts are put together: the installed packages come from the a
 
 from __future__ import annotations
 
+import threading
+
 from .apps.registry import installed
 from .core import Package, ShellResult
 from .fs import VirtualFS
@@ -21,9 +23,11 @@ class World(Ui):
         super().__init__(fs, installed() if packages is None else packages, model=model, seed=seed)
         self._shell = Shell(self)
 
-    def shell(self, command: str) -> ShellResult:
+    def shell(self, command: str, cancel: threading.Event | None = None) -> ShellResult:
+        """Run one command line; `cancel` set (the client closed the stream) ends a `sleep` early."""
         with self.lock:
             self.invalidate()
+            self._shell.cancel = cancel if cancel is not None else threading.Event()
             try:
                 return self._shell.run(command)
             finally:
