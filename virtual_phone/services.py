@@ -50,7 +50,8 @@ def _ran(result: ShellResultLike) -> Ran:
 
 class WorldLike(Protocol):
     fs: VirtualFS
-    def shell(self, command: str, cancel: threading.Event | None = None) -> ShellResultLike: ...
+    def shell(self, command: str, cancel: threading.Event | None = None,
+              emit: Callable[[bytes], None] | None = None) -> ShellResultLike: ...
 
 
 class ShellSink:
@@ -145,21 +146,29 @@ class Services:
                 await asyncio.sleep(delay)
             hangup = threading.Event()
             watcher = asyncio.ensure_future(_set_on_close(stream, hangup))
+            loop = asyncio.get_running_loop()
+
+            def emit(data: bytes) -> None:   # from the world's thread: written before it goes on
+                try:
+                    asyncio.run_coroutine_threadsafe(sink.out(data), loop).result(30)
+                except Exception:  # noqa: BLE001 - a stream that cannot take output has hung up
+                    hangup.set()
             try:
-                ran = await self.run_line(command, hangup)
+                ran = await self.run_line(command, hangup, emit)
             finally:
                 watcher.cancel()
             if not stream.peer_closed.is_set():
                 await sink.result(ran)
         return shell
 
-    async def run_line(self, command: str, hangup: threading.Event | None = None) -> Ran:
+    async def run_line(self, command: str, hangup: threading.Event | None = None,
+                       emit: Callable[[bytes], None] | None = None) -> Ran:
         stripped = command.lstrip()
         if stripped.startswith(FAULT_COMMAND) and stripped[len(FAULT_COMMAND):][:1] in ("", " ", ";", "&", "|"):
             return await self._fault_line(stripped)
         if hangup is None:
             return _ran(await self.run_blocking(self.world().shell, command))
-        return _ran(await self.run_blocking(self.world().shell, command, hangup))
+        return _ran(await self.run_blocking(self.world().shell, command, hangup, emit))
 
     async def _fault_line(self, line: str) -> Ran:
         """`vphone-fault ...` is the transport's own command; what follows a `;` goes to the world."""

@@ -22,6 +22,7 @@ from .shell_content import ContentCommands
 from .shell_files import FileCommands
 from .shell_lex import STATUS, LexError, is_op, split
 from .shell_state import StateCommands
+from .shell_system import SystemCommands
 from .ui import Ui
 
 
@@ -29,7 +30,7 @@ from .ui import Ui
 MAX_SLEEP_S = 600.0
 
 
-class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
+class Shell(StateCommands, AppCommands, ContentCommands, FileCommands, SystemCommands):
     def __init__(self, world: Ui) -> None:
         self.w = world
         self.last = 0
@@ -42,7 +43,8 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
             "rm": self.rm, "mkdir": self.mkdir, "touch": self.touch, "ime": self.ime, "content": self.content,
             "grep": self.grep, "head": self.head, "tail": self.tail, "wc": self.wc, "true": lambda a, i: ok(),
             "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": self.sleep,
-            "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
+            "logcat": self.logcat, "log": self.log, "pwd": self.pwd, "ifconfig": self.ifconfig, "ip": self.ip,
+            "export": lambda a, i: ok(), "exec": self.exec_, "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
             "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
             "appops": self.appops, "mv": self.mv, "cp": self.cp, "stat": self.stat,
@@ -163,6 +165,16 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
     def hold(self, seconds: float) -> bool:
         """Let `seconds` of wall time pass (at most MAX_SLEEP_S); True if the client hung up first."""
         return self.w.wait_unlocked(self.cancel, min(max(0.0, seconds), MAX_SLEEP_S))
+
+    def exec_(self, a: list[str], i: bytes) -> Out:
+        """`exec CMD ARGS`: the command replaces the shell, so nothing after it on the line runs."""
+        if not a:
+            return Out()
+        fn = self.cmds.get(a[0].rsplit("/", 1)[-1])
+        if fn is None:
+            return Exit(b"", f"/system/bin/sh: exec: {a[0]}: inaccessible or not found\n".encode(), 127)
+        res = fn(a[1:], i)
+        return Exit(res.stdout, res.stderr, res.code)
 
     def exit(self, a: list[str], i: bytes) -> Out:
         return Exit(b"", b"", int(a[0]) if a else self.last)

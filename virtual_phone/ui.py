@@ -18,6 +18,7 @@ from .apps.systemui import internet_dialog, shade
 from .core import App, Dialog, Intent, Package, Screen
 from .fs import VirtualFS
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
+from .logbuf import LogBuffer
 from .state import DeviceState
 from .touch import Touch
 
@@ -52,6 +53,7 @@ class Ui:
         self._windows: list[Window] | None = None
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
+        self.log = LogBuffer()   # what `log` writes and `logcat` reads
         self.touch = Touch()   # the finger of injectInputEvent between its down and up
         self.rpc_objects: dict[str, Callable[[Ui], Node | None]] = {}   # childByText's UiObject ids
 
@@ -133,6 +135,8 @@ class Ui:
         else:  # bring to front: most recent last
             self.tasks[pkg] = self.tasks.pop(pkg)
         self.fg = pkg
+        self.log.write("I", "ActivityTaskManager", f"START u0 {{flg=0x10000000 cmp={pkg}/{app.activity}}} "
+                       "with LAUNCH_MULTIPLE from uid 2000 (BAL_ALLOW_PERMISSION) result code=0", pid=600)
         self.invalidate()
         return True
 
