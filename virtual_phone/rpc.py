@@ -312,17 +312,9 @@ def _set_text(w: Ui, p: list[Any], clear: bool = False) -> Any:
     return True
 
 
-def _focused_field(w: Ui) -> Node | None:
-    for root in _roots(w):
-        for n in root.walk():
-            if n.focused and n.on_text is not None:
-                return n
-    return None
-
-
 def _clear_input_text(w: Ui, p: list[Any]) -> Any:
     """The server empties the focused text field (nothing when no field has focus)."""
-    n = _focused_field(w)
+    n = w.focused_field()
     if n is not None:
         n.on_text("")
         w.invalidate()

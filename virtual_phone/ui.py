@@ -53,6 +53,7 @@ class Ui:
         self._windows: list[Window] | None = None
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
+        self.user_packages: dict[str, list[str]] = {}   # installed by `pm install`: its input methods
         self.log = LogBuffer()   # what `log` writes and `logcat` reads
         self.touch = Touch()   # the finger of injectInputEvent between its down and up
         self.rpc_objects: dict[str, Callable[[Ui], Node | None]] = {}   # childByText's UiObject ids
@@ -329,6 +330,14 @@ class Ui:
         wins.append(Window(self.status_bar(), kind="status"))
         self._windows = wins
         return wins
+
+    def focused_field(self) -> Node | None:
+        """The text field with input focus, where the keyboard types (None when none has it)."""
+        for win in self.windows():
+            for n in win.root.walk():
+                if n.focused and n.on_text is not None:
+                    return n
+        return None
 
     def active_window(self) -> Window:
         """The window with input focus (UiAutomation.getRootInActiveWindow): the topmost but the status bar."""
