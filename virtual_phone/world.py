@@ -49,3 +49,7 @@ class World(Ui):
     def screenshot_jpeg(self, quality: int = 80, scale: float = 1.0) -> bytes:
         with self.lock:
             return render(self, "JPEG", quality=quality, scale=scale)
+
+    def framebuffer_rgba(self) -> bytes:
+        with self.lock:
+            return render(self, "RGBA")
