@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 LEVELS = "VDIWEF"          # verbose .. fatal; S (silent) is above them all
@@ -28,11 +29,12 @@ class Entry:
 @dataclass
 class LogBuffer:
     entries: list[Entry] = field(default_factory=list)
+    now_ms: Callable[[], int] = lambda: int(time.time() * 1000)   # the phone's clock (Ui hands it in)
     dropped: int = 0        # entries gone from the front, so readers can follow by absolute index
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def write(self, level: str, tag: str, msg: str, pid: int = 4242, ms: int | None = None) -> None:
-        ms = int(time.time() * 1000) if ms is None else ms
+        ms = self.now_ms() if ms is None else ms
         with self._lock:
             for line in msg.split("\n"):
                 self.entries.append(Entry(ms, pid, pid, level, tag, line))

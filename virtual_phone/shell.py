@@ -195,12 +195,12 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands, SystemCom
 
     def date(self, a: list[str], i: bytes) -> Out:
         if a and a[0] == "+%s":
-            return ok(f"{int(time.time())}\n")
-        return ok(time.strftime("%a %b %d %H:%M:%S GMT %Y\n", time.gmtime()))
+            return ok(f"{int(self.w.state.clock.now())}\n")
+        return ok(time.strftime("%a %b %d %H:%M:%S GMT %Y\n", self.w.state.clock.gmtime()))
 
     def uptime(self, a: list[str], i: bytes) -> Out:
-        up = int(time.time() - self.w.boot_time)
-        return ok(f" {time.strftime('%H:%M:%S', time.gmtime())} up 0 days, {up // 3600}:{up % 3600 // 60:02d},"
+        up = int(self.w.state.clock.elapsed())
+        return ok(f" {time.strftime('%H:%M:%S', self.w.state.clock.gmtime())} up 0 days, {up // 3600}:{up % 3600 // 60:02d},"
                   f"  0 users,  load average: 0.50, 0.40, 0.30\n")
 
     def id(self, a: list[str], i: bytes) -> Out:

@@ -49,12 +49,11 @@ class Ui:
         self.shade_open = False  # Quick Settings pulled down over everything
         self.internet_dialog = False  # the Internet tile's panel, over the shade
         self.next_task_id = 42
-        self.boot_time = time.time() - 3600
         self._windows: list[Window] | None = None
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
         self.user_packages: dict[str, list[str]] = {}   # installed by `pm install`: its input methods
-        self.log = LogBuffer()   # what `log` writes and `logcat` reads
+        self.log = LogBuffer(now_ms=self.state.clock.now_ms)   # what `log` writes and `logcat` reads
         self.touch = Touch()   # the finger of injectInputEvent between its down and up
         self.rpc_objects: dict[str, Callable[[Ui], Node | None]] = {}   # childByText's UiObject ids
 
@@ -293,14 +292,14 @@ class Ui:
         return t.pkg, t.activity
 
     def date_text(self) -> str:
-        t = time.gmtime()
+        t = self.state.clock.gmtime()
         return time.strftime("%a, %b ", t) + str(t.tm_mday)
 
     # --- windows ------------------------------------------------------------------------------
 
     def windows(self) -> list[Window]:
         """App window, its dialog, a system dialog, then the status bar (as u2 dumps them)."""
-        minute = int(time.time() // 60)  # the status bar clock is part of the screen
+        minute = int(self.state.clock.now() // 60)  # the status bar clock is part of the screen
         if self._windows is not None and minute == self._windows_minute:
             return self._windows
         self._windows_minute = minute
@@ -349,7 +348,7 @@ class Ui:
 
     def status_bar(self) -> Node:
         st = self.state
-        t = time.gmtime()
+        t = self.state.clock.gmtime()
         clock = f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}"
         icons: list[Node] = []
         x = 986
