@@ -244,6 +244,15 @@ class Services:
         With a pty (the adb CLI on a terminal) typed input is echoed and a prompt shown; raw
         (`echo ls | adb shell`) runs lines until stdin closes, as sh does.
         """
+        hangup = threading.Event()     # a `sleep` typed here ends when the client goes away
+        watcher = asyncio.ensure_future(_set_on_close(stream, hangup))
+        try:
+            await self._interactive_lines(stream, sink, pty, hangup)
+        finally:
+            watcher.cancel()
+
+    async def _interactive_lines(self, stream: Stream, sink: ShellSink, pty: bool,
+                                 hangup: threading.Event) -> None:
         prompt = b"vphone:/ $ " if pty else b""
         nl = b"\r\n" if pty else b"\n"
         await sink.out(prompt)
@@ -272,7 +281,7 @@ class Services:
                     eof = True
                     break
                 if words:
-                    ran = await self.run_line(" ".join(words))
+                    ran = await self.run_line(line.decode(errors="replace").strip(), hangup)
                     code = ran.code
                     if sink.v2 and not pty:
                         await sink.out(ran.stdout)
