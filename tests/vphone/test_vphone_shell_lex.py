@@ -86,3 +86,13 @@ def test_quoted_operators_through_adb(virtual_phone, u2_device) -> None:
     field.click()
     dev.shell("input text ';&|'")
     assert field.get_text() == ";&|"
+
+
+def test_lines_typed_into_adb_shell_keep_their_quoting(virtual_phone, adb_server_port) -> None:
+    import subprocess
+
+    from virtual_phone import adb_server
+
+    out = subprocess.run([adb_server.find_adb(), "-P", str(adb_server_port), "-s", virtual_phone.serial, "shell"],
+                         input="echo 'a  b' ';'\nexit\n", capture_output=True, text=True, timeout=20)
+    assert out.stdout == "a  b ;\n", out
