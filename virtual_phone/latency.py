@@ -55,6 +55,7 @@ INPUT_METHODS = frozenset({
     "injectInputEvent", "longClick", "openNotification", "openQuickSettings", "pasteClipboard",
     "scrollForward", "scrollBackward", "scrollTo", "scrollToBeginning", "scrollToEnd",
     "flingForward", "flingBackward", "flingToBeginning", "flingToEnd",
+    "dragTo", "pinchIn", "pinchOut", "gesture", "clearInputText",
 })
 
 _Z95 = 1.6448536269514722   # the standard normal's 95th percentile

@@ -1,19 +1,35 @@
-"""uiautomator2 JSON-RPC methods, answered from the world's view tree."""
+"""uiautomator2 JSON-RPC methods, answered from the world's view tree.
+
+`METHODS` maps each method the uiautomator2 server answers to its handler; a name not in it is
+`-32601 Method not found`, as from the real server. Methods that take a UiObject accept either
+a selector (JSON object) or the string id that `childByText` and its siblings return, as the
+server's AutomatorServiceImpl does (ids name a stored lookup, re-resolved on every use).
+
+Timed calls take their time, as UiDevice does: swipes, drags and two-finger gestures inject
+one step each 5 ms, a long click holds for its milliseconds. The world's lock is released while
+a gesture runs (other calls go on meanwhile) and the gesture lands when it ends.
+"""
 
 from __future__ import annotations
 
 import base64
 import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .core import RpcError
 from .hierarchy import SCREEN_H, SCREEN_W, Node
 from .screenshot import render
 from .selectors import SelectorError, describe, find, find_all
+from .touch import LONG_PRESS_S
 from .ui import Ui
 
 NOT_FOUND = -32002
 POLL_S = 0.1
+STEP_S = 0.005          # UiDevice throttles each injected step to 5 ms
+MAX_HOLD_S = 60.0       # a runaway step count cannot pin a server thread for longer
 
 KEY_NAMES = {
     "home": 3, "back": 4, "left": 21, "right": 22, "up": 19, "down": 20, "center": 23, "menu": 82,
@@ -27,7 +43,8 @@ def _err(code: int, message: str) -> Exception:
 
 
 def _not_found(sel: Any) -> Exception:
-    return _err(NOT_FOUND, f"uiautomator.UiObjectNotFoundException: {describe(sel)}")
+    what = sel if isinstance(sel, str) else describe(sel)
+    return _err(NOT_FOUND, f"uiautomator.UiObjectNotFoundException: {what}")
 
 
 def _roots(w: Ui) -> list[Node]:
@@ -35,10 +52,36 @@ def _roots(w: Ui) -> list[Node]:
 
 
 def _find(w: Ui, sel: Any) -> Node | None:
+    if isinstance(sel, str):
+        return _stored(w, sel)(w)
     try:
         return find(_roots(w), sel)
     except SelectorError as e:
         raise _err(-32602, f"java.lang.IllegalArgumentException: {e}") from e
+
+
+def _find_all(w: Ui, sel: Any) -> list[Node]:
+    if isinstance(sel, str):
+        n = _stored(w, sel)(w)
+        return [n] if n is not None else []
+    try:
+        return find_all(_roots(w), sel)
+    except SelectorError as e:
+        raise _err(-32602, f"java.lang.IllegalArgumentException: {e}") from e
+
+
+def _stored(w: Ui, key: str) -> Callable[[Ui], Node | None]:
+    lookup = w.rpc_objects.get(key)
+    if lookup is None:
+        raise _err(NOT_FOUND, f"uiautomator.UiObjectNotFoundException: UiObject {key} not found!")
+    return lookup
+
+
+def _must(w: Ui, sel: Any) -> Node:
+    n = _find(w, sel)
+    if n is None:
+        raise _not_found(sel)
+    return n
 
 
 def _bounds(b: tuple[int, int, int, int]) -> dict[str, int]:
@@ -72,9 +115,7 @@ SCROLLS = ("scrollForward", "scrollBackward", "flingForward", "flingBackward", "
 
 def _scroll_once(w: Ui, sel: Any, forward: bool) -> bool:
     """One page of UiScrollable scrolling; False when the container could not move."""
-    n = _find(w, sel)
-    if n is None:
-        raise _not_found(sel)
+    n = _must(w, sel)
     if n.on_scroll is None:
         return False
     before = w.dump()
@@ -101,6 +142,7 @@ def _scroll(w: Ui, method: str, p: list[Any]) -> Any:
     return _scroll_once(w, sel, forward)
 
 
+
 def _params(params: Any) -> list[Any]:
     if params is None:
         return []
@@ -109,99 +151,307 @@ def _params(params: Any) -> list[Any]:
     return list(params)
 
 
+@dataclass(frozen=True)
+class Timed:
+    """A gesture that lasts `seconds`: `land` runs (under the lock again) when it ends."""
+    seconds: float
+    land: Callable[[], Any]
+
+
+def _steps_s(steps: Any) -> float:
+    return min(MAX_HOLD_S, max(0, int(steps)) * STEP_S)
+
+
 def dispatch(w: Ui, method: str, params: Any) -> Any:
     p = _params(params)
     if method == "waitForExists":
         return _wait(w, p[0], p[1] if len(p) > 1 else 0, True)
     if method == "waitUntilGone":
         return _wait(w, p[0], p[1] if len(p) > 1 else 0, False)
-    with w.lock:
-        try:
-            return _dispatch_locked(w, method, p)
-        except (IndexError, TypeError, ValueError, KeyError) as e:
-            # What the Java server answers for malformed arguments, instead of a Python traceback.
-            raise _err(-32602, f"java.lang.IllegalArgumentException: {method}: {e!r}") from e
+    handler = METHODS.get(method)
+    if handler is None:
+        raise _err(-32601, f"Method not found: {method}")
+    try:
+        with w.lock:
+            result = handler(w, p)
+        if isinstance(result, Timed):
+            time.sleep(result.seconds)   # lock released: the phone goes on while the finger moves
+            with w.lock:
+                result = result.land()
+        return result
+    except (IndexError, TypeError, ValueError, KeyError) as e:
+        # What the Java server answers for malformed arguments, instead of a Python traceback.
+        raise _err(-32602, f"java.lang.IllegalArgumentException: {method}: {e!r}") from e
 
 
-def _dispatch_locked(w: Ui, method: str, p: list[Any]) -> Any:
-    if method == "dumpWindowHierarchy":
-        depth = int(p[1]) if len(p) > 1 and p[1] is not None else 50
-        return w.dump(depth, compressed=bool(p[0]) if p else False)
-    if method == "click":
-        if p and isinstance(p[0], dict):
-            n = _find(w, p[0])
-            if n is None:
-                raise _not_found(p[0])
-            w.tap(*n.center)
-            return True
-        x, y = int(p[0]), int(p[1])
-        w.tap(x, y, long=len(p) > 2 and int(p[2]) >= 500)
+# --- touch ------------------------------------------------------------------------------------
+
+def _click(w: Ui, p: list[Any]) -> Any:
+    if p and isinstance(p[0], (dict, str)):
+        n = _must(w, p[0])
+        w.tap(*n.center)
         return True
-    if method in ("swipe", "drag"):
-        w.swipe(int(p[0]), int(p[1]), int(p[2]), int(p[3]))
+    x, y = int(p[0]), int(p[1])
+    if x < 0 or y < 0:
+        return False
+    if len(p) > 2 and p[2] is not None:
+        ms = int(p[2])   # click(x, y, ms): touch down, hold, up
+        return Timed(min(MAX_HOLD_S, ms / 1000.0), lambda: w.tap(x, y, long=ms / 1000.0 >= LONG_PRESS_S) or True)
+    w.tap(x, y)
+    return True
+
+
+def _long_click(w: Ui, p: list[Any]) -> Any:
+    n = _must(w, p[0])
+    x, y = n.center
+    return Timed(LONG_PRESS_S + 0.1, lambda: w.tap(x, y, long=True) or True)
+
+
+def _swipe_now(w: Ui, fx: int, fy: int, tx: int, ty: int) -> bool:
+    w.swipe(fx, fy, tx, ty)
+    return True
+
+
+def _swipe(w: Ui, p: list[Any]) -> Any:
+    if p and isinstance(p[0], (dict, str)):
+        return _swipe_object(w, p)
+    fx, fy, tx, ty = (int(v) for v in p[:4])
+    steps = p[4] if len(p) > 4 else 100
+    return Timed(_steps_s(steps), lambda: _swipe_now(w, fx, fy, tx, ty))
+
+
+def _swipe_object(w: Ui, p: list[Any]) -> Any:
+    """UiObject.swipeUp/Down/Left/Right(steps): across the object, 5 px inside its edges."""
+    left, top, right, bottom = _must(w, p[0]).bounds
+    cx, cy = (left + right) // 2, (top + bottom) // 2
+    ends = {"u": ((cx, bottom - 5), (cx, top + 5)), "d": ((cx, top + 5), (cx, bottom - 5)),
+            "l": ((right - 5, cy), (left + 5, cy)), "r": ((left + 5, cy), (right - 5, cy))}
+    d = str(p[1]).lower()[:1]
+    if d not in ends:
+        return False
+    (fx, fy), (tx, ty) = ends[d]
+    steps = p[-1] if len(p) > 2 else 10
+    return Timed(_steps_s(steps), lambda: _swipe_now(w, fx, fy, tx, ty))
+
+
+def _swipe_points(w: Ui, p: list[Any]) -> Any:
+    pts = [int(v) for v in p[0]]
+    steps = p[1] if len(p) > 1 else 0
+    if len(pts) < 4:
         return True
-    if method == "swipePoints":
-        pts = [int(v) for v in p[0]]
-        if len(pts) >= 4:
-            w.swipe(pts[0], pts[1], pts[-2], pts[-1])
-        return True
-    if method == "pressKey":
-        name = str(p[0]).lower()
-        if name not in KEY_NAMES:
-            raise _err(-32602, f"java.lang.IllegalArgumentException: unknown key {p[0]}")
-        w.press_key(KEY_NAMES[name])
-        return True
-    if method == "pressKeyCode":
-        w.press_key(int(p[0]))
-        return True
-    if method in ("setText", "clearTextField"):
-        n = _find(w, p[0])
-        if n is None:
-            raise _not_found(p[0])
-        if n.on_text is None:
-            return False
-        n.on_text("" if method == "clearTextField" else str(p[1] if len(p) > 1 and p[1] is not None else ""))
+    return Timed(_steps_s(int(steps) * (len(pts) // 2 - 1)),
+                 lambda: _swipe_now(w, pts[0], pts[1], pts[-2], pts[-1]))
+
+
+def _drag_to(w: Ui, p: list[Any]) -> Any:
+    """dragTo(obj, x, y, steps) or dragTo(obj, destObj, steps): from the object's centre."""
+    fx, fy = _must(w, p[0]).center
+    if isinstance(p[1], (dict, str)):
+        tx, ty = _must(w, p[1]).center
+        steps = p[2] if len(p) > 2 else 40
+    else:
+        tx, ty = int(p[1]), int(p[2])
+        steps = p[3] if len(p) > 3 else 40
+    return Timed(_steps_s(steps), lambda: _swipe_now(w, fx, fy, tx, ty))
+
+
+def _two_finger(w: Ui, obj: Any, steps: Any) -> Timed:
+    # No app here zooms or rotates: the gesture takes its time and lands on nothing.
+    _must(w, obj)
+    return Timed(_steps_s(steps), lambda: True)
+
+
+def _pinch(w: Ui, p: list[Any]) -> Any:
+    percent = int(p[1]) if len(p) > 1 else 100
+    if not 0 <= percent <= 100:
+        raise _err(-32602, "java.lang.IllegalArgumentException: Percent must be between 0 and 100")
+    return _two_finger(w, p[0], p[2] if len(p) > 2 else 50)
+
+
+def _gesture(w: Ui, p: list[Any]) -> Any:
+    for pt in p[1:-1]:
+        int(pt["x"]), int(pt["y"])   # malformed points are an IllegalArgumentException
+    return _two_finger(w, p[0], p[-1])
+
+
+def _inject(w: Ui, p: list[Any]) -> Any:
+    action, x, y = int(p[0]), int(float(p[1])), int(float(p[2]))
+    try:
+        g = w.touch.event(action, x, y)
+    except ValueError:
+        return False     # AutomatorServiceImpl.injectInputEvent answers false for other actions
+    if g is not None:
+        if g.kind == "drag":
+            w.swipe(*g.start, *g.end)
+        else:
+            w.tap(*g.start, long=g.kind == "long")
+    return True
+
+
+def _press_key(w: Ui, p: list[Any]) -> Any:
+    name = str(p[0]).lower()
+    if name not in KEY_NAMES:
+        return False
+    w.press_key(KEY_NAMES[name])
+    return True
+
+
+def _press_key_code(w: Ui, p: list[Any]) -> Any:
+    w.press_key(int(p[0]))
+    return True
+
+
+# --- text -------------------------------------------------------------------------------------
+
+def _set_text(w: Ui, p: list[Any], clear: bool = False) -> Any:
+    n = _must(w, p[0])
+    if n.on_text is None:
+        return False
+    n.on_text("" if clear else str(p[1] if len(p) > 1 and p[1] is not None else ""))
+    w.invalidate()
+    return True
+
+
+def _clear_input_text(w: Ui, p: list[Any]) -> Any:
+    """The server empties the focused text field (nothing when no field has focus)."""
+    n = w.focused_field()
+    if n is not None:
+        n.on_text("")
         w.invalidate()
-        return True
-    if method == "objInfo":
-        n = _find(w, p[0])
-        if n is None:
-            raise _not_found(p[0])
-        return obj_info(n)
-    if method == "objInfoOfAllInstances":
-        return [obj_info(n) for n in find_all(_roots(w), p[0])]
-    if method == "count":
-        return len(find_all(_roots(w), p[0]))
-    if method == "exist":
-        return _find(w, p[0]) is not None
-    if method == "takeScreenshot":
-        scale = float(p[0]) if p else 1.0
-        quality = int(p[1]) if len(p) > 1 else 80
-        return base64.b64encode(render(w, "JPEG", quality=quality, scale=scale)).decode("ascii")
-    if method == "deviceInfo":
-        return {
-            "currentPackageName": w.top.pkg, "displayHeight": SCREEN_H, "displayWidth": SCREEN_W,
-            "displayRotation": 0, "displaySizeDpX": 411, "displaySizeDpY": 914, "naturalOrientation": True,
-            "productName": w.props()["ro.product.name"], "screenOn": True, "sdkInt": 34,
-        }
-    if method == "setClipboard":
-        w.state.clipboard = str(p[1] if len(p) > 1 else (p[0] if p else ""))
-        return None
-    if method == "getClipboard":
-        return w.state.clipboard
-    if method == "pasteClipboard":
-        w.type_text(w.state.clipboard)
-        return None
-    if method == "clearInputText":
-        return None
-    if method in SCROLLS:
-        return _scroll(w, method, p)
-    if method in ("openNotification", "openQuickSettings"):
-        w.open_shade()
-        return True
-    if method in ("wakeUp", "sleep", "freezeRotation", "setOrientation", "clearLastToast",
-                  "clearLastTraversedText", "makeToast"):
-        return True
-    if method in ("getLastToast", "getLastTraversedText"):
-        return None
-    raise _err(-32601, f"Method not found: {method}")
+    return None
+
+
+def _get_text(w: Ui, p: list[Any]) -> Any:
+    return _must(w, p[0]).text
+
+
+def _paste(w: Ui, p: list[Any]) -> Any:
+    w.type_text(w.state.clipboard)
+    return None
+
+
+def _set_clipboard(w: Ui, p: list[Any]) -> Any:
+    w.state.clipboard = str(p[1] if len(p) > 1 else (p[0] if p else ""))
+    return None
+
+
+# --- UiCollection children ----------------------------------------------------------------------
+
+def _child_lookup(coll: Any, child: Any, pick: Callable[[list[Node]], Node | None]) -> Callable[[Ui], Node | None]:
+    def lookup(w: Ui) -> Node | None:
+        parent = _find(w, coll)
+        if parent is None:
+            return None
+        try:
+            return pick(find_all(parent.children, child))
+        except SelectorError as e:
+            raise _err(-32602, f"java.lang.IllegalArgumentException: {e}") from e
+    return lookup
+
+
+def _having(attr: str, value: str) -> Callable[[list[Node]], Node | None]:
+    # UiCollection.getChildByText: the first childPattern match with `value` anywhere inside it.
+    def pick(nodes: list[Node]) -> Node | None:
+        return next((n for n in nodes if any(getattr(m, attr) == value for m in n.walk())), None)
+    return pick
+
+
+def _store(w: Ui, lookup: Callable[[Ui], Node | None], what: str) -> str:
+    if lookup(w) is None:
+        raise _err(NOT_FOUND, f"uiautomator.UiObjectNotFoundException: {what}")
+    key = str(uuid.uuid4())
+    w.rpc_objects[key] = lookup
+    return key
+
+
+def _child_by(attr: str) -> Callable[[Ui, list[Any]], Any]:
+    def handler(w: Ui, p: list[Any]) -> Any:
+        coll, child, value = p[0], p[1], str(p[2])
+        lookup = _child_lookup(coll, child, _having(attr, value))
+        # Without the flag the server takes a UiScrollable (which scrolls) for a scrollable collection.
+        allow = bool(p[3]) if len(p) > 3 else bool(getattr(_find(w, coll), "scrollable", False))
+        if allow and lookup(w) is None and _find(w, coll) is not None:
+            # UiScrollable.scrollIntoView: from the beginning, a page at a time until it shows.
+            while _scroll_once(w, coll, False):
+                pass
+            while lookup(w) is None and _scroll_once(w, coll, True):
+                pass
+        return _store(w, lookup, f"{describe(child) if isinstance(child, dict) else child} with {attr} {value!r}")
+    return handler
+
+
+def _child_by_instance(w: Ui, p: list[Any]) -> Any:
+    coll, child, inst = p[0], p[1], int(p[2])
+    lookup = _child_lookup(coll, child, lambda nodes: nodes[inst] if 0 <= inst < len(nodes) else None)
+    return _store(w, lookup, f"{describe(child) if isinstance(child, dict) else child} instance {inst}")
+
+
+# --- the rest ---------------------------------------------------------------------------------
+
+def _dump(w: Ui, p: list[Any]) -> Any:
+    depth = int(p[1]) if len(p) > 1 and p[1] is not None else 50
+    return w.dump(depth, compressed=bool(p[0]) if p else False)
+
+
+def _screenshot(w: Ui, p: list[Any]) -> Any:
+    scale = float(p[0]) if p else 1.0
+    quality = int(p[1]) if len(p) > 1 else 80
+    return base64.b64encode(render(w, "JPEG", quality=quality, scale=scale)).decode("ascii")
+
+
+def _device_info(w: Ui, p: list[Any]) -> Any:
+    return {
+        "currentPackageName": w.top.pkg, "displayHeight": SCREEN_H, "displayWidth": SCREEN_W,
+        "displayRotation": 0, "displaySizeDpX": 411, "displaySizeDpY": 914, "naturalOrientation": True,
+        "productName": w.props()["ro.product.name"], "screenOn": True, "sdkInt": 34,
+    }
+
+
+def _shade(w: Ui, p: list[Any]) -> Any:
+    w.open_shade()
+    return True
+
+
+def _const(value: Any) -> Callable[[Ui, list[Any]], Any]:
+    return lambda w, p: value
+
+
+METHODS: dict[str, Callable[[Ui, list[Any]], Any]] = {
+    "dumpWindowHierarchy": _dump,
+    "click": _click,
+    "longClick": _long_click,
+    "swipe": _swipe,
+    "drag": _swipe,
+    "swipePoints": _swipe_points,
+    "dragTo": _drag_to,
+    "pinchIn": _pinch,
+    "pinchOut": _pinch,
+    "gesture": _gesture,
+    "injectInputEvent": _inject,
+    "pressKey": _press_key,
+    "pressKeyCode": _press_key_code,
+    "setText": _set_text,
+    "clearTextField": lambda w, p: _set_text(w, p, clear=True),
+    "clearInputText": _clear_input_text,
+    "getText": _get_text,
+    "objInfo": lambda w, p: obj_info(_must(w, p[0])),
+    "objInfoOfAllInstances": lambda w, p: [obj_info(n) for n in _find_all(w, p[0])],
+    "count": lambda w, p: len(_find_all(w, p[0])),
+    "exist": lambda w, p: _find(w, p[0]) is not None,
+    "childByText": _child_by("text"),
+    "childByDescription": _child_by("desc"),
+    "childByInstance": _child_by_instance,
+    "removeUiObject": lambda w, p: w.rpc_objects.pop(str(p[0]), None) and None,
+    "getUiObjects": lambda w, p: list(w.rpc_objects),
+    "takeScreenshot": _screenshot,
+    "deviceInfo": _device_info,
+    "setClipboard": _set_clipboard,
+    "getClipboard": lambda w, p: w.state.clipboard,
+    "pasteClipboard": _paste,
+    "openNotification": _shade,
+    "openQuickSettings": _shade,
+    **{m: (lambda m: lambda w, p: _scroll(w, m, p))(m) for m in SCROLLS},
+    **{m: _const(True) for m in ("wakeUp", "sleep", "freezeRotation", "setOrientation", "clearLastToast",
+                                 "clearLastTraversedText", "makeToast")},
+    **{m: _const(None) for m in ("getLastToast", "getLastTraversedText")},
+}

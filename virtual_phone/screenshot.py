@@ -171,6 +171,8 @@ def render(w: Ui, fmt: str = "PNG", quality: int = 80, scale: float = 1.0) -> by
     d.rounded_rectangle((400, SCREEN_H - 40, 680, SCREEN_H - 28), radius=6, fill=muted)
     if scale and scale != 1.0:
         img = img.resize((max(1, int(SCREEN_W * scale)), max(1, int(SCREEN_H * scale))))
+    if fmt == "RGBA":     # raw pixels, as the framebuffer: service sends them
+        return img.convert("RGBA").tobytes()
     buf = io.BytesIO()
     if fmt == "JPEG":
         img.save(buf, "JPEG", quality=quality)

@@ -1,16 +1,25 @@
-"""Which service an adb OPEN names, and how it is served: shell (v1, v2, exec), sync, tcp."""
+"""Which service an adb OPEN names, and how it is served: shell (v1, v2, exec), sync, tcp,
+reverse, framebuffer.
+
+`reverse:` answers as adbd's handle_forward_request does on a device (one OKAY per change, the
+list as a length-prefixed string, FAIL with a reason); the reverse listeners are kept and
+listed, but nothing on this phone ever connects to them. `framebuffer:` sends the version 2
+header and the screen as raw RGBA, as framebuffer_service.cpp does.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import re
 import struct
+import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from virtual_phone.adbd import Handler, Stream
 from virtual_phone.fs import VirtualFS
+from virtual_phone.hierarchy import SCREEN_H, SCREEN_W
 from virtual_phone.sync_service import serve_sync
 from virtual_phone.u2server import U2Server, parse_launch
 
@@ -19,6 +28,9 @@ ID_STDIN, ID_STDOUT, ID_STDERR, ID_EXIT, ID_CLOSE_STDIN = 0, 1, 2, 3, 4
 _V2 = struct.Struct("<BI")
 
 FAULT_COMMAND = "vphone-fault"
+# adbd names a TCP transport host-<fd> in `adb reverse --list`.
+REVERSE_SERIAL = "host-19"
+_SOCKET_SPEC = re.compile(r"(tcp:\d+|localabstract:.+|localreserved:.+|localfilesystem:.+|dev:.+|jdwp:\d+)")
 _CHAIN = re.compile(r"\s*(;|&&|\|\||\|)\s*")
 
 
@@ -49,7 +61,8 @@ def _ran(result: ShellResultLike) -> Ran:
 
 class WorldLike(Protocol):
     fs: VirtualFS
-    def shell(self, command: str) -> ShellResultLike: ...
+    def shell(self, command: str, cancel: threading.Event | None = None,
+              emit: Callable[[bytes], None] | None = None) -> ShellResultLike: ...
 
 
 class ShellSink:
@@ -96,6 +109,7 @@ class Services:
     fault_command: Callable[[list[str]], tuple[str, str, int]]
     # The device latency profile's delay for one shell command line (virtual_phone/latency.py).
     shell_latency: Callable[[], float] = lambda: 0.0
+    reverses: dict[str, str] = field(default_factory=dict)   # `adb reverse` remote -> local
 
     def route(self, name: str) -> Handler | None:
         """The handler for a service name, or None to refuse the OPEN (sent back as CLSE)."""
@@ -109,12 +123,56 @@ class Services:
             return self._shell(name[len("exec:"):], v2=False, options=["raw"])
         if name == "sync:":
             return self._sync
+        if name.startswith("reverse:"):
+            return self._reverse(name[len("reverse:"):])
+        if name == "framebuffer:":
+            return self._framebuffer
         if name.startswith("tcp:"):
             port = name[4:].split(":", 1)[0]
             if port.isdigit() and self.u2.accepts(int(port)):
                 return self.u2.serve_http
             return None
         return None
+
+    def _reverse(self, request: str) -> Handler:
+        async def reverse(stream: Stream) -> None:
+            await stream.write(self._reverse_answer(request))
+        return reverse
+
+    def _reverse_answer(self, request: str) -> bytes:
+        rev = self.reverses
+        if request == "list-forward":
+            listing = "".join(f"{REVERSE_SERIAL} {remote} {local}\n" for remote, local in rev.items())
+            return _protocol_string(listing)
+        if request == "killforward-all":
+            rev.clear()
+            return b"OKAY"
+        if request.startswith("killforward:"):
+            remote = request[len("killforward:"):]
+            if rev.pop(remote, None) is None:
+                return b"FAIL" + _protocol_string(f"listener '{remote}' not found")
+            return b"OKAY"
+        if request.startswith("forward:"):
+            spec = request[len("forward:"):]
+            norebind = spec.startswith("norebind:")
+            spec = spec.removeprefix("norebind:")
+            remote, sep, local = spec.partition(";")
+            if not sep or not _SOCKET_SPEC.fullmatch(remote) or not _SOCKET_SPEC.fullmatch(local):
+                return b"FAIL" + _protocol_string(f"malformed forward spec '{spec}'")
+            if norebind and remote in rev:
+                return b"FAIL" + _protocol_string("cannot rebind existing socket")
+            rev[remote] = local
+            return b"OKAY"
+        return b"FAIL" + _protocol_string(f"unknown reverse request '{request}'")
+
+    async def _framebuffer(self, stream: Stream) -> None:
+        world = self.world()
+        pixels = await self.run_blocking(world.framebuffer_rgba)
+        width, height = SCREEN_W, SCREEN_H
+        # version 2: bpp, colorSpace (1 = sRGB), size, width, height, then offset/length of
+        # red, blue, green and alpha, in that order (struct fbinfo).
+        header = struct.pack("<14I", 2, 32, 1, len(pixels), width, height, 0, 8, 16, 8, 8, 8, 24, 8)
+        await stream.write(header + pixels)
 
     async def _sync(self, stream: Stream) -> None:
         await serve_sync(stream, self.world().fs)
@@ -142,14 +200,31 @@ class Services:
             delay = self.shell_latency()
             if delay > 0:
                 await asyncio.sleep(delay)
-            await sink.result(await self.run_line(command))
+            hangup = threading.Event()
+            watcher = asyncio.ensure_future(_set_on_close(stream, hangup))
+            loop = asyncio.get_running_loop()
+
+            def emit(data: bytes) -> None:   # from the world's thread: written before it goes on
+                try:
+                    asyncio.run_coroutine_threadsafe(sink.out(data), loop).result(30)
+                except Exception:  # noqa: BLE001 - a stream that cannot take output has hung up
+                    hangup.set()
+            try:
+                ran = await self.run_line(command, hangup, emit)
+            finally:
+                watcher.cancel()
+            if not stream.peer_closed.is_set():
+                await sink.result(ran)
         return shell
 
-    async def run_line(self, command: str) -> Ran:
+    async def run_line(self, command: str, hangup: threading.Event | None = None,
+                       emit: Callable[[bytes], None] | None = None) -> Ran:
         stripped = command.lstrip()
         if stripped.startswith(FAULT_COMMAND) and stripped[len(FAULT_COMMAND):][:1] in ("", " ", ";", "&", "|"):
             return await self._fault_line(stripped)
-        return _ran(await self.run_blocking(self.world().shell, command))
+        if hangup is None:
+            return _ran(await self.run_blocking(self.world().shell, command))
+        return _ran(await self.run_blocking(self.world().shell, command, hangup, emit))
 
     async def _fault_line(self, line: str) -> Ran:
         """`vphone-fault ...` is the transport's own command; what follows a `;` goes to the world."""
@@ -169,6 +244,15 @@ class Services:
         With a pty (the adb CLI on a terminal) typed input is echoed and a prompt shown; raw
         (`echo ls | adb shell`) runs lines until stdin closes, as sh does.
         """
+        hangup = threading.Event()     # a `sleep` typed here ends when the client goes away
+        watcher = asyncio.ensure_future(_set_on_close(stream, hangup))
+        try:
+            await self._interactive_lines(stream, sink, pty, hangup)
+        finally:
+            watcher.cancel()
+
+    async def _interactive_lines(self, stream: Stream, sink: ShellSink, pty: bool,
+                                 hangup: threading.Event) -> None:
         prompt = b"vphone:/ $ " if pty else b""
         nl = b"\r\n" if pty else b"\n"
         await sink.out(prompt)
@@ -197,7 +281,7 @@ class Services:
                     eof = True
                     break
                 if words:
-                    ran = await self.run_line(" ".join(words))
+                    ran = await self.run_line(line.decode(errors="replace").strip(), hangup)
                     code = ran.code
                     if sink.v2 and not pty:
                         await sink.out(ran.stdout)
@@ -209,6 +293,17 @@ class Services:
                 break
         if sink.v2 and not stream.peer_closed.is_set():
             await sink.result(Ran(b"", b"", code, b""))
+
+
+def _protocol_string(text: str) -> bytes:
+    data = text.encode()
+    return f"{len(data):04x}".encode() + data
+
+
+async def _set_on_close(stream: Stream, hangup: threading.Event) -> None:
+    """A shell command's stream closed by the client (adbutils' timeout, Ctrl-C): its sleep ends."""
+    await stream.peer_closed.wait()
+    hangup.set()
 
 
 def _take_v2_stdin(buf: bytearray) -> tuple[bytes, bool]:

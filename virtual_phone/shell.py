@@ -1,4 +1,6 @@
-"""`adb shell` of the virtual phone: a small sh (`;` `&&` `||` `|` `>` `$?`) and Android 14's commands.
+"""`adb shell` of the virtual phone: a small sh (`;` `&&` `||` `|` `>` `2>&1` `$?`) and Android 14's commands.
+
+The line is split by shell_lex (mksh's quoting); this module runs what it split.
 
 Output formats follow AOSP (docs/android-state.md) because tasks and
 checks written against this phone must run unchanged on a real one. The commands live in
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,21 +20,21 @@ from .shell_apps import AppCommands
 from .shell_base import Exit, Out, fail, ok
 from .shell_content import ContentCommands
 from .shell_files import FileCommands
+from .shell_lex import STATUS, LexError, is_op, split
 from .shell_state import StateCommands
+from .shell_system import SystemCommands
 from .ui import Ui
 
 
-def _tokens(command: str) -> list[str]:
-    lex = shlex.shlex(command, posix=True, punctuation_chars=";&|<>")
-    lex.whitespace_split = True
-    lex.commenters = ""
-    return list(lex)
+# A sleep longer than this ends early: the thread it holds is one of the phone's few.
+MAX_SLEEP_S = 600.0
 
 
-class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
+class Shell(StateCommands, AppCommands, ContentCommands, FileCommands, SystemCommands):
     def __init__(self, world: Ui) -> None:
         self.w = world
         self.last = 0
+        self.cancel = threading.Event()   # set when the client closes the stream (World.shell)
         self.cmds: dict[str, Callable[[list[str], bytes], Out]] = {
             "echo": self.echo, "getprop": self.getprop, "settings": self.settings, "svc": self.svc,
             "cmd": self.cmd, "dumpsys": self.dumpsys, "wm": self.wm, "am": self.am, "monkey": self.monkey,
@@ -40,8 +42,9 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
             "md5sum": self.md5sum, "md5": self.md5sum, "toybox": self.toybox, "ls": self.ls, "cat": self.cat,
             "rm": self.rm, "mkdir": self.mkdir, "touch": self.touch, "ime": self.ime, "content": self.content,
             "grep": self.grep, "head": self.head, "tail": self.tail, "wc": self.wc, "true": lambda a, i: ok(),
-            "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": lambda a, i: ok(),
-            "logcat": lambda a, i: ok(), "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
+            "false": lambda a, i: ok("", 1), "date": self.date, "id": self.id, "sleep": self.sleep,
+            "logcat": self.logcat, "log": self.log, "pwd": self.pwd, "ifconfig": self.ifconfig, "ip": self.ip,
+            "export": lambda a, i: ok(), "exec": self.exec_, "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
             "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
             "appops": self.appops, "mv": self.mv, "cp": self.cp, "stat": self.stat,
@@ -51,14 +54,14 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
 
     def run(self, command: str) -> ShellResult:
         try:
-            toks = _tokens(command)
-        except ValueError:
-            return ShellResult(b"", b"/system/bin/sh: syntax error: unmatched quote\n", 2)
+            toks = split(command)
+        except LexError as e:
+            return ShellResult(b"", f"/system/bin/sh: syntax error: {e}\n".encode(), 2)
         out, err, merged = bytearray(), bytearray(), bytearray()
         i, skip = 0, False
         while i < len(toks):
             j = i
-            while j < len(toks) and toks[j] not in (";", "&&", "||", "&"):
+            while j < len(toks) and not is_op(toks[j], ";", "&&", "||", "&"):
                 j += 1
             if not skip:
                 o = self._pipeline(toks[i:j])
@@ -76,7 +79,7 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
     def _pipeline(self, toks: list[str]) -> Out:
         stages: list[list[str]] = [[]]
         for t in toks:
-            if t == "|":
+            if is_op(t, "|"):
                 stages.append([])
             else:
                 stages[-1].append(t)
@@ -91,24 +94,23 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
 
     def _simple(self, toks: list[str], stdin: bytes) -> Out:
         args: list[str] = []
-        redirect: tuple[str, bool] | None = None
-        drop_err = False
+        redirects: list[tuple[str, str]] = []
         k = 0
         while k < len(toks):
             t = toks[k]
-            if t in (">", ">>") and k + 1 < len(toks):
-                if args and args[-1] == "2":
-                    args.pop()
-                    drop_err = True
-                else:
-                    redirect = (toks[k + 1], t == ">>")
+            if is_op(t):
+                if k + 1 >= len(toks) or is_op(toks[k + 1]):
+                    return fail(f"/system/bin/sh: syntax error: unexpected '{t}'\n", 2)
+                redirects.append((str(t), toks[k + 1].replace(STATUS, str(self.last))))
                 k += 2
                 continue
-            if t == "<":
-                k += 2
-                continue
-            args.append(t.replace("$?", str(self.last)))
+            args.append(t.replace(STATUS, str(self.last)))
             k += 1
+        for op, target in redirects:
+            if op == "<":
+                if not self.w.fs.exists(target):
+                    return fail(f"/system/bin/sh: can't open {target}: No such file or directory\n", 1)
+                stdin = self.w.fs.read(target)
         while args and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", args[0]):
             args.pop(0)  # VAR=value prefixes (CLASSPATH=... app_process)
         if not args:
@@ -122,15 +124,57 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
                 res = fn(args[1:], stdin)
             except (IndexError, ValueError):
                 res = fail(f"{name}: bad arguments\n", 1)
-        if drop_err:
-            res = Out(res.stdout, b"", res.code)
-        if redirect is not None:
-            path, append = redirect
-            if path != "/dev/null":
-                prev = self.w.fs.read(path) if append and self.w.fs.exists(path) else b""
-                self.w.fs.write(path, prev + res.stdout)
-            res = Out(b"", res.stderr, res.code)
+        for op, target in redirects:
+            res = self._redirect(res, op, target)
         return res
+
+    def _redirect(self, res: Out, op: str, target: str) -> Out:
+        """Apply one redirection to a finished command's output, left to right as sh does."""
+        if op in ("2>&", ">&"):
+            if target == "1" and op == "2>&":
+                return Out(res.stdout + res.stderr, b"", res.code)
+            if target == "2" and op == ">&":
+                return Out(b"", res.stderr + res.stdout, res.code)
+            return res
+        if op in (">", ">>", "1>", "1>>"):
+            data, res = res.stdout, Out(b"", res.stderr, res.code)
+        elif op in ("2>", "2>>"):
+            data, res = res.stderr, Out(res.stdout, b"", res.code)
+        else:
+            return res
+        if target != "/dev/null":
+            append = op.endswith(">>")
+            prev = self.w.fs.read(target) if append and self.w.fs.exists(target) else b""
+            self.w.fs.write(target, prev + data)
+        return res
+
+    def sleep(self, a: list[str], i: bytes) -> Out:
+        """toybox sleep: seconds (fractions allowed) with an optional s/m/h/d suffix, summed."""
+        total = 0.0
+        for arg in a:
+            m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)([smhd]?)", arg)
+            if m is None:
+                return fail(f"sleep: invalid time interval '{arg}'\n", 1)
+            total += float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+        if not a:
+            return fail("sleep: Need 1 argument (see \"sleep --help\")\n", 1)
+        if self.hold(total):
+            return Exit(b"", b"", 130)    # the client hung up: sh gets SIGHUP and the line ends
+        return Out()
+
+    def hold(self, seconds: float) -> bool:
+        """Let `seconds` of wall time pass (at most MAX_SLEEP_S); True if the client hung up first."""
+        return self.w.wait_unlocked(self.cancel, min(max(0.0, seconds), MAX_SLEEP_S))
+
+    def exec_(self, a: list[str], i: bytes) -> Out:
+        """`exec CMD ARGS`: the command replaces the shell, so nothing after it on the line runs."""
+        if not a:
+            return Out()
+        fn = self.cmds.get(a[0].rsplit("/", 1)[-1])
+        if fn is None:
+            return Exit(b"", f"/system/bin/sh: exec: {a[0]}: inaccessible or not found\n".encode(), 127)
+        res = fn(a[1:], i)
+        return Exit(res.stdout, res.stderr, res.code)
 
     def exit(self, a: list[str], i: bytes) -> Out:
         return Exit(b"", b"", int(a[0]) if a else self.last)
@@ -151,12 +195,12 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands):
 
     def date(self, a: list[str], i: bytes) -> Out:
         if a and a[0] == "+%s":
-            return ok(f"{int(time.time())}\n")
-        return ok(time.strftime("%a %b %d %H:%M:%S GMT %Y\n", time.gmtime()))
+            return ok(f"{int(self.w.state.clock.now())}\n")
+        return ok(time.strftime("%a %b %d %H:%M:%S GMT %Y\n", self.w.state.clock.gmtime()))
 
     def uptime(self, a: list[str], i: bytes) -> Out:
-        up = int(time.time() - self.w.boot_time)
-        return ok(f" {time.strftime('%H:%M:%S', time.gmtime())} up 0 days, {up // 3600}:{up % 3600 // 60:02d},"
+        up = int(self.w.state.clock.elapsed())
+        return ok(f" {time.strftime('%H:%M:%S', self.w.state.clock.gmtime())} up 0 days, {up // 3600}:{up % 3600 // 60:02d},"
                   f"  0 users,  load average: 0.50, 0.40, 0.30\n")
 
     def id(self, a: list[str], i: bytes) -> Out:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from .core import Intent
+import base64
+import binascii
+
+from .apk import ApkError
+from .apk import read as read_apk
+from .core import Intent, Package
 from .hierarchy import to_dump_xml
 from .screenshot import render
 from .shell_base import Commands, Out, fail, ok
@@ -13,6 +18,14 @@ KEYCODES = {
     "TAB": 61, "SPACE": 62, "ENTER": 66, "DEL": 67, "MENU": 82, "SEARCH": 84, "APP_SWITCH": 187,
     "WAKEUP": 224, "SLEEP": 223, "VOLUME_MUTE": 164, "ESCAPE": 111,
 }
+
+U2_PID = 7788
+LATIN_IME = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
+# The broadcasts uiautomator2's AdbKeyboard (com.github.uiautomator/.AdbKeyboard) receives while
+# it is the selected input method; each answers result=-1 (RESULT_OK) as its receiver does.
+ADB_KEYBOARD = "com.github.uiautomator/.AdbKeyboard"
+_KEYBOARD_ACTIONS = ("ADB_KEYBOARD_INPUT_TEXT", "ADB_KEYBOARD_CLEAR_TEXT", "ADB_KEYBOARD_HIDE",
+                     "ADB_KEYBOARD_SMART_ENTER", "ADB_KEYBOARD_EDITOR_CODE", "ADB_KEYBOARD_INPUT_KEYCODE")
 
 
 # AOSP cmds/uiautomator Launcher.HelpCommand with the dump and events subcommands.
@@ -62,15 +75,39 @@ class AppCommands(Commands):
             return Out()
         if verb == "broadcast":
             act = a[a.index("-a") + 1] if "-a" in a else ""
-            head = f"Broadcasting: Intent {{ act={act} flg=0x400000 }}\n"
+            extras = " (has extras)" if any(x in a for x in ("--es", "--ei", "--ez")) else ""
+            head = f"Broadcasting: Intent {{ act={act} flg=0x400000{extras} }}\n"
             if act == "android.intent.action.AIRPLANE_MODE":
                 return Out(head.encode(), (f"Exception occurred while executing 'broadcast':\n"
                                            f"java.lang.SecurityException: Permission Denial: not allowed to send "
                                            f"broadcast {act} from pid=4242, uid=2000\n").encode(), 255)
+            if act in _KEYBOARD_ACTIONS:
+                return self._keyboard(act, a, head)
             return ok(head + "Broadcast completed: result=0\n")
         if verb in ("start", "start-activity"):
             return self._am_start(a[1:])
         return fail(f"Unknown command: {verb}\n", 255)
+
+    def _keyboard(self, act: str, a: list[str], head: str) -> Out:
+        w = self.w
+        if w.state.get("secure", "default_input_method") != ADB_KEYBOARD:
+            return ok(head + "Broadcast completed: result=0\n")    # no receiver registered
+        extras = {a[k + 1]: a[k + 2] for k in range(len(a) - 2) if a[k] in ("--es", "--ei")}
+        if act == "ADB_KEYBOARD_INPUT_TEXT":
+            try:
+                w.type_text(base64.b64decode(extras.get("text", "")).decode("utf-8"))
+            except (binascii.Error, UnicodeDecodeError):
+                return ok(head + 'Broadcast completed: result=0, data="bad base64 text"\n')
+        elif act == "ADB_KEYBOARD_CLEAR_TEXT":
+            field = w.focused_field()
+            if field is not None:
+                field.on_text("")
+                w.invalidate()
+        elif act in ("ADB_KEYBOARD_SMART_ENTER", "ADB_KEYBOARD_EDITOR_CODE"):
+            w.press_key(66)
+        elif act == "ADB_KEYBOARD_INPUT_KEYCODE":
+            w.press_key(int(extras.get("code", "-1")))
+        return ok(head + 'Broadcast completed: result=-1, data="success"\n')
 
     def _am_start(self, a: list[str]) -> Out:
         w = self.w
@@ -136,7 +173,9 @@ class AppCommands(Commands):
             return Out()
         if verb in ("swipe", "draganddrop"):
             x1, y1, x2, y2 = (int(float(v)) for v in a[1:5])
-            dur = int(a[5]) if len(a) > 5 else 300
+            dur = int(a[5]) if len(a) > 5 else 300   # InputShellCommand's default, ms
+            if self.hold(dur / 1000.0):
+                return Out(b"", b"", 130)
             if (x1, y1) == (x2, y2):
                 w.tap(x1, y1, long=dur >= 500)
             else:
@@ -183,7 +222,7 @@ class AppCommands(Commands):
         if verb == "list" and a[1:2] == ["packages"]:
             rest = [x for x in a[2:] if x]
             if "-3" in rest:
-                return ok("")
+                return ok("".join(f"package:{p}\n" for p in sorted(w.user_packages)))
             flt = [x for x in rest if not x.startswith("-")]
             pk = [p for p in self._packages() if not flt or flt[0] in p]
             return ok("".join(f"package:{p}\n" for p in pk))
@@ -207,9 +246,25 @@ class AppCommands(Commands):
             if not files or not w.fs.exists(files[-1]):
                 return ok(f"Error: Unable to open file: {files[-1] if files else ''}\n"
                           "Consider using a file under /data/local/tmp/\n", 1)
+            try:
+                info = read_apk(w.fs.read(files[-1]))
+            except ApkError:
+                return ok("Failure [INSTALL_PARSE_FAILED_NOT_APK: Failed to parse "
+                          f"{files[-1]}: Failed to load asset path {files[-1]}]\n", 1)
+            # Nothing in it runs; the package is listed, and an input method it declares is
+            # listed by `ime list -a` and can be enabled and selected.
+            w.packages.setdefault(info.package, Package(pkg=info.package))
+            w.user_packages[info.package] = info.input_methods
             return ok("Success\n")
         if verb == "uninstall":
-            # Every package here is a system app (and unknown ones fail the same way on A14).
+            pkg = a[-1]
+            if pkg in w.user_packages:
+                w.packages.pop(pkg, None)
+                for ime in w.user_packages.pop(pkg):
+                    if w.state.get("secure", "default_input_method") == ime:
+                        w.state.put("secure", "default_input_method", LATIN_IME)
+                return ok("Success\n")
+            # Every other package here is a system app (and unknown ones fail the same way on A14).
             return ok("Failure [DELETE_FAILED_INTERNAL_ERROR]\n", 1)
         if verb in ("grant", "revoke", "enable", "disable-user"):
             return Out()
@@ -245,24 +300,48 @@ class AppCommands(Commands):
         for k, pkg in enumerate(self.w.running_packages()):
             rows.append(row(f"u0_a{210 + k}", self._pid(pkg), 600, pkg))
         if self.w.u2_running:
-            rows.append(row("shell", 7788, 7700, "uiautomator"))
+            # `app_process / com.wetest.uia2.Main` sets no --nice-name: ps names it app_process.
+            rows.append(row("shell", U2_PID, 7700, "app_process"))
+        rows += [row("shell", 4242, 1, "sh"), row("shell", 4243, 4242, "ps")]
+        if "-u" in a or "-U" in a:
+            flag = "-u" if "-u" in a else "-U"
+            users = set(a[a.index(flag) + 1].split(",")) if a.index(flag) + 1 < len(a) else set()
+            rows = [r for r in rows if r.split()[0] in users]
         return ok(head + "".join(rows))
 
     def pidof(self, a: list[str], i: bytes) -> Out:
         if a and (a[0] in self.w.running_packages() or a[0] == "com.android.systemui"):
             return ok(f"{self._pid(a[0])}\n")
-        if a and a[0] == "uiautomator" and self.w.u2_running:
-            return ok("7788\n")
+        if a and a[0] == "app_process" and self.w.u2_running:
+            return ok(f"{U2_PID}\n")
         return ok("", 1)
 
     def ime(self, a: list[str], i: bytes) -> Out:
-        latin = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
+        """`ime list [-s] [-a]`, `ime enable|disable|set ID` (IMMS's shell command, Android 14)."""
+        st = self.w.state
+        known = [LATIN_IME] + [m for ms in self.w.user_packages.values() for m in ms]
+        enabled = [m for m in (st.get("secure", "enabled_input_methods") or "").split(":") if m]
         if a[:1] == ["list"]:
-            return ok(latin + "\n")
-        if a[:1] in (["enable"], ["set"], ["disable"]):
-            ime_id = a[-1]
-            if ime_id != latin:
-                return ok(f"Unknown input method {ime_id} cannot be {a[0]}d for user #0\n")
-            return ok(f"Input method {ime_id}: already enabled for user #0\n" if a[0] == "enable"
-                      else f"Input method {ime_id} selected for user #0\n")
+            shown = known if "-a" in a else [m for m in known if m in enabled]
+            if "-s" in a:
+                return ok("".join(m + "\n" for m in shown))
+            return ok("".join(f"{m}:\n  mId={m}\n" for m in shown))
+        if a[:1] in (["enable"], ["set"], ["disable"]) and len(a) >= 2:
+            verb, ime_id = a[0], a[-1]
+            if ime_id not in known:
+                return ok(f"Unknown input method {ime_id} cannot be {'selected' if verb == 'set' else verb + 'd'}"
+                          " for user #0\n")
+            if verb == "set":
+                st.put("secure", "default_input_method", ime_id)
+                return ok(f"Input method {ime_id} selected for user #0\n")
+            was = ime_id in enabled
+            if verb == "enable":
+                if not was:
+                    st.put("secure", "enabled_input_methods", ":".join(enabled + [ime_id]))
+                return ok(f"Input method {ime_id}: {'already enabled' if was else 'now enabled'} for user #0\n")
+            if was:
+                st.put("secure", "enabled_input_methods", ":".join(m for m in enabled if m != ime_id))
+                if st.get("secure", "default_input_method") == ime_id:
+                    st.put("secure", "default_input_method", LATIN_IME)
+            return ok(f"Input method {ime_id}: {'now disabled' if was else 'already disabled'} for user #0\n")
         return fail(f"Unknown command: {' '.join(a)}\n", 255)

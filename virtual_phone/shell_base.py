@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .ui import Ui
@@ -31,6 +32,12 @@ class Commands:
     """Base of the command groups that make up the shell (they share the world)."""
 
     w: Ui
+    # Sends output at once, before the command ends (a following logcat); None: only at the end.
+    emit: Callable[[bytes], None] | None = None
+
+    def hold(self, seconds: float) -> bool:
+        """Let wall time pass as a command on a phone would; True if the client hung up (Shell)."""
+        return False
 
     def _packages(self) -> list[str]:
         return sorted(self.w.packages)

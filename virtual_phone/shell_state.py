@@ -190,10 +190,10 @@ class StateCommands(Commands):
         return ok("\n".join(lines) + "\n")
 
     def _alarm(self) -> Out:
-        now_ms = int(time.time() * 1000)
+        now_ms = self.w.state.clock.now_ms()
         nxt = self.w.state.next_alarm_ms(now_ms / 1000)
         lines = ["Current Alarm Manager state:", f"  nowRTC={now_ms}={_fmt_time(now_ms)} "
-                 f"nowELAPSED={int((time.time() - self.w.boot_time) * 1000)}", ""]
+                 f"nowELAPSED={int(self.w.state.clock.elapsed() * 1000)}", ""]
         lines.append("  Next alarm clock information: ")
         if nxt is not None:
             lines.append(f"    user:0 pendingSend:false time:{nxt} = {_fmt_time(nxt)} = {_fmt_duration(nxt - now_ms)}")

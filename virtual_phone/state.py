@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from .calendar_provider import CalendarStore
+from .phone_clock import PhoneClock
 from .telephony import Telephony, same_number
 
 # Values a freshly set-up Pixel on Android 14 reports (Wi-Fi and Bluetooth off so tasks start
@@ -124,6 +125,10 @@ class DeviceState:
     telephony: Telephony = field(default_factory=Telephony)
     # AppOps modes set with `appops set PKG OP MODE`; unset ops have Android's default mode.
     appops: dict[tuple[str, str], str] = field(default_factory=dict)
+    clock: PhoneClock = field(default_factory=PhoneClock)   # the phone's one clock (phone_clock.py)
+
+    def __post_init__(self) -> None:
+        self.telephony.clock = self.clock
 
     # --- settings tables ------------------------------------------------------------------
 
@@ -263,7 +268,7 @@ class DeviceState:
 
     def next_alarm_ms(self, now: float | None = None) -> int | None:
         """Epoch ms of the soonest enabled alarm; the device clock is UTC."""
-        now = time.time() if now is None else now
+        now = self.clock.now() if now is None else now
         day = int(now // 86400) * 86400
         best: int | None = None
         for a in self.alarms:

@@ -9,8 +9,9 @@ default order "date DESC"). Threads group messages by address, as canonical_addr
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
+
+from .phone_clock import PhoneClock
 
 SMS_INBOX, SMS_SENT, SMS_DRAFT = 1, 2, 3
 CALL_INCOMING, CALL_OUTGOING, CALL_MISSED, CALL_REJECTED = 1, 2, 3, 5
@@ -101,6 +102,7 @@ class Telephony:
     threads: dict[str, int] = field(default_factory=dict)  # canonical address digits -> thread id
     in_call: str | None = None  # the number of the ongoing call, if any
     call_started: float = 0.0
+    clock: PhoneClock = field(default_factory=PhoneClock)   # DeviceState hands in the phone's
 
     # --- SMS ----------------------------------------------------------------------------
 
@@ -114,7 +116,7 @@ class Telephony:
 
     def add_sms(self, address: str, body: str, type_: int, *, date: int | None = None, read: int | None = None,
                 seen: int = 1) -> Sms:
-        now = int(time.time() * 1000) if date is None else int(date)
+        now = self.clock.now_ms() if date is None else int(date)
         msg = Sms(self.next_sms_id, self.thread_id(address), address, body, type_, now,
                   read=(1 if type_ != SMS_INBOX else 0) if read is None else read, seen=seen,
                   date_sent=now if type_ == SMS_INBOX else 0)
@@ -152,7 +154,7 @@ class Telephony:
 
     def add_call(self, number: str, type_: int, *, date: int | None = None, duration: int = 0,
                  name: str | None = None, new: int = 1) -> Call:
-        call = Call(self.next_call_id, number, type_, int(time.time() * 1000) if date is None else int(date),
+        call = Call(self.next_call_id, number, type_, self.clock.now_ms() if date is None else int(date),
                     duration, name, new)
         self.next_call_id += 1
         self.calls.append(call)
@@ -160,7 +162,7 @@ class Telephony:
 
     def dial(self, number: str) -> None:
         self.in_call = number
-        self.call_started = time.time()
+        self.call_started = self.clock.now()
 
     def hang_up(self, name: str | None) -> Call | None:
         """The call ends: CallLogManager logs it as outgoing, with how long it lasted."""
@@ -168,7 +170,7 @@ class Telephony:
             return None
         number, started = self.in_call, self.call_started
         self.in_call = None
-        return self.add_call(number, CALL_OUTGOING, date=int(started * 1000), duration=int(time.time() - started),
+        return self.add_call(number, CALL_OUTGOING, date=int(started * 1000), duration=int(self.clock.now() - started),
                              name=name, new=0)
 
     def clear_calls(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .apps.base import FL, IMAGE_VIEW, LL, STATUS_H, TV, alert_dialog
@@ -17,7 +18,9 @@ from .apps.systemui import internet_dialog, shade
 from .core import App, Dialog, Intent, Package, Screen
 from .fs import VirtualFS
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
+from .logbuf import LogBuffer
 from .state import DeviceState
+from .touch import Touch
 
 
 @dataclass
@@ -46,10 +49,25 @@ class Ui:
         self.shade_open = False  # Quick Settings pulled down over everything
         self.internet_dialog = False  # the Internet tile's panel, over the shade
         self.next_task_id = 42
-        self.boot_time = time.time() - 3600
         self._windows: list[Window] | None = None
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
+        self.user_packages: dict[str, list[str]] = {}   # installed by `pm install`: its input methods
+        self.log = LogBuffer(now_ms=self.state.clock.now_ms)   # what `log` writes and `logcat` reads
+        self.touch = Touch()   # the finger of injectInputEvent between its down and up
+        self.rpc_objects: dict[str, Callable[[Ui], Node | None]] = {}   # childByText's UiObject ids
+
+    def wait_unlocked(self, event: threading.Event, seconds: float) -> bool:
+        """Wait up to `seconds` for `event` with this thread's hold on the lock let go, so RPC and
+        other shells go on meanwhile (a phone's sleep blocks nobody else); True if it was set."""
+        try:
+            self.lock.release()
+        except RuntimeError:       # not held (a direct call from a test)
+            return event.wait(seconds)
+        try:
+            return event.wait(seconds)
+        finally:
+            self.lock.acquire()
 
     # --- system dialogs and properties -------------------------------------------------------------------
 
@@ -117,6 +135,8 @@ class Ui:
         else:  # bring to front: most recent last
             self.tasks[pkg] = self.tasks.pop(pkg)
         self.fg = pkg
+        self.log.write("I", "ActivityTaskManager", f"START u0 {{flg=0x10000000 cmp={pkg}/{app.activity}}} "
+                       "with LAUNCH_MULTIPLE from uid 2000 (BAL_ALLOW_PERMISSION) result code=0", pid=600)
         self.invalidate()
         return True
 
@@ -272,14 +292,14 @@ class Ui:
         return t.pkg, t.activity
 
     def date_text(self) -> str:
-        t = time.gmtime()
+        t = self.state.clock.gmtime()
         return time.strftime("%a, %b ", t) + str(t.tm_mday)
 
     # --- windows ------------------------------------------------------------------------------
 
     def windows(self) -> list[Window]:
         """App window, its dialog, a system dialog, then the status bar (as u2 dumps them)."""
-        minute = int(time.time() // 60)  # the status bar clock is part of the screen
+        minute = int(self.state.clock.now() // 60)  # the status bar clock is part of the screen
         if self._windows is not None and minute == self._windows_minute:
             return self._windows
         self._windows_minute = minute
@@ -310,6 +330,14 @@ class Ui:
         self._windows = wins
         return wins
 
+    def focused_field(self) -> Node | None:
+        """The text field with input focus, where the keyboard types (None when none has it)."""
+        for win in self.windows():
+            for n in win.root.walk():
+                if n.focused and n.on_text is not None:
+                    return n
+        return None
+
     def active_window(self) -> Window:
         """The window with input focus (UiAutomation.getRootInActiveWindow): the topmost but the status bar."""
         return [w for w in self.windows() if w.kind != "status"][-1]
@@ -320,7 +348,7 @@ class Ui:
 
     def status_bar(self) -> Node:
         st = self.state
-        t = time.gmtime()
+        t = self.state.clock.gmtime()
         clock = f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}"
         icons: list[Node] = []
         x = 986

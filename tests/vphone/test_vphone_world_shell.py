@@ -80,13 +80,13 @@ def test_am_start_outputs(world: World) -> None:
 
 def test_ps_lists_apps_and_uiautomator_as_uiautomator2_reads_it(world: World) -> None:
     world.shell("monkey -p com.google.android.deskclock -c android.intent.category.LAUNCHER 1")
-    assert "uiautomator" not in sh(world, "ps -A")
+    assert "app_process" not in sh(world, "ps -A")
     world.u2_running = True
     lines = sh(world, "ps -A").splitlines()
     assert lines[0].split() == ["USER", "PID", "PPID", "VSZ", "RSS", "WCHAN", "ADDR", "S", "NAME"]
     names = {ln.split()[-1]: ln.split() for ln in lines[1:]}
     assert len(names["com.google.android.deskclock"]) == 9  # uiautomator2's _pidof_app needs >= 9 fields
-    assert "uiautomator" in names
+    assert "app_process" in names and names["app_process"][0] == "shell"
     world.shell("pm clear com.google.android.deskclock")
     assert "com.google.android.deskclock" not in sh(world, "ps -A")
 

@@ -118,7 +118,7 @@ class EventEditor(Screen):
             self.start, self.end, self.all_day = e.dtstart, e.dtend, e.all_day
             self.rrule = e.rrule
         else:
-            now = int(time.time() * 1000)
+            now = w.state.clock.now_ms()
             self.start = now - now % HOUR_MS + HOUR_MS  # the next full hour, as Calendar proposes
             self.end = self.start + HOUR_MS
             self.values = {"title": "", "location": "", "description": ""}

@@ -123,7 +123,7 @@ class Clock(Screen):
                     on_click=expand, children=kids)
 
     def _clock(self, w: AppHost) -> Node:
-        t = time.gmtime()
+        t = w.state.clock.gmtime()
         return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
             Node(TV, (200, 600, 880, 800), text=f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}", rid=C + "digital_clock"),
             Node(TV, (300, 800, 780, 860), text=time.strftime("%a, %b %d", t), rid=C + "date")])
@@ -139,7 +139,7 @@ class Clock(Screen):
                  focusable=True, on_click=lambda: None)])
 
     def _add(self, w: AppHost) -> None:
-        t = time.gmtime()
+        t = w.state.clock.gmtime()
         picker = TimePicker(t.tm_hour, t.tm_min)
 
         def ok() -> None:

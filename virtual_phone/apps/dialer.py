@@ -29,8 +29,8 @@ CALL_WORDS = {CALL_INCOMING: "Incoming call", CALL_OUTGOING: "Outgoing call", CA
 TAB_TOP = 2126
 
 
-def _ago(ms: int) -> str:
-    mins = max(0, int(time.time() - ms / 1000) // 60)
+def _ago(ms: int, now: float) -> str:
+    mins = max(0, int(now - ms / 1000) // 60)
     if mins < 1:
         return "Just now"
     if mins < 60:
@@ -95,7 +95,7 @@ class Dialer(Screen):
 
     def _call_row(self, w: AppHost, c: Call, y: int) -> Node:
         name = w.state.name_for_number(c.number) or c.name or format_us(c.number)
-        sub = f"{CALL_WORDS.get(c.type, 'Call')} · {_ago(c.date)}"
+        sub = f"{CALL_WORDS.get(c.type, 'Call')} · {_ago(c.date, w.state.clock.now())}"
         return Node(VIEW_GROUP, (0, y, SCREEN_W, y + 200), rid=D + "call_log_entry", clickable=True, focusable=True,
                     on_click=lambda: place_call(w, c.number), children=[
                         Node(TV, (200, y + 35, 850, y + 100), text=name, rid=D + "primary_text"),

@@ -57,7 +57,7 @@ def shade(w: AppHost) -> Node:
     def set_brightness(x: int, _y: int) -> None:
         st.put("system", "screen_brightness", str(fraction_to_brightness((x - 84) / (1038 - 84 - 84))))
 
-    t = time.gmtime()
+    t = w.state.clock.gmtime()
     header = Node(VIEW_GROUP, (0, 0, SCREEN_W, 126), rid=S + "split_shade_status_bar", children=[
         Node(TV, (47, 20, 200, 110), text=f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}", rid=S + "clock"),
         Node(TV, (220, 20, 700, 110), text=time.strftime("%a, %b ", t) + str(t.tm_mday), rid=S + "date")])
