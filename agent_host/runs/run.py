@@ -25,6 +25,7 @@ class RunResult:
     run_dir: Path
     progress: dict[str, BuildProgress]
     planned: int
+    stopped: bool = False      # a stop signal ended it early: what ran is recorded, resume for the rest
 
 
 def new_run_id() -> str:
@@ -163,7 +164,7 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
             opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
                               run_id=run_id, stop=stop, **_limits(limits))
             progress = execute(builds, planned, store, phones, opts, hook)
-    return RunResult(run_dir, progress, len(planned))
+    return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))
 
 
 def _limits(limits: dict | None) -> dict:
@@ -237,4 +238,4 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
                               run_id=manifest.get("run_id", run_dir.name), stop=stop,
                               **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
             progress = execute(builds, planned, store, serials, opts, hook)
-    return RunResult(run_dir, progress, len(planned))
+    return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))
