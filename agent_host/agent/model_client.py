@@ -111,20 +111,31 @@ class ModelClient:
                     openai.AuthenticationError, openai.NotFoundError, openai.PermissionDeniedError,
                     openai.RateLimitError, openai.APIStatusError) as exc:
                 raise ServerError(f"{type(exc).__name__}: {exc}") from exc
+            except (openai.APIResponseValidationError, ValueError) as exc:  # a body that is not JSON
+                raise ServerError(f"malformed answer: {type(exc).__name__}: {exc}"[:300]) from exc
         else:  # pragma: no cover - each retry changes one option, so this cannot loop
             raise ServerError("server rejected the request")
         seconds = watchdog.elapsed(t0)
-        if not resp.choices:
-            raise ServerError("server answered without choices")
+        try:
+            return self._reply(resp, seconds)
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            # a body that is not a chat completion (a JSON list, `choices: [null]`, ...)
+            raise ServerError(f"malformed answer: not a chat completion ({type(exc).__name__}: {exc})"[:300]) from exc
+
+    def _reply(self, resp: Any, seconds: float) -> Reply:
+        if isinstance(resp, (str, bytes)) or not getattr(resp, "choices", None):
+            raise ServerError("server answered without choices" if not isinstance(resp, (str, bytes)) else
+                              f"malformed answer: not JSON ({str(resp)[:120]!r})")
+        cap = self.max_tokens() * CHARS_PER_TOKEN
         choice = resp.choices[0]
         msg = choice.message
-        message: dict[str, Any] = {"role": "assistant", "content": msg.content}
+        message: dict[str, Any] = {"role": "assistant", "content": capped(msg.content, cap)}
         calls = []
         for c in msg.tool_calls or []:
             fn = getattr(c, "function", None)
             calls.append({"id": c.id or f"call_{secrets.token_hex(6)}", "type": "function",
-                          "function": {"name": getattr(fn, "name", "") or "",
-                                       "arguments": getattr(fn, "arguments", "") or ""}})
+                          "function": {"name": capped(getattr(fn, "name", "") or "", 200),
+                                       "arguments": capped(getattr(fn, "arguments", "") or "", cap)}})
         if calls:
             message["tool_calls"] = calls
         reasoning = getattr(msg, "reasoning_content", None) or (msg.model_extra or {}).get("reasoning_content")
@@ -134,6 +145,18 @@ class ModelClient:
             usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
                           completion_tokens=resp.usage.completion_tokens or 0,
                           cached_tokens=getattr(details, "cached_tokens", None) if details else None)
-        return Reply(message, usage, choice.finish_reason, seconds, reasoning, sent)
+        return Reply(message, usage, choice.finish_reason, seconds, capped(reasoning, cap), sent)
 
 
+# What is kept of a reply: the request's max_tokens at a generous 32 characters a token. A
+# server that ignores max_tokens (one sent 20 MB replies) would otherwise fill the episode
+# folder, the conversation sent back and the report.
+CHARS_PER_TOKEN = 32
+TRUNCATED = " [truncated by agent-host: {n} more characters past max_tokens]"
+
+
+def capped(text: Any, most: int) -> Any:
+    """`text` cut to `most` characters, the cut marked; anything not a string as it is."""
+    if not isinstance(text, str) or len(text) <= most:
+        return text
+    return text[:most] + TRUNCATED.format(n=len(text) - most)

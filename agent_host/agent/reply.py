@@ -30,7 +30,7 @@ def text_tool_call(content: str | None) -> tuple[str, Any] | None:
                 continue
             try:
                 obj, _ = decoder.raw_decode(text, i)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(obj, dict) and isinstance(obj.get("name"), str):
                 args = obj.get("arguments", obj.get("parameters", {}))

@@ -80,6 +80,8 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
         value = json.loads(arguments)
     except json.JSONDecodeError as exc:
         raise ToolError(f"arguments are not valid JSON ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:  # the model's malformed call, not the harness's failure
+        raise ToolError("arguments are nested too deeply to read") from None
     if value is None:
         return {}
     if not isinstance(value, dict):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
+import threading
 from pathlib import Path
 
 from agent_host.cli.locking import add_wait_flag, wait_seconds
@@ -126,12 +129,7 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from agent_host.cli.output import stdout_console
-
-    from agent_host.runs.progress import RunProgress
-    from agent_host.runs.run import resume_run, start_run
     from agent_host.cli.summary import print_summary
 
     if not 1 <= args.max_attempts <= 20:
@@ -155,44 +153,45 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)" if bad else
                             "--variants: name at least one (base, verify)")
         return _plan(args, load_tasks(_csv(args.tasks), variants=variants))
-    console = Console(stderr=True)
-    with RunProgress(console, enabled=not args.quiet) as live:
-        if args.resume:
-            result = resume_run(args.resume, phones=_csv(args.phones) or None,
-                                max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
-                                hook=live.hook, limits=limits, wait_for_phone=wait_seconds(args),
-                                driver=_sequential_driver)
-        else:
-            from agent_host.config.hosts import find_build
-            from agent_host.config.phones import load_phone_profile
-            from agent_host.config.tasks import load_tasks
+    if args.resume:
+        given = [flag for flag, value, default in (
+            ("--builds", args.builds, None), ("--tasks", args.tasks, None), ("--variants", args.variants, "base"),
+            ("--repeats", args.repeats, 1), ("--seed", args.seed, 0), ("--out", args.out, None),
+            ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
+            ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False)) if value != default]
+        if given:
+            raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
+                            f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
+                            f"(start a new run with --out instead)")
+    if args.tasks is not None and not _csv(args.tasks):
+        raise UserError("--tasks is empty: name task files, directories or ids (leave it out for tasks/)")
+    if args.out is not None and (not str(args.out).strip() or args.out.name in ("", ".", "..")):
+        raise UserError(f"--out {str(args.out)!r}: name a run directory (its name is the run id)")
+    from agent_host.runs.run import DEFAULT_RUNS_DIR, new_run_id
+    run_dir = args.resume or args.out or DEFAULT_RUNS_DIR / new_run_id()
+    stop, signals = threading.Event(), []
 
-            if not _csv(args.builds):
-                raise UserError("--builds is required (or --resume RUN_DIR)")
-            variants = tuple(_csv(args.variants))
-            if not variants:
-                raise UserError("--variants: name at least one (base, verify)")
-            bad = [v for v in variants if v not in ("base", "verify")]
-            if bad:
-                raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)")
-            from agent_host.serving.launch import preflight
+    def on_signal(signum: int, _frame: object) -> None:
+        if signals:  # the second: stop at once (nothing recorded is lost)
+            from agent_host.cli import Terminated
+            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        signals.append(signum)
+        stop.set()
+        print(f"\n{signal.Signals(signum).name}: no new episodes start; the ones in flight finish, then the "
+              f"report of what ran is written (a second signal stops at once)", file=sys.stderr, flush=True)
 
-            builds = [find_build(b, args.host_profile) for b in _csv(args.builds)]
-            for b in builds:
-                preflight(b)
-            if args.baseline and args.baseline not in {b.id for b in builds}:
-                raise UserError(f"--baseline: {args.baseline!r} is not one of --builds")
-            tasks = load_tasks(_csv(args.tasks), variants=variants)
-            baseline = args.baseline or next((b.id for b in builds if b.role == "reference"), builds[0].id)
-            seq = _sequential_setup(args, builds, tasks, baseline) if args.until_decided else {}
-            result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=args.seed,
-                               phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
-                               out=args.out, max_attempts=args.max_attempts,
-                               startup_timeout=args.startup_timeout, hook=live.hook,
-                               extra_manifest={"baseline": baseline, **seq},
-                               limits={k: v for k, v in limits.items() if v is not None},
-                               wait_for_phone=wait_seconds(args),
-                               driver=_sequential_driver(seq) if seq else None)
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} \
+        if threading.current_thread() is threading.main_thread() else {}
+    try:
+        result = _start_or_resume(args, run_dir, limits, stop)
+    except KeyboardInterrupt:
+        if (run_dir / "manifest.json").exists():
+            print(f"stopped at once: the episodes in flight are not recorded; resume with: "
+                  f"agent-host run --resume {run_dir}", file=sys.stderr, flush=True)
+        raise
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     out = stdout_console()
     print_summary(result, console=out)
     _print_decision(result.run_dir, out)
@@ -204,7 +203,57 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"the run finished but its report could not be written ({exc}); "
                             f"fix that, then: agent-host report {result.run_dir}") from None
         out.print(f"report: {html}")
+    if result.stopped:
+        name = signal.Signals(signals[0]).name if signals else "a signal"
+        print(f"stopped by {name}: the episodes that ran are recorded in {result.run_dir}; resume with: "
+              f"agent-host run --resume {result.run_dir}", file=sys.stderr, flush=True)
+        return 143 if signals and signals[0] == signal.SIGTERM else 130
     return 0
+
+
+def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop: threading.Event):
+    from rich.console import Console
+
+    from agent_host.runs.progress import RunProgress
+    from agent_host.runs.run import resume_run, start_run
+
+    console = Console(stderr=True)
+    with RunProgress(console, enabled=not args.quiet) as live:
+        if args.resume:
+            return resume_run(args.resume, phones=_csv(args.phones) or None,
+                              max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
+                              hook=live.hook, limits=limits, wait_for_phone=wait_seconds(args), stop=stop,
+                              driver=_sequential_driver)
+        from agent_host.config.hosts import find_build
+        from agent_host.config.phones import load_phone_profile
+        from agent_host.config.tasks import load_tasks
+
+        if not _csv(args.builds):
+            raise UserError("--builds is required (or --resume RUN_DIR)")
+        variants = tuple(_csv(args.variants))
+        if not variants:
+            raise UserError("--variants: name at least one (base, verify)")
+        bad = [v for v in variants if v not in ("base", "verify")]
+        if bad:
+            raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)")
+        from agent_host.serving.launch import preflight
+
+        builds = [find_build(b, args.host_profile) for b in _csv(args.builds)]
+        for b in builds:
+            preflight(b)
+        if args.baseline and args.baseline not in {b.id for b in builds}:
+            raise UserError(f"--baseline: {args.baseline!r} is not one of --builds")
+        tasks = load_tasks(_csv(args.tasks), variants=variants)
+        baseline = args.baseline or next((b.id for b in builds if b.role == "reference"), builds[0].id)
+        seq = _sequential_setup(args, builds, tasks, baseline) if args.until_decided else {}
+        return start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=args.seed,
+                         phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
+                         out=run_dir, max_attempts=args.max_attempts,
+                         startup_timeout=args.startup_timeout, hook=live.hook,
+                         extra_manifest={"baseline": baseline, **seq},
+                         limits={k: v for k, v in limits.items() if v is not None},
+                         wait_for_phone=wait_seconds(args), stop=stop,
+                         driver=_sequential_driver(seq) if seq else None)
 
 
 def _sequential_driver(manifest: dict):

@@ -31,6 +31,9 @@ _UNREADABLE = {chr(c) for c in range(0x20) if chr(c) not in "\t\n\r"} | {"\x7f",
 
 
 def _read(path: Path) -> str:
+    # A FIFO or a device would block the read for ever (or never end): only regular files.
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise ConfigError(f"{path}: not a regular file")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -54,6 +57,9 @@ def _check_tree(path: Path, root: yaml.Node | None) -> None:
     through its aliases may have at most MAX_NODES nodes (counted, never built)."""
     if root is None:
         return
+    # Aliases may add at most MAX_NODES values to what the file holds: a large legal file
+    # (60 000 tags, 200 000 params) is not a bomb, a few hundred bytes expanding to millions is.
+    limit = MAX_NODES + _distinct_nodes(root)
     size: dict[int, int] = {}
     loc_of: dict[int, tuple[Any, ...]] = {id(root): ()}
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -66,9 +72,14 @@ def _check_tree(path: Path, root: yaml.Node | None) -> None:
             children = list(node.value)
         else:
             children = []
+            # an escape (`"\0"`, `"\x07"`) makes a control character the reader never saw
+            bad = next((ch for ch in node.value if ch in _UNREADABLE), None) if isinstance(node.value, str) else None
+            if bad is not None:
+                raise ConfigError(f"{path}:{node.start_mark.line + 1}: {format_loc(loc_of.get(key, ()))}: "
+                                  f"control character U+{ord(bad):04X} (written as an escape); not allowed")
         if done:
             size[key] = 1 + sum(size.get(id(c), 1) for c in children)
-            if size[key] > MAX_NODES:
+            if size[key] > limit:
                 raise ConfigError(f"{path}:{node.start_mark.line + 1}: {format_loc(loc_of.get(key, ()))}: "
                                   f"expands to more than {MAX_NODES} values (YAML aliases); not loaded")
             continue
@@ -90,6 +101,21 @@ def _check_tree(path: Path, root: yaml.Node | None) -> None:
             for i, v in enumerate(node.value):
                 loc_of.setdefault(id(v), here + (i,))
         stack.extend((c, False) for c in children if id(c) not in size)
+
+
+def _distinct_nodes(root: yaml.Node) -> int:
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return len(seen)
 
 
 def load_yaml(path: Path) -> tuple[Any, yaml.Node | None]:

@@ -46,7 +46,7 @@ class Task(Strict):
     app: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.]*$",
                      description="the app the task is about: an alias (settings, clock, contacts, ...) "
                                  "resolved through the phone profile, or a package")
-    max_steps: int = Field(ge=1, le=100, description="step budget of an episode")
+    max_steps: int = Field(ge=1, le=100, strict=True, description="step budget of an episode")
     tags: list[str] = Field(default_factory=list)
     setup: list[Step] = Field(default_factory=list, description="puts the phone in the start state")
     goal_setup: list[Step] = Field(default_factory=list,

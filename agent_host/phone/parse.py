@@ -116,9 +116,20 @@ def _to_root(xml: str | bytes) -> ET.Element:
         raise ValueError("not a UI hierarchy dump: no XML element found")
     data = data[start : end + 1]  # drops a BOM, `UI hierarchy dumped to:` lines, trailing junk
     try:
-        return ET.fromstring(data)
+        root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise ValueError(f"not a UI hierarchy dump: {exc}") from None
+    # the tree is walked recursively; a real screen is a few dozen levels deep
+    stack = [(root, 1)]
+    while stack:
+        el, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ValueError(f"not a UI hierarchy dump: nested more than {MAX_DEPTH} levels deep")
+        stack.extend((c, depth + 1) for c in el)
+    return root
+
+
+MAX_DEPTH = 300
 
 
 _SHORT_CACHE: dict[str, str] = {}

@@ -184,6 +184,10 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
     fatal: list[tuple[str, BaseException]] = []
     progress.away = pool.away
     request_timeout, episode_timeout = limits_for(build, opts)
+    halted = threading.Event()   # a second signal: nothing more is recorded
+
+    def stopping() -> bool:
+        return opts.stop is not None and opts.stop.is_set()
 
     shared = (opts.servers or {}).get(build.id)
     with (contextlib.nullcontext(shared) if shared is not None else
@@ -210,12 +214,17 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                 rec = _harness_error(ep, build, serial, f"harness: {type(exc).__name__}: {exc}")
                 rec = rec.model_copy(update={"attempt": attempt, "run_id": opts.run_id})
                 write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
+            if halted.is_set() or (rec.outcome == "error" and stopping()):
+                # stopped by a signal: an episode cut short is not the model's failure nor an
+                # attempt spent; it stays to do, and its folder says why
+                _mark_interrupted(out_dir, rec)
+                raise _Interrupted()
             store.append(rec)
             return rec
 
         def work(serial: str) -> None:
             phone = None
-            while not stop.is_set():
+            while not stop.is_set() and not stopping():
                 if phone is None:
                     phone, why = reconnect(serial, opts.phone_wait, lambda: stop.is_set() or todo.empty())
                     if phone is None:
@@ -231,6 +240,8 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                     return
                 try:
                     rec = one_episode(serial, phone, ep)
+                except _Interrupted:
+                    return
                 except BaseException:
                     todo.put(ep)  # not recorded: it is still to do when the run resumes
                     raise
@@ -246,6 +257,8 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                 else:
                     progress.done += 1
                 _notify(hook, progress, rec)
+                if stopping():
+                    return
                 if not server.alive():
                     ensure_server()
                 phone = None  # a fresh connection (and uiautomator session) at the top of the loop
@@ -261,7 +274,7 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                 stop.set()
 
         first_round = True
-        while not todo.empty() and not fatal:
+        while not todo.empty() and not fatal and not stopping():
             # each build first probes every phone again, the ones away before included
             alive = list(pool.serials) if first_round else pool.alive
             first_round = False
@@ -272,11 +285,29 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                        for s in alive]
             for t in threads:
                 t.start()
-            for t in threads:
-                while t.is_alive():
-                    t.join(0.2)
+            try:
+                for t in threads:
+                    while t.is_alive():
+                        t.join(0.2)
+            except BaseException:  # a second signal: stop at once, record nothing more
+                halted.set()
+                stop.set()
+                raise
         if fatal:
             raise _failure(fatal[0], store)
+
+
+class _Interrupted(Exception):
+    """The episode in hand was cut short by a stop signal; it is not recorded."""
+
+
+def _mark_interrupted(out_dir: Any, rec: EpisodeRecord) -> None:
+    try:
+        (out_dir / "interrupted.txt").write_text(
+            f"interrupted by a stop signal, not recorded (it runs again on resume): {rec.outcome}"
+            f"{': ' + rec.error if rec.error else ''}\n", encoding="utf-8")
+    except OSError:
+        pass
 
 
 def _failure(item: tuple[str, BaseException], store: RunStore) -> RecordingFailed:
@@ -310,6 +341,6 @@ def execute(builds: Sequence[Any], planned: Sequence[PlannedEpisode], store: Run
                 prog.outcomes[finished[p.episode_id].outcome] += 1
         result[build.id] = prog
         hook(prog, None)
-        if todo:
+        if todo and not (opts.stop is not None and opts.stop.is_set()):
             run_build(build, todo, store, pool, opts, prog, hook, attempts)
     return result

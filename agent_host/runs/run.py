@@ -25,6 +25,7 @@ class RunResult:
     run_dir: Path
     progress: dict[str, BuildProgress]
     planned: int
+    stopped: bool = False      # a stop signal ended it early: what ran is recorded, resume for the rest
 
 
 def new_run_id() -> str:
@@ -165,7 +166,7 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
             if driver is not None:   # a sequential run (runs/sequential.py) plays its own rounds
                 return RunResult(run_dir, *driver(builds, tasks, store, phones, opts, hook))
             progress = execute(builds, planned, store, phones, opts, hook)
-    return RunResult(run_dir, progress, len(planned))
+    return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))
 
 
 # plays a run in its own way: (builds, tasks, store, phones, opts, hook) -> (progress, episodes planned)
@@ -246,4 +247,4 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
             if chosen is not None:
                 return RunResult(run_dir, *chosen(builds, tasks, store, serials, opts, hook))
             progress = execute(builds, planned, store, serials, opts, hook)
-    return RunResult(run_dir, progress, len(planned))
+    return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))

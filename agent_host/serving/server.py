@@ -148,10 +148,13 @@ class ManagedServer:
 
     # ---------------------------------------------------------------- private
     def _note(self, text: str) -> None:
-        self.log_dir.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        with open(self.log_path, "a", encoding="utf-8") as f:
-            f.write(f"[agent-host {stamp}] {text}\n")
+        try:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.log_path, "a", encoding="utf-8") as f:
+                f.write(f"[agent-host {stamp}] {text}\n")
+        except OSError:  # a full or read-only run directory: a note is not worth a failed stop
+            pass
 
     def _start(self, attempts: int = 2) -> None:
         for attempt in range(attempts):

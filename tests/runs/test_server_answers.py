@@ -1,0 +1,54 @@
+"""What a broken server answers is the server's fault: a 200 whose body is not JSON, a JSON
+list or `choices: [null]` ended episodes `harness: ...` (counted against nobody, but blamed on
+agent-host); a server ignoring max_tokens with 20 MB replies grew one episode folder to 463 MB."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fixtures_faults import FakeServer, answer
+
+
+def _episode(tmp_path, phone, chat, **kw):
+    from agent_host.agent.episode import run_episode
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.config.tasks import load_tasks
+    from agent_host.phone.device import Phone
+    from agent_host.serving.endpoint import Endpoint
+
+    server = FakeServer(chat)
+    try:
+        task = load_tasks(["wifi-on"], variants=("base",))[0]
+        return run_episode(task, Phone.connect(phone.serial), Endpoint(server.url, None, "m", "b"),
+                           out_dir=tmp_path / "ep", profile=load_phone_profile("virtual"),
+                           request_timeout=10, episode_timeout=30, screenshots=False, **kw)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("body", [b"<html>not json</html>", [1, 2], {"choices": [None]}, {"choices": "x"}],
+                         ids=["not-json", "list", "choices-null", "choices-str"])
+def test_a_malformed_answer_is_the_servers_fault(tmp_path, virtual_phone, body):
+    rec = _episode(tmp_path, virtual_phone, answer(body))
+    assert rec.outcome == "error" and rec.error.startswith("server: "), rec.error
+
+
+def test_a_reply_past_max_tokens_is_stored_capped_and_marked(tmp_path, virtual_phone):
+    from agent_host.agent.model_client import CHARS_PER_TOKEN
+    from agent_host.config.builds import Sampling
+
+    huge = "x" * 5_000_000
+    reply = {"id": "r", "object": "chat.completion", "created": 0, "model": "m",
+             "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                 "role": "assistant", "content": huge, "tool_calls": [{
+                     "id": "c1", "type": "function",
+                     "function": {"name": "wait", "arguments": json.dumps({"seconds": 1, "pad": huge})}}]}}],
+             "usage": {"prompt_tokens": 1, "completion_tokens": 64, "total_tokens": 65}}
+    rec = _episode(tmp_path, virtual_phone, answer(reply), sampling=Sampling(max_tokens=64))
+    assert rec.outcome != "error" or not rec.error.startswith("harness"), rec.error
+    size = sum(f.stat().st_size for f in (tmp_path / "ep").iterdir())
+    assert size < rec.steps * 10 * 64 * CHARS_PER_TOKEN + 200_000, size  # not 5 MB a step
+    steps = (tmp_path / "ep" / "steps.jsonl").read_text()
+    assert "[truncated by agent-host: " in steps
