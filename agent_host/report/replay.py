@@ -152,6 +152,10 @@ def headline_lines(replays: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     for rp in replays:
         for b, c in rp.get("candidates", {}).items():
             steps = c["agreement"].get("n", 0)
+            if c["requests"] and c["errors"] == c["requests"]:
+                out[(b, rp["reference"])] = (f"{b}: the replay of {rp['reference']}'s steps failed "
+                                             f"({'; '.join(c['error_examples'])[:200]}).")
+                continue
             out[(b, rp["reference"])] = (
                 f"{b} replayed on {rp['reference']}'s {steps} steps ({c['episodes']} episodes, {c['tasks']} tasks): "
                 f"completion agreement {rate_text(c['completion_agreement'])} "
