@@ -31,6 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_host import watchdog
 from agent_host.agent import prompt as prompts
 from agent_host.agent.model_client import ContextExceeded, ModelClient, ServerError
 from agent_host.agent.perform import act, describe_result
@@ -217,7 +218,7 @@ class StepLoop:
         t0 = time.monotonic()
         obs = self.obs
         shot = self.screenshot(n)
-        times.observe += time.monotonic() - t0
+        times.observe += watchdog.elapsed(t0)
 
         text = prompts.first_message(self.goal, obs.text, self.max_steps) if n == 1 else \
             prompts.step_message(n, obs.text)
@@ -265,7 +266,7 @@ class StepLoop:
         t_b = time.monotonic()
         self.before_act()            # the screenshot of this screen was taken while the model ran
         self._judged()               # and the last step was judged
-        times.observe += time.monotonic() - t_b
+        times.observe += watchdog.elapsed(t_b)
         raw_output = raws[-1] if raws else {}
         if len(raws) > 1:
             raw_output = {**raws[-1], "retried": raws[:-1]}
@@ -279,7 +280,7 @@ class StepLoop:
         else:
             t1 = time.monotonic()
             action = act(self.phone, parsed.name or "", parsed.args, obs.screen, self.profile)
-            times.act += time.monotonic() - t1
+            times.act += watchdog.elapsed(t1)
             result = describe_result(action, obs.screen)
             if parsed.name == "answer":
                 st.answer = parsed.args["text"]
@@ -297,7 +298,7 @@ class StepLoop:
                 # from its last, i.e. from now
                 next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s,
                                         since=None if parsed.name == "type_text" else t1)
-                times.settle += time.monotonic() - t2
+                times.settle += watchdog.elapsed(t2)
                 goal_screen = next_obs.screen
                 if parsed.call_id is not None:
                     self._answer_calls(self.messages[-1], result)
@@ -306,9 +307,9 @@ class StepLoop:
         if parsed is None:
             t2 = time.monotonic()
             next_obs = self._settle(0.0)
-            times.settle += time.monotonic() - t2
+            times.settle += watchdog.elapsed(t2)
             goal_screen = next_obs.screen
-        wall_s = round(time.monotonic() - t0, 4)
+        wall_s = round(watchdog.elapsed(t0), 4)
 
         def finish(verdict: Any) -> None:
             times.judge = verdict.seconds       # beside the next step, not in this one's wall time

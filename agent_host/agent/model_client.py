@@ -22,6 +22,11 @@ class ServerError(Exception):
     """The model server failed (connection, timeout, 5xx, auth, unknown model)."""
 
 
+# A watched request ends this long after its socket timeout would have: the socket timeout
+# (the `limit:` labels) fires first for a silent server, the watchdog for one that trickles.
+WATCH_MARGIN_S = 1.0
+
+
 class ContextExceeded(Exception):
     """The conversation no longer fits the server's context window."""
 
@@ -48,6 +53,7 @@ class ModelClient:
         self.sampling = sampling
         self.seed = seed
         self.headers = task_header(task) if task else {}
+        self.timeout = timeout    # total seconds per request, enforced by the watchdog
         self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
                                               timeout=timeout, max_retries=1)
         self.tool_choice: str | None = "required"
@@ -73,6 +79,8 @@ class ModelClient:
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         import openai
+
+        from agent_host import watchdog
         t0 = time.monotonic()
         for _ in range(3):
             options = self._kwargs()
@@ -80,10 +88,13 @@ class ModelClient:
             sent = {"end": len(messages), "options": options,
                     "sha256": body_sha256(request_body(self.endpoint.model, messages, tools, options))}
             try:
-                resp = self.client.chat.completions.create(
+                resp = watchdog.call(lambda: self.client.chat.completions.create(
                     model=self.endpoint.model, messages=messages, tools=tools,
-                    extra_headers=self.headers or None, **options)
+                    extra_headers=self.headers or None, **options), self.timeout + WATCH_MARGIN_S, "model request")
                 break
+            except watchdog.Overdue as exc:
+                raise ServerError(f"{exc}: the server kept the request open without finishing it "
+                                  f"(total limit per request: --request-timeout)") from exc
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
                 if "context" in text and ("length" in text or "window" in text or "maximum" in text):
@@ -102,7 +113,7 @@ class ModelClient:
                 raise ServerError(f"{type(exc).__name__}: {exc}") from exc
         else:  # pragma: no cover - each retry changes one option, so this cannot loop
             raise ServerError("server rejected the request")
-        seconds = time.monotonic() - t0
+        seconds = watchdog.elapsed(t0)
         if not resp.choices:
             raise ServerError("server answered without choices")
         choice = resp.choices[0]

@@ -208,11 +208,6 @@ def per_unit_counts(c: UnitCounts, name: str) -> tuple[int, int] | None:
     return c.labels[name], c.n
 
 
-def per_unit_rate(c: UnitCounts, name: str) -> float | None:
-    kn = per_unit_counts(c, name)
-    return None if kn is None else kn[0] / kn[1]
-
-
 def task_counts(units: Sequence[UnitCounts], name: str) -> tuple[list[tuple[int, int]], int]:
     """Per task (cluster), the (numerator, denominator) of a named rate pooled over the task's
     instances it applies to; and how many instances that was."""

@@ -218,7 +218,7 @@ def replay_run(run_dir: Path, reference: Any, candidates: Sequence[Any], *, task
     items = plan_items(run_dir, episodes)
     logs = {rec.episode_id: log for rec, log in episodes}
     out = replay_dir(run_dir, reference.id)
-    scored = logprobs and any(c.server == "vllm" for c in candidates) and reference.server == "vllm"
+    scored = logprobs and any(c.traits.prompt_logprobs for c in candidates) and reference.traits.prompt_logprobs
     passes = ([(REFERENCE_PASS, reference)] if scored else []) + [(c.id, c) for c in candidates]
     with RunLock(Path(run_dir)):
         log = ReplayLog(out)
@@ -234,7 +234,7 @@ def replay_run(run_dir: Path, reference: Any, candidates: Sequence[Any], *, task
                     endpoint = server.endpoint
                     for k, it in enumerate(todo, 1):
                         line = ask(endpoint, logs[it.episode_id], it, greedy=name != REFERENCE_PASS,
-                                   logprobs=scored and build.server == "vllm")
+                                   logprobs=scored and build.traits.prompt_logprobs)
                         log.append({"pass": name, "build": build.id, **line})
                         hook(f"replay: {build.id} {k}/{len(todo)}")
             except Exception as exc:     # the server did not start or died: this pass's requests
