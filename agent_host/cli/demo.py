@@ -23,9 +23,12 @@ what it does:
      answers (tool calls and content) the 4-bit build gives exactly as the reference does
   4. runs the same episodes on each build ({DEMO_TASKS}; base and verify variants; 2 repeats),
      one server at a time on vLLM's CPU build
-  5. writes the report (report.html, report.md, results.json, episodes.csv): the first lines
+  5. replays every step of the reference's episodes on the other builds (`agent-host replay`:
+     the same requests, byte for byte; --no-replay skips it)
+  6. writes the report (report.html, report.md, results.json, episodes.csv): the first lines
      name the reference and say what the paired comparison found, with its 95% interval,
-     beside fidelity and the speed ratios (decode tok/s, TTFT, s/step) measured in this run
+     beside the replay's completion agreement (with its interval), fidelity and the speed
+     ratios (decode tok/s, TTFT, s/step) measured in this run
 
 A 135M-parameter model fails most tasks: expect low success on both builds, and wide
 intervals with this few episodes. It is a real model on a real server driving a phone through
@@ -54,6 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phones", type=int, default=1, help="number of virtual phones (default: 1)")
     p.add_argument("--fidelity-max-tokens", type=int, default=48,
                    help="tokens per fidelity answer (default 48); 0 skips the probe")
+    p.add_argument("--no-replay", action="store_true",
+                   help="skip replaying the reference's steps on the other builds (agent-host replay)")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/demo-<time>)")
     p.add_argument("--startup-timeout", type=float, default=900, help="seconds for each server to be ready")
     p.set_defaults(func=_run)
@@ -173,6 +178,8 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
             adb_server.kill_server(adb_port)
     if "fidelity" in extra:
         _move_fidelity(out, fid_json, tmp / "servers")
+    if len(builds) > 1 and not args.no_replay:
+        _replay(result.run_dir, reference, builds[1:], args, err)
     print_summary(result, console)
     report = write_report(result.run_dir, console, baseline=reference.id)
     results = json.loads((result.run_dir / "results.json").read_text())
@@ -180,6 +187,23 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
         console.print(line)
     console.print(f"\nopen the report:  {report}\nrun directory:    {result.run_dir}")
     return 0
+
+
+def _replay(run_dir: Path, reference, candidates, args, err) -> None:
+    """Every step of the reference's episodes sent again to the other builds (agent-host replay):
+    its completion agreement goes into the report's first lines, beside the episode comparison."""
+    from agent_host.report.replay import write_summary
+    from agent_host.runs.replay import replay_run
+
+    err.print(f"replay: {reference.id}'s steps on {', '.join(b.id for b in candidates)} (one server at a time)")
+    try:
+        with err.status("replay") as status:
+            out = replay_run(run_dir, reference, candidates, startup_timeout=args.startup_timeout,
+                             hook=status.update)
+    except UserError as exc:      # e.g. every reference episode failed: the episodes still report
+        err.print(f"[yellow]replay skipped:[/] {exc}")
+        return
+    write_summary(out)
 
 
 def _move_fidelity(out: Path, data: dict, logs: Path) -> None:

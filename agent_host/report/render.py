@@ -31,7 +31,7 @@ from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
 from agent_host.report.tables import breakdown_table, builds_table, comparisons_table
 from agent_host.config.replay_log import ROLES
-from agent_host.report.replay import load_summaries, rate_text, viewer_lines
+from agent_host.report.replay import load_summaries, rate_text, viewer_lines, with_replay
 
 TEMPLATES = Path(__file__).with_name("templates")
 SHOT_MAX_WIDTH = 300
@@ -325,6 +325,8 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     results = Results.model_validate(finite(analyse(run, baseline, target=target)))
     viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
     results.warnings += viewer.pop("warnings")
+    replays = finite(load_summaries(run.dir))      # agent-host replay's replay.json files
+    results.headline = with_replay(results.headline, replays)
     out_dir = Path(out) if out else run.dir
     check_dir_usable(out_dir, "--out")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -338,7 +340,6 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     w.writerow(header)
     w.writerows([[csv_safe(c) for c in row] for row in rows])
     write_text_atomic(paths["csv"], buf.getvalue())
-    replays = finite(load_summaries(run.dir))      # agent-host replay's replay.json files
     write_text_atomic(paths["md"], render_markdown(results, replays))
     write_text_atomic(paths["html"], render_html(results, viewer, replays))
     return {**paths, "results": data, "model": results}

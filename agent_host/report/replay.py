@@ -144,3 +144,31 @@ def viewer_lines(run_dir: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
                 {"build": x["pass"], "attempt": x["attempt"], "role": x["role"], "match": x["match"],
                  "reply": json.dumps(x.get("reply"), ensure_ascii=False), "gap": gap})
     return {k: dict(v) for k, v in out.items()}
+
+
+def headline_lines(replays: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """(candidate, reference) -> the report's first-lines sentence on what the replay found."""
+    out = {}
+    for rp in replays:
+        for b, c in rp.get("candidates", {}).items():
+            steps = c["agreement"].get("n", 0)
+            if c["requests"] and c["errors"] == c["requests"]:
+                out[(b, rp["reference"])] = (f"{b}: the replay of {rp['reference']}'s steps failed "
+                                             f"({'; '.join(c['error_examples'])[:200]}).")
+                continue
+            out[(b, rp["reference"])] = (
+                f"{b} replayed on {rp['reference']}'s {steps} steps ({c['episodes']} episodes, {c['tasks']} tasks): "
+                f"completion agreement {rate_text(c['completion_agreement'])} "
+                f"(task_complete where {rp['reference']} called it with the goal held), "
+                f"false completion {rate_text(c['false_completion'])}, "
+                f"same action {rate_text(c['agreement'])}; 95% intervals over tasks.")
+    return out
+
+
+def with_replay(headline: list[str], replays: list[dict[str, Any]]) -> list[str]:
+    """The headline with each replay sentence after its build's episode comparison (else at the end)."""
+    lines = list(headline)
+    for (b, ref), text in headline_lines(replays).items():
+        at = next((i + 1 for i, ln in enumerate(lines) if ln.startswith(f"{b} vs {ref}:")), len(lines))
+        lines.insert(at, text)
+    return lines

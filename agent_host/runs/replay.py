@@ -26,7 +26,6 @@ task_complete), `after_goal` (it held and the reference did something else), `in
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -230,11 +229,21 @@ def replay_run(run_dir: Path, reference: Any, candidates: Sequence[Any], *, task
             if not todo:
                 continue
             hook(f"replay: starting {build.id} ({len(todo)} requests)")
-            with served(build, log_dir=out / "servers", startup_timeout=startup_timeout) as server:
-                endpoint = server.endpoint
-                for k, it in enumerate(todo, 1):
-                    line = ask(endpoint, logs[it.episode_id], it, greedy=name != REFERENCE_PASS,
-                               logprobs=scored and build.traits.prompt_logprobs)
-                    log.append({"pass": name, "build": build.id, **line})
-                    hook(f"replay: {build.id} {k}/{len(todo)}")
+            try:
+                with served(build, log_dir=out / "servers", startup_timeout=startup_timeout) as server:
+                    endpoint = server.endpoint
+                    for k, it in enumerate(todo, 1):
+                        line = ask(endpoint, logs[it.episode_id], it, greedy=name != REFERENCE_PASS,
+                                   logprobs=scored and build.traits.prompt_logprobs)
+                        log.append({"pass": name, "build": build.id, **line})
+                        hook(f"replay: {build.id} {k}/{len(todo)}")
+            except Exception as exc:     # the server did not start or died: this pass's requests
+                done_now = {(x["pass"], x["episode_id"], x["index"]) for x in log.read() if "error" not in x}
+                why = f"server: {type(exc).__name__}: {exc}"[:400]
+                for it in todo:      # count as failed, and asked again by the next replay
+                    if (name, it.episode_id, it.index) not in done_now:
+                        log.append({"pass": name, "build": build.id, "episode_id": it.episode_id, "index": it.index,
+                                    "step": it.step, "attempt": it.attempt, "role": it.role, "task": it.task,
+                                    "task_id": it.task_id, "variant": it.variant, "seconds": 0.0, "error": why})
+                hook(f"replay: {build.id} failed: {why}")
     return out

@@ -72,6 +72,9 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
     # one task ran, base and verify (one cluster of 2 instances); an instance whose episodes
     # all hit a harness budget (exhausted) drops out
     assert re.search(r"over 1 task( \(2 task instances\))?: ", lines[1]), lines[1]
+    # the replay of the reference's steps, beside the episode comparison, with its interval
+    assert lines[2].startswith("tiny-random-w4a16 replayed on tiny-random's "), lines[2]
+    assert "completion agreement " in lines[2] and (out / "replay" / "tiny-random" / "replay.json").is_file()
     assert any(ln.startswith("tiny-random-w4a16 fidelity: ") for ln in lines)
     assert any("speed relative to tiny-random (this run): decode " in ln for ln in lines)
     speeds = {b["build"]: b["speed"] for b in results["builds"]}

@@ -146,3 +146,22 @@ def test_the_report_shows_the_replay_and_the_viewer_each_candidate_answer(script
     replies = {x["build"]: json.loads(x["reply"])["tool_calls"][0]["function"] for x in step3["replay"]}
     assert replies["other"]["name"] == replies["ref"]["name"] == "tap"
     assert replies["other"]["arguments"] != replies["ref"]["arguments"]
+
+
+def test_a_candidate_whose_server_fails_counts_its_requests_as_failed(scripted_run, tmp_path):
+    import shutil
+
+    from agent_host.cli.replay import resolve_builds
+    from agent_host.report.replay import write_summary
+    from agent_host.runs.replay import replay_run
+
+    run, hosts = scripted_run
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy, ignore=shutil.ignore_patterns("replay"))
+    manifest = json.loads((copy / "manifest.json").read_text())
+    ref, other = resolve_builds(manifest, ["ref", "other"], str(hosts))
+    broken = other.model_copy(update={"script": str(tmp_path / "no-such-script.yaml"), "startup_timeout_s": 20})
+    out = replay_run(copy, ref, [broken])
+    data = write_summary(out)["candidates"]["other"]
+    assert data["errors"] == data["requests"] == 10
+    assert data["error_examples"][0].startswith("server: ")
