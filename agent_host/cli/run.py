@@ -48,8 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--builds", help="comma-separated build ids (see `agent-host builds`)")
     p.add_argument("--tasks", help="comma-separated task files, directories or ids (default: tasks/)")
     p.add_argument("--variants", default="base", help="comma-separated: base, verify (default: base)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="repeats per task instance (default: 1); with --until-decided, of the first pass (default: 2)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="repeats per task instance (default: 1); with --until-decided, of the first pass")
     p.add_argument("--phones", help="comma-separated serials; HOST:PORT/SERIAL for a remote adb server")
     p.add_argument("--seed", type=int, default=0, help="run seed; episode seeds derive from it (default: 0)")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/<run-id>)")
@@ -140,8 +140,6 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"--{flag.replace('_', '-')} must be more than 0 and at most {most} seconds")
     limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
               "phone_wait": args.phone_wait}
-    if args.repeats is None:
-        args.repeats = 2 if args.until_decided else 1
     if not args.until_decided and (args.detect is not None or args.budget is not None):
         raise UserError("--detect and --budget go with --until-decided")
     if args.plan:
@@ -237,7 +235,10 @@ def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, basel
     other = next(b.id for b in builds if b.id != baseline)
     state = configure(baseline, other, n_tasks, args.repeats, budget_repeats,
                       None if args.detect is None else args.detect / 100, seconds)
-    state.update(together=together, order_mode=why, budget_episodes=episodes)
+    from agent_host.serving.kinds import KINDS
+    local = [b.id for b in builds if getattr(KINDS.get(b.server), "LOCAL_MODEL", True)]
+    state.update(together=together, order_mode=why, budget_episodes=episodes,
+                 shared_machine=local if together and len(local) > 1 else [])
     return {"sequential": state}
 
 

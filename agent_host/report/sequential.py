@@ -40,7 +40,7 @@ from agent_host.report import intervals, stats
 
 ALPHA = 0.05
 PENALTY = 1.0              # Korn-Graubard's own df exponent: every look has a design of its own
-FIRST_REPEATS = 2          # first pass: every task instance, both builds
+FIRST_REPEATS = 1          # first pass: every task instance, both builds
 ROUND_SHARE = 1.0          # task-repeats per round, as a share of the tasks
 BUDGET_REPEATS = 10        # default budget: as many episodes as this many repeats of everything
 BOUNDARY_PATHS = 200_000
@@ -351,6 +351,8 @@ def section(manifest: dict, records: Sequence[EpisodeRecord]) -> dict[str, Any] 
         "budget_episodes": st.get("budget_episodes") or int(round(
             st["schedule"]["budget"] * len(ids) / max(1, sum(repeats.values())))),
         "fixed": fixed, "order_mode": st.get("order_mode"),
+        # local model servers that were up together: their speed figures are not each alone
+        "shared_machine": list(st.get("shared_machine") or []),
         "allocation": [{"task": s.task, "repeats": s.repeats, "baseline": f"{s.ka}/{s.na}",
                         "build": f"{s.kb}/{s.nb}"} for s in states],
         "rounds": [{"round": r["round"], "episodes": len(r["order"]), "added": sum(r["add"].values()),
