@@ -230,6 +230,13 @@ def _together(builds: list) -> tuple[bool, str]:
     return servers_together(builds, facts.usable_cores, facts.memory_gib)
 
 
+def _shared(builds: list, together: bool) -> list[str]:
+    """Local model builds whose servers are up together: their speed figures are marked."""
+    from agent_host.serving.kinds import KINDS
+    local = [b.id for b in builds if getattr(KINDS.get(b.server), "LOCAL_MODEL", True)]
+    return local if together and len(local) > 1 else []
+
+
 def _interleave_setup(args: argparse.Namespace, builds: list, tasks: list) -> dict:
     """The manifest's order of a fixed interleaved run (runs/order.py)."""
     from agent_host.runs.order import interleave, order_record
@@ -241,7 +248,7 @@ def _interleave_setup(args: argparse.Namespace, builds: list, tasks: list) -> di
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return {"order": order_record(interleave(planned, args.seed, together)), "order_together": together,
-            "order_mode": why}
+            "order_mode": why, "shared_machine": _shared(builds, together)}
 
 
 def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, baseline: str) -> dict:
@@ -266,11 +273,8 @@ def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, basel
     other = next(b.id for b in builds if b.id != baseline)
     state = configure(baseline, other, n_tasks, args.repeats, budget_repeats,
                       None if args.detect is None else args.detect / 100, seconds)
-    from agent_host.serving.kinds import KINDS
-    local = [b.id for b in builds if getattr(KINDS.get(b.server), "LOCAL_MODEL", True)]
-    state.update(together=together, order_mode=why, budget_episodes=episodes,
-                 shared_machine=local if together and len(local) > 1 else [])
-    return {"sequential": state}
+    state.update(together=together, order_mode=why, budget_episodes=episodes)
+    return {"sequential": state, "shared_machine": _shared(builds, together)}
 
 
 def _print_decision(run_dir: Path, out) -> None:

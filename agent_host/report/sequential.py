@@ -351,8 +351,6 @@ def section(manifest: dict, records: Sequence[EpisodeRecord]) -> dict[str, Any] 
         "budget_episodes": st.get("budget_episodes") or int(round(
             st["schedule"]["budget"] * len(ids) / max(1, sum(repeats.values())))),
         "fixed": fixed, "order_mode": st.get("order_mode"),
-        # local model servers that were up together: their speed figures are not each alone
-        "shared_machine": list(st.get("shared_machine") or []),
         "allocation": [{"task": s.task, "repeats": s.repeats, "baseline": f"{s.ka}/{s.na}",
                         "build": f"{s.kb}/{s.nb}"} for s in states],
         "rounds": [{"round": r["round"], "episodes": len(r["order"]), "added": sum(r["add"].values()),

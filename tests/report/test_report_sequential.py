@@ -107,3 +107,23 @@ def test_seeded_simulation_subset(tasks, kappa, mu, delta):
     assert c.episodes <= c.budget_episodes
     if delta >= 0.2:
         assert c.power > 0.85 and c.episodes < 0.6 * c.budget_episodes   # a large difference stops early
+
+
+def test_report_marks_shared_machine_speed_and_the_order(tmp_path):
+    import json
+
+    from fixtures_report import BASE, OTHER, make_run
+
+    from agent_host.report import write_reports
+
+    run = make_run(tmp_path)
+    m = json.loads((run / "manifest.json").read_text())
+    m.update(shared_machine=[BASE, OTHER], order_mode="servers up together: 2 local model servers fit")
+    (run / "manifest.json").write_text(json.dumps(m))
+    written = write_reports(run, baseline=BASE)
+    md = next(run.rglob("report.md")).read_text()
+    html = next(run.rglob("report.html")).read_text()
+    assert f"| {OTHER} (shared machine) |" in md and f"| {BASE} (shared machine) |" in md
+    assert "interleaved, randomised by the seed: servers up together" in md
+    assert "(shared machine)" in html and "Shared machine:" in html
+    assert written["results"]["sequential"] is None and "Sequential comparison" not in md
