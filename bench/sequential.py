@@ -19,6 +19,14 @@ instances {1 alone, 4 with within 0.9}.
     python bench/sequential.py               # the grid, 2000 runs per cell
     python bench/sequential.py --sims 300    # quicker, noisier
     python bench/sequential.py --json
+    python bench/sequential.py --e2e         # the same rule run for real: scripted builds, virtual phone
+
+--e2e runs `agent-host run --until-decided` end to end for a few cells: two suite policies on 12
+toggle tasks whose seeded `premature` flaws differ by a known amount (a flaw is a pure function
+of the episode's seed and goal, so the build with the larger rate fails wherever the other does
+and on more episodes: the true difference is exactly the difference of the rates, in
+expectation), one virtual phone, and prints each run's decision, its episodes and the report's
+fixed-design figure.
 """
 
 from __future__ import annotations
@@ -185,6 +193,64 @@ def summary(cells: list[SeqCell]) -> dict:
     }
 
 
+E2E_TASKS = ["wifi-on", "wifi-off", "bluetooth-on", "bluetooth-off", "airplane-mode-on", "dark-theme-on",
+             "dark-theme-off", "location-off", "auto-rotate-off", "adaptive-brightness-off", "dnd-on",
+             "battery-saver-on"]
+E2E_CELLS = ((0.0, 0.0), (0.0, 0.3), (0.1, 0.6))   # (A's flaw rate, B's): true differences 0, -30, -50 pp
+
+
+def e2e(budget: int, detect: float) -> list[dict]:
+    """Real sequential runs on one virtual phone (its own adb server on a free port)."""
+    import os
+    import subprocess
+    import tempfile
+
+    from agent_host.runs.store import read_records
+    from virtual_phone import adb_server
+    from virtual_phone.phone import free_port
+
+    root = Path(__file__).resolve().parents[1]
+    port = free_port()
+    os.environ["ANDROID_ADB_SERVER_PORT"] = str(port)
+    adb_server.ensure_server(port)
+    rows = []
+    phone = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="agent-host-seq-") as tmp:
+            tmp = Path(tmp)
+            phone = subprocess.Popen([sys.executable, "-m", "agent_host", "phone", "start", "--adb-port", str(port)],
+                                     stdout=subprocess.PIPE, stderr=open(tmp / "phone.log", "w"), text=True)
+            serial = phone.stdout.readline().strip().split(": ", 1)[1]
+            for i, (fa, fb) in enumerate(E2E_CELLS):
+                for name, f in (("a", fa), ("b", fb)):
+                    (tmp / f"{name}{i}.yaml").write_text(f"suite: [{root / 'tasks'}]\n"
+                                                         + (f"flaws: {{premature: {f}}}\n" if f else ""))
+                hosts = tmp / f"hosts{i}.yaml"
+                hosts.write_text(f"id: s{i}\ndescription: bench\nhardware_class: x86-avx2\nbuilds:\n"
+                                 f"  - {{id: a, weight_path: scripted, server: policy, script: {tmp / f'a{i}.yaml'}}}\n"
+                                 f"  - {{id: b, weight_path: scripted, server: policy, script: {tmp / f'b{i}.yaml'}}}\n")
+                run_dir = tmp / f"run{i}"
+                t0 = time.monotonic()
+                out = subprocess.run([sys.executable, "-m", "agent_host", "run", "--builds", "a,b", "--host-profile",
+                                      str(hosts), "--tasks", ",".join(E2E_TASKS), "--until-decided", "--detect",
+                                      str(100 * detect), "--budget", str(budget), "--seed", str(i), "--phones", serial,
+                                      "--out", str(run_dir), "--quiet"], cwd=root, capture_output=True, text=True)
+                if out.returncode:
+                    raise SystemExit(out.stdout + out.stderr)
+                res = json.loads(next(run_dir.rglob("results.json")).read_text())["sequential"]
+                rows.append({"flaw_a": fa, "flaw_b": fb, "true_pp": -100 * (fb - fa), "outcome": res["outcome"],
+                             "low_pp": 100 * res["low"], "high_pp": 100 * res["high"], "look": res["look"],
+                             "looks": res["looks"], "episodes": res["episodes"], "budget": res["budget_episodes"],
+                             "fixed_episodes": res["fixed"]["episodes"], "seconds": time.monotonic() - t0,
+                             "records": len(read_records(run_dir / "episodes.jsonl"))})
+    finally:
+        if phone is not None:
+            phone.terminate()
+            phone.wait(10)
+        adb_server.kill_server(port)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sims", type=int, default=2000, help="simulated runs per cell (default 2000)")
@@ -195,8 +261,23 @@ def main(argv=None) -> int:
     ap.add_argument("--round", type=float, default=sq.ROUND_SHARE, help="task-repeats per round / tasks")
     ap.add_argument("--detect", type=float, default=DETECT, help="equivalence margin (0: none)")
     ap.add_argument("--tasks", default=",".join(map(str, TASKS)))
+    ap.add_argument("--penalty", type=float, default=None,
+                    help=f"df exponent of the looks' Korn-Graubard limits (default {sq.PENALTY}: the rule's)")
+    ap.add_argument("--e2e", action="store_true", help="run the real end-to-end cells instead of the simulation")
+    ap.add_argument("--e2e-budget", type=int, default=240, help="episode budget of each --e2e run (default 240)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.e2e:
+        rows = e2e(args.e2e_budget, args.detect or 0.1)
+        if args.json:
+            print(json.dumps(rows, indent=1))
+        for r in rows:
+            print(f"flaws {r['flaw_a']:.1f} vs {r['flaw_b']:.1f} (true {r['true_pp']:+.0f} pp): {r['outcome']} at look"
+                  f" {r['look']}/{r['looks']}, [{r['low_pp']:+.1f}, {r['high_pp']:+.1f}] pp, {r['episodes']} of"
+                  f" {r['budget']} episodes (fixed design: {r['fixed_episodes']}), {r['seconds']:.0f} s")
+        return 0
+    if args.penalty is not None:
+        sq.PENALTY = args.penalty
     t0 = time.monotonic()
     cells = grid(args.sims, args.seed, tasks=tuple(int(x) for x in args.tasks.split(",")),
                  budget_repeats=args.budget, first=args.first, detect=args.detect or None,

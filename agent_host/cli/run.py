@@ -53,8 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--builds", help="comma-separated build ids (see `agent-host builds`)")
     p.add_argument("--tasks", help="comma-separated task files, directories or ids (default: tasks/)")
     p.add_argument("--variants", default="base", help="comma-separated: base, verify (default: base)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="repeats per task instance (default: 1); with --until-decided, of the first pass (default: 2)")
+    p.add_argument("--repeats", type=int, default=1,
+                   help="repeats per task instance (default: 1); with --until-decided, of the first pass")
     p.add_argument("--phones", help="comma-separated serials; HOST:PORT/SERIAL for a remote adb server")
     p.add_argument("--seed", type=int, default=0, help="run seed; episode seeds derive from it (default: 0)")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/<run-id>)")
@@ -79,6 +79,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(80%% power, alpha 0.05) and exit without running anything")
     p.add_argument("--plan-rate", type=float, default=0.5, metavar="P",
                    help="for --plan: the baseline success rate you expect (default 0.5, the worst case)")
+    p.add_argument("--interleave", action="store_true",
+                   help="play the builds' episodes interleaved, in an order randomised by --seed (each task's "
+                        "builds close in time; builds alternate in blocks when their servers cannot be up "
+                        "together); the manifest records the order. --until-decided always interleaves")
     p.add_argument("--until-decided", action="store_true",
                    help="two builds: after a first pass, add repeats where the builds disagree and stop when "
                         "the paired difference excludes 0, lies within +-PP (--detect), or the budget is spent; "
@@ -125,6 +129,10 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
                                              for r, v in p["by_repeats"].items()), highlight=False)
     out.print(f"tasks (at {args.repeats} repeats, {p['instances']:.3g} instances each) -> MDE: " + ", ".join(
         f"{t}: {'–' if v is None else f'{100 * v:.0f} pp'}" for t, v in p["by_tasks"].items()), highlight=False)
+    if args.builds:
+        from agent_host.config.hosts import find_build
+        together, why = _together([find_build(b, args.host_profile) for b in _csv(args.builds)])
+        out.print(f"order with --interleave / --until-decided: {why}", highlight=False)
     return 0
 
 
@@ -141,8 +149,6 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"--{flag.replace('_', '-')} must be more than 0 and at most {most} seconds")
     limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
               "phone_wait": args.phone_wait}
-    if args.repeats is None:
-        args.repeats = 2 if args.until_decided else 1
     if not args.until_decided and (args.detect is not None or args.budget is not None):
         raise UserError("--detect and --budget go with --until-decided")
     if args.plan:
@@ -158,7 +164,8 @@ def _run(args: argparse.Namespace) -> int:
             ("--builds", args.builds, None), ("--tasks", args.tasks, None), ("--variants", args.variants, "base"),
             ("--repeats", args.repeats, 1), ("--seed", args.seed, 0), ("--out", args.out, None),
             ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
-            ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False)) if value != default]
+            ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False),
+            ("--interleave", args.interleave, False)) if value != default]
         if given:
             raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
                             f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
@@ -223,7 +230,7 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
             return resume_run(args.resume, phones=_csv(args.phones) or None,
                               max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
                               hook=live.hook, limits=limits, wait_for_phone=wait_seconds(args), stop=stop,
-                              driver=_sequential_driver)
+                              driver=_driver_for)
         from agent_host.config.hosts import find_build
         from agent_host.config.phones import load_phone_profile
         from agent_host.config.tasks import load_tasks
@@ -245,7 +252,8 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
             raise UserError(f"--baseline: {args.baseline!r} is not one of --builds")
         tasks = load_tasks(_csv(args.tasks), variants=variants)
         baseline = args.baseline or next((b.id for b in builds if b.role == "reference"), builds[0].id)
-        seq = _sequential_setup(args, builds, tasks, baseline) if args.until_decided else {}
+        seq = (_sequential_setup(args, builds, tasks, baseline) if args.until_decided else
+               _interleave_setup(args, builds, tasks) if args.interleave else {})
         return start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=args.seed,
                          phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                          out=run_dir, max_attempts=args.max_attempts,
@@ -253,24 +261,54 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
                          extra_manifest={"baseline": baseline, **seq},
                          limits={k: v for k, v in limits.items() if v is not None},
                          wait_for_phone=wait_seconds(args), stop=stop,
-                         driver=_sequential_driver(seq) if seq else None)
+                         driver=_driver_for(seq))
 
 
-def _sequential_driver(manifest: dict):
-    """The driver of a sequential run (runs/sequential.py) with the report layer's rule, for a
-    manifest that has a `sequential` block; None for a fixed run."""
-    if not manifest.get("sequential"):
-        return None
-    from agent_host.report.sequential import judge_for
-    from agent_host.runs.sequential import make_driver
-    return make_driver(judge_for)
+
+def _driver_for(manifest: dict):
+    """How a run is played, from its manifest: a sequential run (a `sequential` block) by its
+    rounds with the report layer's rule, an interleaved one (an `order`) in that order, else
+    None (build after build)."""
+    if manifest.get("sequential"):
+        from agent_host.report.sequential import judge_for
+        from agent_host.runs.sequential import make_driver
+        return make_driver(judge_for)
+    if manifest.get("order"):
+        from agent_host.runs.sequential import interleaved_driver
+        return interleaved_driver
+    return None
+
+
+def _together(builds: list) -> tuple[bool, str]:
+    from agent_host.config import machine
+    from agent_host.runs.order import servers_together
+    facts = machine.read_facts()
+    return servers_together(builds, facts.usable_cores, facts.memory_gib)
+
+
+def _shared(builds: list, together: bool) -> list[str]:
+    """Local model builds whose servers are up together: their speed figures are marked."""
+    local = [b.id for b in builds if b.traits.local_model]
+    return local if together and len(local) > 1 else []
+
+
+def _interleave_setup(args: argparse.Namespace, builds: list, tasks: list) -> dict:
+    """The manifest's order of a fixed interleaved run (runs/order.py)."""
+    from agent_host.runs.order import interleave, order_record
+    from agent_host.runs.plan import plan
+
+    together, why = _together(builds)
+    try:
+        planned = plan([b.id for b in builds], tasks, args.repeats, args.seed)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    return {"order": order_record(interleave(planned, args.seed, together)), "order_together": together,
+            "order_mode": why, "shared_machine": _shared(builds, together)}
 
 
 def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, baseline: str) -> dict:
     """The manifest's `sequential` and `order` blocks for --until-decided; bad flags fail here."""
-    from agent_host.config import machine
     from agent_host.report.sequential import BUDGET_REPEATS, configure
-    from agent_host.runs.order import servers_together
     from agent_host.runs.sequential import parse_budget
 
     if len(builds) != 2:
@@ -286,13 +324,12 @@ def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, basel
     if budget_repeats < args.repeats:
         raise UserError(f"--budget {args.budget}: the first pass alone is {2 * len(tasks) * args.repeats} "
                         f"episodes ({len(tasks)} task instances x {args.repeats} repeats x 2 builds)")
-    facts = machine.read_facts()
-    together, why = servers_together(builds, facts.usable_cores, facts.memory_gib)
+    together, why = _together(builds)
     other = next(b.id for b in builds if b.id != baseline)
     state = configure(baseline, other, n_tasks, args.repeats, budget_repeats,
                       None if args.detect is None else args.detect / 100, seconds)
     state.update(together=together, order_mode=why, budget_episodes=episodes)
-    return {"sequential": state}
+    return {"sequential": state, "shared_machine": _shared(builds, together)}
 
 
 def _print_decision(run_dir: Path, out) -> None:

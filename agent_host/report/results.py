@@ -18,7 +18,8 @@ SCHEMA = "agent-host.report/2"
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
               "platform", "git", "builds", "tasks", "task_files", "repeats", "seed", "sampling",
-              "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at", "sequential")
+              "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at", "sequential",
+              "order", "order_together", "order_mode", "shared_machine")
 
 
 def choose_baseline(run: Run, requested: str | None) -> str:
@@ -73,6 +74,10 @@ def _provenance(run: Run) -> dict[str, Any]:
         "sampling": m.get("sampling") or {},
         "max_attempts": m.get("max_attempts"),
         "episodes_planned": m.get("episodes_planned"),
+        # how the builds' episodes were ordered (runs/order.py); None: build after build
+        "order_mode": m.get("order_mode") or (m.get("sequential") or {}).get("order_mode"),
+        # local model builds whose servers were up together: their speed figures are marked
+        "shared_machine": list(m.get("shared_machine") or []),
         "other": {k: v for k, v in m.items() if k not in KNOWN_KEYS},
     }
 

@@ -40,7 +40,7 @@ from agent_host.report import intervals, stats
 
 ALPHA = 0.05
 PENALTY = 1.0              # Korn-Graubard's own df exponent: every look has a design of its own
-FIRST_REPEATS = 2          # first pass: every task instance, both builds
+FIRST_REPEATS = 1          # first pass: every task instance, both builds
 ROUND_SHARE = 1.0          # task-repeats per round, as a share of the tasks
 BUDGET_REPEATS = 10        # default budget: as many episodes as this many repeats of everything
 BOUNDARY_PATHS = 200_000

@@ -6,8 +6,9 @@ each (task, repeat) is one block holding every build's episodes of that task's i
 that repeat, blocks in a seeded random order and the builds in a seeded random order inside
 each block: a drift then touches both builds of a task alike, and the paired difference does
 not see it (tests/runs/test_runs_order.py). That needs every build's server up at once
-(`servers_together`); when they cannot be, builds alternate in blocks of whole repeats
-(A B, B A, A B, ... : ABBA balances a linear drift), one server at a time.
+(`servers_together`); when they cannot be, builds alternate in blocks, one server at a time: within each repeat
+A on half the tasks, then B on them, B on the other half, then A on those (ABBA balances a
+linear drift).
 """
 
 from __future__ import annotations
@@ -55,14 +56,17 @@ def interleave(planned: Sequence[Any], seed: int, together: bool) -> list[Any]:
                 rng.shuffle(mine)
                 out.extend(mine)
         return out
-    repeats = sorted({p.repeat for p in planned})
     out = []
-    for i, r in enumerate(repeats):
-        order = builds if i % 2 == 0 else builds[::-1]
+    for r in sorted({p.repeat for p in planned}):
         keys = sorted(k for k in blocks if k[1] == r)
         rng.shuffle(keys)
-        for b in order:
-            out.extend(p for k in keys for p in blocks[k] if p.build == b)
+        # ABBA inside every repeat: A on half the tasks, B on them, B on the other half, A on
+        # those; a linear drift then falls on both builds alike, whatever the number of repeats
+        # (A B | B A over whole repeats left B 3 pp behind at 3 repeats in the drift test)
+        half = (len(keys) + 1) // 2
+        for part, order in ((keys[:half], builds), (keys[half:], builds[::-1])):
+            for b in order:
+                out.extend(p for k in part for p in blocks[k] if p.build == b)
     return out
 
 

@@ -51,4 +51,5 @@ class RunProgress:
             if p.build not in self._ids:
                 self._ids[p.build] = self.progress.add_task("", total=p.total, completed=p.done,
                                                             build=p.build, tally=tallies(p))
-            self.progress.update(self._ids[p.build], completed=p.done, tally=tallies(p))
+            # total too: a sequential run's grows with every round
+            self.progress.update(self._ids[p.build], completed=p.done, total=p.total, tally=tallies(p))

@@ -64,8 +64,6 @@ def run_rounds(builds: Sequence[Any], tasks: Sequence[Any], store: RunStore, pho
                duration: float | None = None, hook: ProgressHook | None = None) -> SequentialResult:
     """Play rounds until `judge` says the run is final; every round and decision goes to the
     manifest before the next begins."""
-    from agent_host.serving import server as serving
-
     hook = hook or (lambda p, r: None)
     ids = [b.id for b in builds]
     manifest = store.read_manifest()
@@ -85,14 +83,7 @@ def run_rounds(builds: Sequence[Any], tasks: Sequence[Any], store: RunStore, pho
         store.update_manifest(sequential=state, episodes_planned=sum(
             len(r["order"]) for r in rounds))
 
-    def relay(p: BuildProgress, rec: Any) -> None:
-        tot = totals[p.build]
-        if rec is not None:
-            tot.outcomes[rec.outcome] += 1
-            if rec.outcome != "error":
-                tot.done += 1
-        tot.retries, tot.away = p.retries, p.away
-        hook(tot, rec)
+    relay = _relay(totals, hook)
 
     if not rounds:
         add = {task_of(t): first for t in tasks}
@@ -100,9 +91,7 @@ def run_rounds(builds: Sequence[Any], tasks: Sequence[Any], store: RunStore, pho
         save()
     with contextlib.ExitStack() as stack:
         if together:
-            opts.servers = {b.id: stack.enter_context(serving.start(
-                b, log_dir=store.servers_dir, seed=0,
-                startup_timeout=opts.startup_timeout or b.startup_timeout_s)) for b in builds}
+            _servers_up(stack, builds, store, opts)
         while True:
             current = rounds[-1]
             if current.get("decision") is None:
@@ -111,9 +100,7 @@ def run_rounds(builds: Sequence[Any], tasks: Sequence[Any], store: RunStore, pho
                 ordered = [by_id[i] for i in current["order"]]
                 for b in ids:
                     totals[b].total = sum(len(r["order"]) for r in rounds) // len(ids)
-                for seg in segments(ordered):
-                    build = next(b for b in builds if b.id == seg[0].build)
-                    execute([build], seg, store, phones, opts, relay)
+                play(ordered, builds, store, phones, opts, relay)
                 left = duration is None or elapsed0 + time.monotonic() - t0 < duration
                 current["decision"] = judge(store.records(), repeats_after(rounds), left)
                 save()
@@ -124,6 +111,61 @@ def run_rounds(builds: Sequence[Any], tasks: Sequence[Any], store: RunStore, pho
                                  len(rounds), together))
             save()
     return SequentialResult(totals, rounds[-1]["decision"], sum(len(r["order"]) for r in rounds))
+
+
+def _relay(totals: dict[str, BuildProgress], hook: ProgressHook | None) -> ProgressHook:
+    """A hook for execute's per-stretch progress that keeps the whole run's per-build totals
+    (each execute call counts only its own stretch) and passes those on."""
+    def relay(p: BuildProgress, rec: Any) -> None:
+        tot = totals[p.build]
+        if rec is not None:
+            tot.outcomes[rec.outcome] += 1
+            if rec.outcome != "error":
+                tot.done += 1
+        tot.retries, tot.away = p.retries, p.away
+        if hook is not None:
+            hook(tot, rec)
+    return relay
+
+
+def _servers_up(stack: contextlib.ExitStack, builds: Sequence[Any], store: RunStore, opts: RunOptions) -> None:
+    """Every build's server up for the whole run (closed by `stack`), handed to execute."""
+    from agent_host.serving import server as serving
+    opts.servers = {b.id: stack.enter_context(serving.start(
+        b, log_dir=store.servers_dir, seed=0, startup_timeout=opts.startup_timeout or b.startup_timeout_s))
+        for b in builds}
+
+
+def play(ordered: Sequence[PlannedEpisode], builds: Sequence[Any], store: RunStore, phones: Sequence[str],
+         opts: RunOptions, hook: ProgressHook) -> None:
+    """Play episodes in this order: each stretch of one build's episodes is one execute call
+    (its phones in parallel); what is already finished is skipped, as on any resume."""
+    for seg in segments(ordered):
+        build = next(b for b in builds if b.id == seg[0].build)
+        execute([build], seg, store, phones, opts, hook)
+
+
+def interleaved_driver(builds, tasks, store, phones, opts, hook):
+    """A fixed run played interleaved (`run --interleave`): the order the manifest recorded
+    (`order`), servers up together when `order_together` says they can be."""
+    from agent_host.runs.plan import plan
+
+    m = store.read_manifest()
+    planned = {p.episode_id: p for p in plan([b.id for b in builds], tasks, int(m["repeats"]), int(m["seed"]))}
+    ordered = [planned[i] for i in m["order"]]
+    totals = {b.id: BuildProgress(b.id, total=sum(1 for p in ordered if p.build == b.id)) for b in builds}
+    for rec in store.finished().values():
+        if rec.build in totals and rec.episode_id in planned:
+            totals[rec.build].done += 1
+            totals[rec.build].outcomes[rec.outcome] += 1
+
+    relay = _relay(totals, hook)
+
+    with contextlib.ExitStack() as stack:
+        if m.get("order_together"):
+            _servers_up(stack, builds, store, opts)
+        play(ordered, builds, store, phones, opts, relay)
+    return totals, len(ordered)
 
 
 def _round(ids: Sequence[str], tasks: Sequence[Any], start: dict[str, int], add: dict[str, int], seed: int,
