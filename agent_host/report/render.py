@@ -29,7 +29,7 @@ from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
-from agent_host.report.tables import breakdown_table, builds_table, comparisons_table
+from agent_host.report.tables import breakdown_table, builds_table, comparisons_table, trivial_table
 
 TEMPLATES = Path(__file__).with_name("templates")
 SHOT_MAX_WIDTH = 300
@@ -289,7 +289,7 @@ def csv_safe(cell: Any) -> Any:
 
 def _tables(results: Results) -> dict[str, Any]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results),
-            "breakdown": breakdown_table(results)}
+            "breakdown": breakdown_table(results), "trivial": trivial_table(results)}
 
 
 def render_markdown(results: Results) -> str:
