@@ -53,7 +53,12 @@ def trivial_baselines(manifest: dict[str, Any], records: Sequence[EpisodeRecord]
     """Per trivial policy: its success (the headline), sensitivity, specificity and balanced
     figure on this run's task instances (means only: a deterministic policy on fixed tasks has
     no sampling error). None without instances."""
-    instances = run_instances(manifest, records)
+    return trivial_scores(run_instances(manifest, records))
+
+
+def trivial_scores(instances: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """trivial_baselines for task instances given as {task, task_id, variant, infeasible}
+    (also what `run --plan` prints before anything runs)."""
     if not instances:
         return None
     out: dict[str, Any] = {"instances": len(instances), "policies": {}}

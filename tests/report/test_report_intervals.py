@@ -205,12 +205,18 @@ def _cli(*argv: str):
 
 
 def test_run_plan_prints_the_mde_without_running(tmp_path):
-    out = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "base,verify", "--repeats", "3")
+    out = _cli("run", "--plan", "--tasks", "wifi-on,fm-radio-on", "--variants", "base,verify", "--repeats", "3")
     assert out.returncode == 0, out.stderr
-    # the unit is the task: wifi-on's two variants are one task of two instances
-    assert "1 task (2 task instances) x 3 repeats" in out.stdout and "no difference up to 100 pp" in out.stdout
-    assert "60: 10 pp" in out.stdout                      # at 60 tasks of 2 instances, 3 repeats
-    assert stats.plan(60, 3, instances=2)["mde"]["value"] == pytest.approx(0.10, abs=0.005)
+    # success, what a comparison compares, is over base variants: wifi-on@verify is no unit of it
+    # (it was "1 task (2 task instances)" for wifi-on, and 10 pp at 60 tasks: verify counted twice)
+    assert ("2 tasks (2 base instances; 1 verify instance for recognition only) x 3 repeats" in out.stdout
+            and "no difference up to 100 pp" in out.stdout)
+    assert "60: 13 pp" in out.stdout                      # at 60 tasks of 1 base instance, 3 repeats
+    assert stats.plan(60, 3, instances=1)["mde"]["value"] == pytest.approx(0.13, abs=0.005)
+    # beside it, what doing nothing scores on these tasks (fm-radio-on is infeasible)
+    assert "complete at once 0.0%, infeasible at once 50.0% success" in out.stdout
+    verify = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "verify")
+    assert verify.returncode == 2 and "success is over base variants" in verify.stderr
     bad = _cli("run", "--plan", "--tasks", "wifi-on", "--plan-rate", "1.5")
     assert bad.returncode != 0 and "--plan-rate" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
