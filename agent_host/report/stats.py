@@ -1,10 +1,10 @@
 """Statistics for run reports (docs/reports.md). Pure functions over records.
 
 Counts are kept per task instance, variant included (`wifi-on` and `wifi-on@verify` are
-separate rows), success (and the comparisons, pass^k and power made from it) counts base
-variants only, verify variants feeding recognition, and the statistical unit is the task: the instances of one task (its
-parameter sets and its verify variant) are correlated, so they are pooled into one cluster
-before any interval, test or power figure (`cluster_of`). Episodes whose latest attempt is an
+separate rows). Success (and the comparisons, pass^k and power made from it) counts base
+variants only; verify variants feed recognition. The statistical unit is the task: the
+instances of one task (its parameter sets and its verify variant) are correlated, so they are
+pooled into one cluster before any interval, test or power figure (`cluster_of`). Episodes whose latest attempt is an
 `error`, or that a harness budget ended (`exhausted`: context window, reply token cap), are
 excluded from every rate and counted apart. On an infeasible task the correct ending
 `infeasible_claimed` counts as success, and a `task_complete` there counts as `premature`.
