@@ -39,6 +39,13 @@ paired t interval are checked the same way, and under delta = 0 (B's probabiliti
 the sign-flip test over tasks and the exact McNemar test over episode pairs are run at alpha 5%
 (type I error), then at a few deltas (power).
 
+Balanced recognition (--detector-sims): each task has a sensitivity probability (its verify
+variant: task_complete at the goal) and a specificity probability (its base variants: no
+task_complete while the goal does not hold), Beta(mu, 1) marginals (ICC 0.5) joined by a
+Gaussian copula of correlation {-0.8, 0, 0.8}; 60% of the tasks have a verify variant. The
+report's balanced figure, (sensitivity + specificity) / 2 with the mean of the two Korn-Graubard
+intervals' limits, is checked against the truth (mu_sens + mu_spec) / 2.
+
     python bench/coverage.py                 # the whole grid, a few minutes on one core
     python bench/coverage.py --sims 500      # quicker, noisier
     python bench/coverage.py --json          # machine-readable
@@ -277,6 +284,77 @@ def print_instances(cells: list[InstanceCell]) -> None:
         print(f"  {1 / (1 + c.kappa):4.2f} {c.within:5.2f} {c.mu:4.2f} {c.tasks:5d} {c.instances:2d} {c.repeats:1d} |"
               f"       {_pct(c.coverage)}         {_pct(c.unit_coverage)} |"
               f"             {_pct(c.pair_coverage)}         {_pct(c.pair_unit_coverage)}")
+
+
+# --------------------------------------------------------------------------- balanced recognition
+
+DETECTOR_TASKS = (5, 20, 60)
+DETECTOR_REPEATS = (1, 3)
+DETECTOR_MEANS = ((0.5, 0.5), (0.9, 0.9), (0.2, 0.9))      # (sensitivity, specificity)
+DETECTOR_CORR = (-0.8, 0.0, 0.8)
+DETECTOR_KAPPA = 1.0                                         # ICC 0.5
+VERIFY_SHARE = 0.6                                           # tasks with a verify variant (59 of 93 shipped)
+
+
+@dataclass
+class DetectorCell:
+    tasks: int                 # every task has base variants (specificity); a share has verify ones
+    verify_tasks: int
+    repeats: int
+    sensitivity: float         # the population means
+    specificity: float
+    corr: float                # correlation of a task's two probabilities (Gaussian copula)
+    coverage: float            # of (sensitivity + specificity) / 2 by the report's balanced interval
+    low_miss: float            # its lower limit above the truth
+    high_miss: float
+    width: float
+    sens_coverage: float
+    spec_coverage: float
+
+
+def detector_probabilities(rng: np.random.Generator, sims: int, tasks: int, mus: tuple[float, float],
+                           kappa: float, corr: float) -> tuple[np.ndarray, np.ndarray]:
+    """(sims, tasks) sensitivity and specificity probabilities per task, Beta(mu, kappa) marginals
+    joined by a Gaussian copula: a task where the model says "done" readily may be one where it
+    is both sensitive and unspecific (corr < 0), or one it reads well either way (corr > 0)."""
+    z1 = rng.standard_normal((sims, tasks))
+    z2 = corr * z1 + math.sqrt(1 - corr * corr) * rng.standard_normal((sims, tasks))
+    return tuple(sst.beta.ppf(sst.norm.cdf(z), mu * kappa, (1 - mu) * kappa) for z, mu in zip((z1, z2), mus))
+
+
+def detector_cell(rng: np.random.Generator, sims: int, tasks: int, repeats: int, mus: tuple[float, float],
+                  corr: float, kappa: float = DETECTOR_KAPPA) -> DetectorCell:
+    from agent_host.report.detector import balanced_limits
+    verify = max(2, round(VERIFY_SHARE * tasks))
+    ps, pc = detector_probabilities(rng, sims, tasks, mus, kappa, corr)
+    xs = rng.binomial(repeats, ps[:, :verify]) / repeats           # verify variants: the first tasks
+    xc = rng.binomial(repeats, pc) / repeats                       # base variants: every task
+    sens = iv.korn_graubard(xs, np.full_like(xs, float(repeats)))
+    spec = iv.korn_graubard(xc, np.full_like(xc, float(repeats)))
+    _, lo, hi = balanced_limits(sens, spec)
+    truth = sum(mus) / 2
+    return DetectorCell(tasks, verify, repeats, mus[0], mus[1], corr, coverage=_covers(lo, hi, truth),
+                        low_miss=float(np.mean(lo > truth + 1e-12)), high_miss=float(np.mean(hi < truth - 1e-12)),
+                        width=float(np.mean(hi - lo)), sens_coverage=_covers(sens[1], sens[2], mus[0]),
+                        spec_coverage=_covers(spec[1], spec[2], mus[1]))
+
+
+def detector_grid(sims: int, seed: int = 20261206, tasks=DETECTOR_TASKS, repeats=DETECTOR_REPEATS,
+                  means=DETECTOR_MEANS, corrs=DETECTOR_CORR) -> list[DetectorCell]:
+    rng = np.random.default_rng(seed)
+    return [detector_cell(rng, sims, t, r, m, c) for m, c, t, r in itertools.product(means, corrs, tasks, repeats)]
+
+
+def print_detector(cells: list[DetectorCell]) -> None:
+    if not cells:
+        return
+    print("\nBalanced recognition, (sensitivity + specificity) / 2 with the mean of the two intervals' limits:"
+          " coverage % (lower / upper limit missing), mean width; each side's own coverage")
+    print("  sens spec  corr tasks verify R | balanced  low-miss high-miss width | sens    spec")
+    for c in cells:
+        print(f"  {c.sensitivity:4.2f} {c.specificity:4.2f} {c.corr:5.1f} {c.tasks:5d} {c.verify_tasks:6d} {c.repeats:1d} |"
+              f"   {_pct(c.coverage)}    {_pct(c.low_miss)}    {_pct(c.high_miss)} {100 * c.width:5.1f} |"
+              f" {_pct(c.sens_coverage)}  {_pct(c.spec_coverage)}")
 
 
 # --------------------------------------------------------------------------- paired builds
@@ -546,6 +624,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="runs per cell beyond the grid (ICC 0.9; logit-normal tasks); 0 skips (default 4000)")
     ap.add_argument("--instance-sims", type=int, default=4000,
                     help="runs per cell of the correlated-instances check; 0 skips (default 4000)")
+    ap.add_argument("--detector-sims", type=int, default=4000,
+                    help="runs per cell of the balanced-recognition check; 0 skips (default 4000)")
     ap.add_argument("--json", action="store_true", help="print the cells and the summary as JSON")
     ap.add_argument("--no-scan", action="store_true", help="skip the df-penalty trade-off scan (faster)")
     ap.add_argument("--penalty", default=None, help="df-penalty exponent of the report's interval, or 'calibrated'")
@@ -558,7 +638,12 @@ def main(argv: list[str] | None = None) -> int:
     power = power_table(args.pair_sims)
     beyond = beyond_grid(args.beyond_sims) if args.beyond_sims > 0 else []
     inst = instance_grid(args.instance_sims) if args.instance_sims > 0 else []
+    det = detector_grid(args.detector_sims) if args.detector_sims > 0 else []
     summary = summarise(cells)
+    if det:
+        summary["detector"] = {"cells": len(det), "worst": asdict(min(det, key=lambda c: c.coverage)),
+                               "mean_width": float(np.mean([c.width for c in det])),
+                               "below_floor": [asdict(c) for c in det if c.coverage < FLOOR]}
     if inst:
         summary["instances"] = {
             "cells": len(inst),
@@ -584,7 +669,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"summary": summary, "cells": [asdict(c) for c in cells],
                           "pairs": [asdict(p) for p in pairs], "power": [asdict(p) for p in power],
-                          "beyond": [asdict(c) for c in beyond], "instances": [asdict(c) for c in inst]}, indent=1))
+                          "beyond": [asdict(c) for c in beyond], "instances": [asdict(c) for c in inst],
+                          "detector": [asdict(c) for c in det]}, indent=1))
         return exit_code(summary)
     print_proportions(cells)
     print("\nCells over 97.5% (new method): forced (any valid interval covers 97.5% or more there), by the trade-off, or by the method:")
@@ -604,6 +690,7 @@ def main(argv: list[str] | None = None) -> int:
     print_tradeoff(cells)
     print_beyond(beyond)
     print_instances(inst)
+    print_detector(det)
     print("\nBuild vs build (paired): coverage % / mean width (pp) of the difference; rejections at alpha 5%")
     print("  kappa mean tasks R  delta |  new (MOVER)     old (paired t) | sign-flip  McNemar")
     for p in pairs:
@@ -642,6 +729,11 @@ def main(argv: list[str] | None = None) -> int:
               f" {_pct(i['worst_per_instance']['unit_coverage'])}%; difference pooled {_pct(i['worst_pair']['pair_coverage'])}%,"
               f" per instance {_pct(i['worst_pair_per_instance']['pair_unit_coverage'])}%;"
               f" cells below 93% (pooled): {len(i['below_floor'])} of {i['cells']}")
+    if det:
+        d = s["detector"]["worst"]
+        print(f"Balanced recognition: worst coverage {_pct(d['coverage'])}% (sensitivity {d['sensitivity']},"
+              f" specificity {d['specificity']}, corr {d['corr']}, {d['tasks']} x {d['repeats']});"
+              f" cells below 93%: {len(s['detector']['below_floor'])} of {s['detector']['cells']}")
     print(f"({s['seconds']:.0f} s)")
     return exit_code(s)
 
@@ -649,7 +741,8 @@ def main(argv: list[str] | None = None) -> int:
 def exit_code(summary: dict) -> int:
     """1 when any cell, in the grid, beyond it or with correlated instances, is below 93%."""
     return 1 if (summary["below_floor"] or summary.get("beyond", {}).get("below_floor")
-                 or summary.get("instances", {}).get("below_floor")) else 0
+                 or summary.get("instances", {}).get("below_floor")
+                 or summary.get("detector", {}).get("below_floor")) else 0
 
 
 if __name__ == "__main__":

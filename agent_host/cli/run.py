@@ -106,19 +106,28 @@ def _csv(value: str | None) -> list[str]:
 def _plan(args: argparse.Namespace, tasks: list) -> int:
     """Power planning before a run: the minimum detectable difference of the planned design."""
     from agent_host.cli.output import stdout_console
-    from agent_host.report.stats import plan
+    from agent_host.report.stats import HEADLINE_VARIANT, plan
+    from agent_host.report.trivial import trivial_scores
 
     if not 0 < args.plan_rate < 1:
         raise UserError("--plan-rate must be between 0 and 1")
     if args.repeats < 1:
         raise UserError("--repeats must be at least 1")
-    # the statistics' unit is the task: its parameter sets and variants are pooled
-    n_tasks = len({t.task_id for t in tasks})
-    p = plan(n_tasks, args.repeats, rate=args.plan_rate, instances=len(tasks) / max(1, n_tasks))
+    # the statistics' unit is the task (its parameter sets pooled); success, what a comparison
+    # compares, is over base variants: verify variants feed recognition only
+    base = [t for t in tasks if t.variant == HEADLINE_VARIANT]
+    if not base:
+        raise UserError("--plan: success is over base variants, and --variants has none (add base)")
+    n_tasks = len({t.task_id for t in base})
+    p = plan(n_tasks, args.repeats, rate=args.plan_rate, instances=len(base) / n_tasks)
     out = stdout_console()
     mde = p["mde"]["value"]
     a = p["assumed"]
-    out.print(f"{n_tasks} task{'s' if n_tasks != 1 else ''} ({len(tasks)} task instances) x {args.repeats} "
+    verify = len(tasks) - len(base)
+    def n(k: int, what: str) -> str:
+        return f"{k} {what}{'s' if k != 1 else ''}"
+    out.print(f"{n(n_tasks, 'task')} ({n(len(base), 'base instance')}"
+              + (f"; {n(verify, 'verify instance')} for recognition only" if verify else "") + f") x {args.repeats} "
               "repeats per build: "
               + (f"a true difference of {100 * mde:.0f} pp in success rate is detected with 80% power"
                  if mde is not None else "no difference up to 100 pp is detectable with 80% power")
@@ -129,6 +138,10 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
                                              for r, v in p["by_repeats"].items()), highlight=False)
     out.print(f"tasks (at {args.repeats} repeats, {p['instances']:.3g} instances each) -> MDE: " + ", ".join(
         f"{t}: {'–' if v is None else f'{100 * v:.0f} pp'}" for t, v in p["by_tasks"].items()), highlight=False)
+    trivial = trivial_scores([{"task": t.id, "task_id": t.task_id, "variant": t.variant, "infeasible": t.infeasible}
+                              for t in tasks])["policies"]
+    out.print("doing nothing scores on these tasks: " + ", ".join(
+        f"{x['name']} {100 * x['success']:.1f}%" for x in trivial.values()) + " success", highlight=False)
     if args.builds:
         from agent_host.config.hosts import find_build
         together, why = _together([find_build(b, args.host_profile) for b in _csv(args.builds)])

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, List
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent_host.errors import UserError
 
@@ -93,6 +93,16 @@ class Speed(_M):
     scripted: bool = False          # a policy build: no decode speed to measure
 
 
+class Balanced(_M):
+    """(sensitivity + specificity) / 2 with its interval (report/detector.py)."""
+    mean: float | None
+    low: float | None = None
+    high: float | None = None
+    method: str = ""
+    n_tasks_sensitivity: int = 0
+    n_tasks_specificity: int = 0
+
+
 class BuildSummary(_M):
     build: str
     tasks: int
@@ -108,6 +118,18 @@ class BuildSummary(_M):
     outcomes: dict[str, Share]
     per_task: dict[str, UnitRow]
     speed: Speed | None = None
+    balanced: Balanced | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema_2(cls, data: Any) -> Any:
+        """Schema 2 named sensitivity `recognition_verify` (the same count: success on verify
+        variants). Its `success` included verify variants; the value is kept as written."""
+        if isinstance(data, dict) and isinstance(data.get("rates"), dict):
+            rates = data["rates"]
+            if "recognition_verify" in rates and "sensitivity" not in rates:
+                data = {**data, "rates": {**rates, "sensitivity": rates["recognition_verify"]}}
+        return data
 
 
 class TaskRow(_M):
@@ -201,6 +223,21 @@ class Power(_M):
     needed: PlanNeeded
 
 
+class TrivialPolicy(_M):
+    """What a policy that does nothing scores on the run's tasks (report/trivial.py)."""
+    name: str
+    success: float | None
+    sensitivity: float | None = None
+    specificity: float | None = None
+    balanced: float | None = None
+    n_tasks: int = 0
+
+
+class Trivial(_M):
+    instances: int
+    policies: dict[str, TrivialPolicy]
+
+
 class Results(_M):
     schema_: str = Field(alias="schema")
     power: Power | None = None
@@ -213,6 +250,7 @@ class Results(_M):
     comparisons: list[Comparison]
     breakdown: list[GroupRow] = Field(default_factory=list)
     sequential: dict[str, Any] | None = None    # report/sequential.section: how a sequential run ended
+    trivial: Trivial | None = None          # schema 3
     max_repeats: int
     totals: dict[str, int]
     statistics: dict[str, Any]

@@ -9,11 +9,12 @@ from typing import Any
 from agent_host.config.builds import SERVER_KINDS
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
-from agent_host.report import intervals, sequential, stats
+from agent_host.report import detector, intervals, sequential, stats
 from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
+from agent_host.report.trivial import trivial_baselines
 
-SCHEMA = "agent-host.report/2"
+SCHEMA = "agent-host.report/3"     # 3: success over base variants; sensitivity, specificity, trivial
 
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
@@ -90,13 +91,33 @@ def _ratio(a: float | None, b: float | None) -> str:
     return "n/a" if not a or not b else f"{a / b:.2f}x"
 
 
-def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: dict) -> list[str]:
-    """The report's first lines, in words: which build is the reference, what each paired
-    comparison found (with its interval), and, where the run measured them, fidelity and the
-    speed ratios against the reference."""
+def _share(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def trivial_line(summaries: list[dict], trivial: dict | None) -> str | None:
+    """Each build's headline success beside what doing nothing would score on these tasks."""
+    if not trivial:
+        return None
+    def rate(s: dict) -> str:
+        x = s["rates"]["success"]
+        ci = f" [{_share(x['low'])}, {_share(x['high'])}]" if x.get("low") is not None else ""
+        return f"{s['build']} {_share(x['mean'])}{ci}"
+    p = trivial["policies"]
+    builds = "; ".join(rate(s) for s in summaries if s["rates"]["success"]["mean"] is not None)
+    return (f"Success (base variants, 95% CI): {builds or 'no base variants'}. Doing nothing scores, on these tasks: "
+            f"complete at once {_share(p['complete_at_once']['success'])}, "
+            f"infeasible at once {_share(p['infeasible_at_once']['success'])}.")
+
+
+def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: dict,
+             trivial: dict | None = None) -> list[str]:
+    """The report's first lines, in words: each build's success beside the trivial policies',
+    which build is the reference, what each paired comparison found (with its interval), and,
+    where the run measured them, fidelity and the speed ratios against the reference."""
     by = {s["build"]: s for s in summaries}
     lines = [f"Reference: {base}. Each other build is compared with it on the same task instances, "
-             "paired by task (a task's instances pooled; 95% intervals)."]
+             "paired by task (base variants; a task's instances pooled; 95% intervals)."]
     fid = manifest.get("fidelity") if isinstance(manifest.get("fidelity"), dict) else {}
     if fid and fid.get("reference_deterministic") is False:
         lines.append(f"Warning: the reference {base} did not answer the fidelity prompts the same way twice "
@@ -130,6 +151,8 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
         if spb.get("decode_tok_s") or spb.get("step_s"):
             lines.append(f"{b} speed relative to {base} (this run): decode {_ratio(spb.get('decode_tok_s'), spr.get('decode_tok_s'))}, "
                          f"TTFT {_ratio(spb.get('ttft_s'), spr.get('ttft_s'))}, s/step {_ratio(spb.get('step_s'), spr.get('step_s'))}.")
+    if line := trivial_line(summaries, trivial):
+        lines.append(line)
     return lines
 
 
@@ -157,6 +180,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     per_task = [units[u] for u in sorted(units)]
 
     comparisons = [stats.compare(base, b, records, target=target) for b in builds if b != base]
+    trivial = trivial_baselines(run.manifest, records)
 
     warnings = list(run.warnings)
     sel = stats.select_latest(records)
@@ -181,7 +205,8 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
         "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "provenance": _provenance(run),
         "baseline": base,
-        "headline": headline(base, summaries, comparisons, run.manifest),
+        "headline": headline(base, summaries, comparisons, run.manifest, trivial),
+        "trivial": trivial,
         "builds": summaries,
         "per_task": per_task,
         "comparisons": comparisons,
@@ -198,6 +223,8 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
             "confidence": 1 - stats.ALPHA,
             "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
             "headline": f"mean of per-task rates; {intervals.METHOD} (Wilson of the one task if only one)",
+            "success": "successes / counted episodes, base variants (verify variants start at the goal: they feed "
+                       "recognition only); comparisons, pass^k and power planning are over the same episodes",
             "headline_reference": intervals.REFERENCE,
             "comparison": f"per-task paired differences (a task's common instances pooled); {intervals.DIFF_METHOD}; "
                           "two-sided sign-flip permutation test over tasks",
@@ -206,7 +233,11 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
             "mde": f"alpha {stats.ALPHA}, power {stats.POWER}, paired t over tasks with the observed SD",
             "navigation": "P(goal ever true), base variants of feasible tasks only",
             "recognition_base": "P(success | goal reached), base variants (after the model navigated)",
-            "recognition_verify": "P(success | goal held), verify variants (the model is placed at the goal)",
+            "sensitivity": "P(task_complete while the goal holds), verify variants (the model is placed at the goal)",
+            "specificity": "P(no task_complete while the goal does not hold), base variants, infeasible tasks included",
+            "balanced": detector.METHOD,
+            "trivial": "complete at once / infeasible at once, labelled per task instance of this run by the judge's "
+                       "rule and summarised like a build (means only)",
             "exhausted": "episodes a harness budget ended (context window, reply token cap) are excluded from every rate and counted apart",
             "errors": "episodes whose latest attempt is an error are excluded from every rate",
             "infeasible": "on infeasible tasks infeasible_claimed counts as success, task_complete as premature",
@@ -219,14 +250,16 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
     """What this run's design could detect in a comparison of two builds (80% power), under the
     planning assumptions with the baseline's observed success rate, and what `target` needs."""
     base = next((s for s in summaries if s["build"] == baseline), None)
-    if base is None or not base["tasks"]:
+    success = base["rates"]["success"] if base is not None else None
+    if success is None or not success["n_tasks"]:
         return None
-    # The design's repeats: what most tasks have (the low median). The fewest any task has
-    # would make one errored episode turn a run of 3 repeats into a design of 1.
-    counted = [row["n"] for row in base["per_task"].values() if row["n"]]
-    tasks, repeats = base["tasks"], max(1, statistics.median_low(counted) if counted else 1)
-    instances = base["instances"] / tasks          # task instances per task
-    rate = base["rates"]["success"]["mean"]
+    # The design is the success rate's: base variants (verify variants feed recognition only).
+    # Its repeats: what most instances have (the low median). The fewest any has would make
+    # one errored episode turn a run of 3 repeats into a design of 1.
+    counted = [row["n"] for row in base["per_task"].values() if row["n"] and row["variant"] == stats.HEADLINE_VARIANT]
+    tasks, repeats = success["n_tasks"], max(1, statistics.median_low(counted) if counted else 1)
+    instances = success["n_instances"] / tasks          # base instances per task
+    rate = success["mean"]
     rate = min(max(rate if rate is not None else stats.PLAN_RATE, 0.05), 0.95)
     p = stats.plan(tasks, repeats, rate=rate, instances=instances)
     return {"tasks": tasks, "repeats": repeats, "instances": instances, "assumed": p["assumed"],

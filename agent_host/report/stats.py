@@ -1,9 +1,10 @@
 """Statistics for run reports (docs/reports.md). Pure functions over records.
 
 Counts are kept per task instance, variant included (`wifi-on` and `wifi-on@verify` are
-separate rows), but the statistical unit is the task: the instances of one task (its
-parameter sets and its verify variant) are correlated, so they are pooled into one cluster
-before any interval, test or power figure (`cluster_of`). Episodes whose latest attempt is an
+separate rows). Success (and the comparisons, pass^k and power made from it) counts base
+variants only; verify variants feed recognition. The statistical unit is the task: the
+instances of one task (its parameter sets and its verify variant) are correlated, so they are
+pooled into one cluster before any interval, test or power figure (`cluster_of`). Episodes whose latest attempt is an
 `error`, or that a harness budget ended (`exhausted`: context window, reply token cap), are
 excluded from every rate and counted apart. On an infeasible task the correct ending
 `infeasible_claimed` counts as success, and a `task_complete` there counts as `premature`.
@@ -22,7 +23,7 @@ import numpy as np
 from scipy import stats as sst
 
 from agent_host.config.records import EpisodeRecord
-from agent_host.report import intervals
+from agent_host.report import detector, intervals
 
 ALPHA = 0.05
 POWER = 0.8
@@ -33,10 +34,16 @@ MONTE_CARLO_SEED = 20240601
 # Effective labels: what the stacked bars show (they sum to 100% of counted episodes).
 # "infeasible_claimed" here means a *wrong* claim (on a feasible task).
 BAR_LABELS = ("success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail")
-# navigation: base variants only (a verify variant starts at the goal). recognition_base: did the
-# model call task_complete once it had navigated to the goal; recognition_verify: once placed there.
-RATE_NAMES = ("success", "navigation", "recognition_base", "recognition_verify", "premature", "undone",
+# success, navigation, recognition_base: base variants only (a verify variant starts at the goal,
+# so calling task_complete at once passes it: counted in the headline, "done" at every turn scored
+# a third of the shipped suite). recognition_base: did the model call task_complete once it had
+# navigated to the goal. Recognition as a detector of "the goal holds" (detector.py): sensitivity,
+# verify variants (placed at the goal, does it call task_complete); specificity, base variants (it
+# never calls task_complete while the goal does not hold).
+RATE_NAMES = ("success", "navigation", "recognition_base", "sensitivity", "specificity", "premature", "undone",
               "unrecognised")
+# The variant the headline and everything derived from it (comparisons, pass^k, power) count.
+HEADLINE_VARIANT = "base"
 EXCLUDED = ("error", "exhausted")           # latest-attempt outcomes kept out of every rate
 
 
@@ -72,6 +79,12 @@ def effective_label(rec: EpisodeRecord) -> str:
 
 def is_success(rec: EpisodeRecord) -> bool:
     return effective_label(rec) == "success"
+
+
+def false_alarm(rec: EpisodeRecord) -> bool:
+    """Called task_complete while the goal did not hold (on an infeasible task it never does)."""
+    label = effective_label(rec)
+    return label == "premature" or (rec.complete_step is not None and label != "success")
 
 
 def goal_ever_true(rec: EpisodeRecord) -> bool:
@@ -152,6 +165,7 @@ class UnitCounts:
     successes: int = 0
     ever_true: int = 0
     success_given_true: int = 0
+    false_alarms: int = 0                        # task_complete while the goal did not hold
     labels: dict[str, int] = field(default_factory=lambda: {k: 0 for k in BAR_LABELS})
     errors: int = 0                              # episodes whose latest attempt errored
     by_repeat: list[tuple[int, bool]] = field(default_factory=list)   # (repeat, success)
@@ -180,6 +194,7 @@ def unit_counts(counted: Sequence[EpisodeRecord], errored: Sequence[EpisodeRecor
         ok = is_success(rec)
         c.successes += ok
         c.labels[effective_label(rec)] += 1
+        c.false_alarms += false_alarm(rec)
         if not rec.infeasible and goal_ever_true(rec):
             c.ever_true += 1
             c.success_given_true += ok
@@ -197,14 +212,17 @@ def per_unit_counts(c: UnitCounts, name: str) -> tuple[int, int] | None:
     if c.n == 0:
         return None
     if name == "success":
-        return c.successes, c.n
+        return (c.successes, c.n) if c.variant == HEADLINE_VARIANT else None
     if name == "navigation":
         return None if c.infeasible or c.variant != "base" else (c.ever_true, c.n)
-    if name in ("recognition_base", "recognition_verify"):
-        want = "base" if name == "recognition_base" else "verify"
-        if c.infeasible or c.variant != want or c.ever_true == 0:
+    if name == "recognition_base":
+        if c.infeasible or c.variant != "base" or c.ever_true == 0:
             return None
         return c.success_given_true, c.ever_true
+    if name == "sensitivity":        # placed at the goal: task_complete while it holds is a success
+        return None if c.infeasible or c.variant != "verify" else (c.successes, c.n)
+    if name == "specificity":
+        return None if c.variant != "base" else (c.n - c.false_alarms, c.n)
     return c.labels[name], c.n
 
 
@@ -277,7 +295,9 @@ def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | Non
     sel = select_latest(r for r in records if r.build == build)
     units = unit_counts(sel.counted, sel.errored)
     ulist = [units[u] for u in sorted(units)]
+    headline_units = [c for c in ulist if c.variant == HEADLINE_VARIANT]     # pass^k, pass@k: as success
     max_repeats = max((c.n for c in ulist), default=0)
+    rates = {name: rate_summary(ulist, name) for name in RATE_NAMES}
     labels = {k: 0 for k in BAR_LABELS}
     for c in ulist:
         for k, v in c.labels.items():
@@ -293,9 +313,10 @@ def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | Non
         "errors": {"episodes": len(sel.errored), "attempts": len(sel.error_attempts),
                    "retried_ok": len(sel.error_attempts) - len(sel.errored)},
         "exhausted": exhausted_summary(sel.exhausted),
-        "rates": {name: rate_summary(ulist, name) for name in RATE_NAMES},
-        "pass_hat_k": [pass_hat_k(ulist, k) for k in range(1, (max_k or max_repeats) + 1)],
-        "pass_at_k": [pass_at_k(ulist, k) for k in range(1, (max_k or max_repeats) + 1)],
+        "rates": rates,
+        "balanced": detector.balanced(rates),
+        "pass_hat_k": [pass_hat_k(headline_units, k) for k in range(1, (max_k or max_repeats) + 1)],
+        "pass_at_k": [pass_at_k(headline_units, k) for k in range(1, (max_k or max_repeats) + 1)],
         "outcomes": {k: {"count": v, "fraction": v / total if total else None} for k, v in labels.items()},
         "per_task": {c.unit: unit_row(c) for c in ulist},
     }
@@ -417,14 +438,16 @@ def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power:
 
 def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
             target: float = 0.10) -> dict[str, Any]:
-    """Build vs baseline over the tasks both have counted episodes for, each task's instances
-    pooled (the instances both builds have), so the paired unit is the task (cluster_of).
+    """Build vs baseline in success over the tasks both have counted episodes for, base variants
+    only (as the headline), each task's instances pooled (the instances both builds have), so the
+    paired unit is the task (cluster_of).
     The interval of the mean difference is MOVER of the two builds' Korn-Graubard limits
     (intervals.py); the sign-flip test, won/lost/tied and the MDE are over tasks too;
     `per_task` keeps each instance's difference for the per-task table. `needed` says what
     design would detect a difference of `target`."""
-    sa = select_latest(r for r in records if r.build == baseline)
-    sb = select_latest(r for r in records if r.build == build)
+    headline = [r for r in records if r.variant == HEADLINE_VARIANT]     # the success rate's episodes
+    sa = select_latest(r for r in headline if r.build == baseline)
+    sb = select_latest(r for r in headline if r.build == build)
     ua, ub = unit_counts(sa.counted), unit_counts(sb.counted)
     common = sorted(u for u in set(ua) & set(ub) if ua[u].n and ub[u].n)
     groups = by_task(ua, common)

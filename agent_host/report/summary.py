@@ -28,16 +28,24 @@ def summary_tables(results: Results | dict[str, Any]) -> list[Table]:
     """The builds and the comparisons; `results` is the model or its JSON form."""
     r = results if isinstance(results, Results) else Results.model_validate(results)
     t = Table(title=f"run {escape(str(r.provenance.get('run_id')))} (95% intervals over tasks; * baseline)")
-    for col in ("build", "tasks", "eps", "err", "exh", "success", "nav", "recog", "recog@goal", "tok/s", "s/step"):
+    for col in ("build", "tasks", "eps", "err", "exh", "success", "nav", "recog", "sens", "spec", "tok/s", "s/step"):
         t.add_column(col, justify="left" if col == "build" else "right")
     for b in r.builds:
         s = b.speed
         t.add_row(escape(b.build) + (" *" if b.build == r.baseline else ""),
                   str(b.tasks), str(b.episodes), str(b.errors.episodes), str(b.exhausted.episodes),
-                  *(_rate(b.rates.get(n)) for n in ("success", "navigation", "recognition_base", "recognition_verify")),
+                  *(_rate(b.rates.get(n)) for n in ("success", "navigation", "recognition_base", "sensitivity",
+                                                    "specificity")),
                   "n/a" if s is not None and s.scripted else
                   "–" if s is None or s.decode_tok_s is None else f"{s.decode_tok_s:.1f}",
                   "–" if s is None or s.step_s is None else f"{s.step_s:.2f}")
+    if r.trivial:
+        for key, p in r.trivial.policies.items():
+            t.add_row(f"[dim]({escape(p.name)})[/dim]", str(p.n_tasks), "", "", "",
+                      *("–" if x is None else f"{100 * x:.0f}%" for x in (p.success, None, None, p.sensitivity,
+                                                                          p.specificity)), "", "")
+    t.caption = ("success and nav over base variants; sens: task_complete at the goal (verify); spec: none off it "
+                 "(base); (dim rows): what doing nothing scores on these tasks")
     out = [t]
     if r.comparisons:
         c = Table(title=f"vs baseline {escape(r.baseline)}")

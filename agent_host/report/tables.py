@@ -53,6 +53,14 @@ def _rate(name: str) -> Callable[[BuildSummary], Cell]:
     return fill
 
 
+def _balanced(b: BuildSummary) -> Cell:
+    x = b.balanced
+    if x is None or x.mean is None:
+        return Cell("–")
+    return Cell(pct(x.mean), interval(x.low, x.high),
+                f"(sensitivity + specificity) / 2; {x.n_tasks_sensitivity} and {x.n_tasks_specificity} tasks; {x.method}")
+
+
 def _repeats(b: BuildSummary) -> str:
     return f"{b.repeats_min}" + (f"-{b.repeats_max}" if b.repeats_max != b.repeats_min else "")
 
@@ -69,15 +77,30 @@ def builds_table(results: Results) -> Table:
         Column("errors", lambda b: Cell(f"{b.errors.episodes} / {b.errors.attempts}"), "eps / attempts"),
         Column("exhausted", lambda b: Cell(str(b.exhausted.episodes), cls="n bad" if b.exhausted.episodes else "n"),
                "budget ran out"),
-        Column("success", _rate("success")),
+        Column("success", _rate("success"), "base variants"),
         Column("navigation", _rate("navigation"), "base variants"),
         Column("recognition after navigating", _rate("recognition_base"), "base variants"),
-        Column("recognition at the goal", _rate("recognition_verify"), "verify variants"),
+        Column("sensitivity", _rate("sensitivity"), "verify: completes at the goal"),
+        Column("specificity", _rate("specificity"), "base: never completes off it"),
+        Column("balanced", _balanced, "recognition"),
         Column("premature", _rate("premature")),
         Column("undone", _rate("undone")),
         Column("unrecognised", _rate("unrecognised")),
     ]
     return Table.of(cols, results.builds)
+
+
+def trivial_table(results: Results) -> Table:
+    """What the two do-nothing policies score on this run's tasks, beside the builds table."""
+    t = results.trivial
+    cols = [
+        Column("trivial policy", lambda p: Cell(p.name, cls="")),
+        Column("success", lambda p: Cell(pct(p.success)), "base variants"),
+        Column("sensitivity", lambda p: Cell(pct(p.sensitivity)), "verify variants"),
+        Column("specificity", lambda p: Cell(pct(p.specificity)), "base variants"),
+        Column("balanced", lambda p: Cell(pct(p.balanced)), "recognition"),
+    ]
+    return Table.of(cols, list(t.policies.values()) if t else [])
 
 
 def _mcnemar(c: Comparison) -> Cell:

@@ -108,7 +108,8 @@ def test_only_verify_successes_is_navigation_zero():
     r = b["rates"]
     assert r["navigation"]["mean"] == 0.0 and r["navigation"]["n_tasks"] == 2        # was 50%
     assert r["navigation"]["high"] > 0                                                # never zero width
-    assert r["recognition_verify"]["mean"] == 1.0 and r["recognition_verify"]["low"] < 1.0
+    assert r["sensitivity"]["mean"] == 1.0 and r["sensitivity"]["low"] < 1.0
+    assert r["success"]["mean"] == 0.0 and r["specificity"]["mean"] == 1.0      # success was 50%
     assert r["recognition_base"]["n_tasks"] == 0 and r["recognition_base"]["mean"] is None
 
 
@@ -204,12 +205,18 @@ def _cli(*argv: str):
 
 
 def test_run_plan_prints_the_mde_without_running(tmp_path):
-    out = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "base,verify", "--repeats", "3")
+    out = _cli("run", "--plan", "--tasks", "wifi-on,fm-radio-on", "--variants", "base,verify", "--repeats", "3")
     assert out.returncode == 0, out.stderr
-    # the unit is the task: wifi-on's two variants are one task of two instances
-    assert "1 task (2 task instances) x 3 repeats" in out.stdout and "no difference up to 100 pp" in out.stdout
-    assert "60: 10 pp" in out.stdout                      # at 60 tasks of 2 instances, 3 repeats
-    assert stats.plan(60, 3, instances=2)["mde"]["value"] == pytest.approx(0.10, abs=0.005)
+    # success, what a comparison compares, is over base variants: wifi-on@verify is no unit of it
+    # (it was "1 task (2 task instances)" for wifi-on, and 10 pp at 60 tasks: verify counted twice)
+    assert ("2 tasks (2 base instances; 1 verify instance for recognition only) x 3 repeats" in out.stdout
+            and "no difference up to 100 pp" in out.stdout)
+    assert "60: 13 pp" in out.stdout                      # at 60 tasks of 1 base instance, 3 repeats
+    assert stats.plan(60, 3, instances=1)["mde"]["value"] == pytest.approx(0.13, abs=0.005)
+    # beside it, what doing nothing scores on these tasks (fm-radio-on is infeasible)
+    assert "complete at once 0.0%, infeasible at once 50.0% success" in out.stdout
+    verify = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "verify")
+    assert verify.returncode == 2 and "success is over base variants" in verify.stderr
     bad = _cli("run", "--plan", "--tasks", "wifi-on", "--plan-rate", "1.5")
     assert bad.returncode != 0 and "--plan-rate" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
@@ -476,18 +483,19 @@ def test_the_instances_of_one_task_are_one_cluster():
     a = res["builds"][0]
     s = a["rates"]["success"]
     assert (a["tasks"], a["instances"]) == (6, 24)
-    assert (s["n_tasks"], s["n_instances"]) == (6, 24)
+    assert (s["n_tasks"], s["n_instances"]) == (6, 12)                      # success: base instances
     pooled = np.array([1.0 if t % 2 == 0 else 0.0 for t in range(6)])
-    _, lo, hi = intervals.korn_graubard(pooled, np.full(6, 8.0))
+    _, lo, hi = intervals.korn_graubard(pooled, np.full(6, 4.0))
     assert (s["low"], s["high"]) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
     assert res["builds"][0]["rates"]["navigation"]["n_tasks"] == 6          # base instances, pooled per task
+    assert res["builds"][0]["rates"]["sensitivity"]["n_tasks"] == 6         # verify instances, pooled per task
     (c,) = res["comparisons"]
-    assert (c["n_tasks"], c["n_instances"]) == (6, 24)
-    assert (c["won"], c["lost"], c["tied"]) == (0, 1, 5)                    # t0 lost in 1 of its 4 instances
-    assert c["mean_diff"] == pytest.approx(-(4 / 8) / 6)
+    assert (c["n_tasks"], c["n_instances"]) == (6, 12)
+    assert (c["won"], c["lost"], c["tied"]) == (0, 1, 5)                    # t0 lost in 1 of its 2 base instances
+    assert c["mean_diff"] == pytest.approx(-(2 / 4) / 6)
     assert c["sign_flip"]["patterns"] == 2                                  # one task differs: 2 sign patterns
-    assert len(c["per_task"]) == 24                                         # the table keeps every instance
-    assert res["power"]["tasks"] == 6 and res["power"]["instances"] == pytest.approx(4)
+    assert len(c["per_task"]) == 12                                         # the table keeps every base instance
+    assert res["power"]["tasks"] == 6 and res["power"]["instances"] == pytest.approx(2)
 
 
 def test_records_without_a_task_id_fall_back_to_the_instance_id():

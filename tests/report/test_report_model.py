@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ def test_written_results_load_into_the_model_and_older_ones_too(tmp_path):
     res = load_results(out["json"])
     (b,) = [x for x in res.builds if x.build == BASE]
     assert b.rates["navigation"].n_tasks == 1 and b.exhausted.episodes == 0
-    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/2"
+    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/3"
     # a results.json from before the navigation split, exhausted and power planning
     old = json.loads(out["json"].read_text())
     for x in old["builds"]:
@@ -39,3 +40,29 @@ def test_bad_results_name_the_field(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(UserError, match=r"bad\.json: builds\.0\.tasks"):
         load_results(path)
+
+
+SCHEMA_2 = Path(__file__).with_name("data") / "results-schema2.json"
+
+
+def test_a_schema_2_results_file_still_loads_and_renders():
+    """tests/report/data/results-schema2.json was written by the report before success moved to
+    base variants: its success pooled the verify variant, it named sensitivity
+    `recognition_verify`, and it had no specificity, balanced figure or trivial baselines."""
+    from agent_host.report.render import render_markdown
+    from agent_host.report.summary import summary_tables
+    from agent_host.report.tables import builds_table, trivial_table
+
+    raw = json.loads(SCHEMA_2.read_text())
+    assert raw["schema"] == "agent-host.report/2" and "trivial" not in raw
+    old = load_results(SCHEMA_2)
+    b = old.builds[0]
+    assert b.rates["success"].mean == pytest.approx(0.5)          # as written (verify pooled in)
+    assert b.rates["sensitivity"] == b.rates["recognition_verify"]
+    assert b.balanced is None and old.trivial is None and "specificity" not in b.rates
+    row = builds_table(old).rows[0]
+    assert [c.text for c in row][-5:] == ["–", "–", "16.7%", "8.3%", "0.0%"]   # no spec, no balanced; labels
+    assert trivial_table(old).rows == []
+    md = render_markdown(old)
+    assert "Doing nothing" not in md and "| w4a16 (baseline) |" in md
+    assert summary_tables(old)

@@ -40,8 +40,11 @@ def test_markdown_numbers(written):
     md = written[1]["md"].read_text()
     assert "| wifi-on | 2/3 [20.8, 93.9] | 0/3 [0.0, 56.1] | -66.7 pp |" in md
     assert "| impossible (infeasible) | 1/3 [6.1, 79.2] | 0/2 [0.0, 65.8] +1 err | -33.3 pp |" in md
-    assert "0.5000 (exact (4 sign patterns))" in md and "0.6250" in md
-    assert "| w4a8 | 2 | -25.0 pp |" in md                  # 2 tasks: wifi-on's two variants are one
+    assert "0.5000 (exact (4 sign patterns))" in md and "0.2500" in md
+    assert "| w4a8 | 2 | -50.0 pp |" in md                  # 2 tasks, base variants (success's)
+    # beside the headline, what doing nothing scores on these tasks (impossible is infeasible)
+    assert "Doing nothing scores, on these tasks: complete at once 0.0%, infeasible at once 50.0%." in md
+    assert "| infeasible at once | 50.0% | 0.0% | 100.0% | 50.0% |" in md
     assert "<script" not in md
 
 
@@ -90,7 +93,7 @@ def test_cli_writes_and_prints(tmp_path, capsys):
     run = make_run(tmp_path)
     assert main(["report", str(run), "--baseline", OTHER, "--json", "--no-screenshots"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["baseline"] == OTHER and data["comparisons"][0]["mean_diff"] == pytest.approx(1 / 4)
+    assert data["baseline"] == OTHER and data["comparisons"][0]["mean_diff"] == pytest.approx(1 / 2)
     assert main(["report", str(run)]) == 0
     out = capsys.readouterr().out
     assert str(run / "report.html") in out and "w4a8" in out

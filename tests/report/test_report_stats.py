@@ -4,8 +4,10 @@ The fixture (tests/fixtures_report.py), per task instance, sorted (impossible, w
 wifi-on@verify); S = success (for `impossible`, an infeasible task, S = infeasible_claimed):
     w4a16: impossible S F F (1/3)   wifi-on S S F (2/3)   verify S F(undone) S (2/3)
     w4a8:  impossible F F err (0/2) wifi-on F F F (0/3)   verify S S S (3/3)
-The statistics' unit is the task: wifi-on and wifi-on@verify are one task of two instances,
-pooled (w4a16 4/6, w4a8 3/6); impossible is a task of one.
+The statistics' unit is the task: wifi-on and wifi-on@verify are one task of two instances
+(pooled where a rate counts both); impossible is a task of one. Success, comparisons and
+pass^k count base variants only (w4a16 1/3 and 2/3, w4a8 0/2 and 0/3); the verify variant
+feeds recognition (sensitivity).
 """
 
 from __future__ import annotations
@@ -77,15 +79,15 @@ def wilson_float(x: float, n: float) -> tuple[float, float]:
 
 def test_headline_is_mean_of_task_rates_with_korn_graubard_interval(by_build):
     s = by_build[BASE]["rates"]["success"]
-    # tasks impossible 1/3 (3 episodes) and wifi-on 4/6 (base and verify pooled): mean 1/2;
-    # var of the mean (2/36)/2 = 1/36; p(1-p) = 1/4 -> n_eff = 9, the 9 episodes (deff 1);
-    # df T - 1 = 1 -> 9 (z / t_1)^2 = 0.21, below T = 2 tasks, so n* = 2 (the least T tasks
+    # success is over base variants: impossible 1/3 and wifi-on 2/3 (3 episodes each): mean 1/2;
+    # var of the mean (1/18)/2 = 1/36; p(1-p) = 1/4 -> n_eff = 9, capped at the 6 episodes;
+    # df T - 1 = 1 -> 6 (z / t_1)^2 = 0.14, below T = 2 tasks, so n* = 2 (the least T tasks
     # are worth); Wilson at x = n*/2
-    assert 9 * (Z / T1) ** 2 < 2
+    assert 6 * (Z / T1) ** 2 < 2
     n_star = 2.0
     lo, hi = wilson_float(0.5 * n_star, n_star)
     assert s["mean"] == pytest.approx(1 / 2)
-    rates, counts = np.array([1 / 3, 2 / 3]), np.array([3.0, 6.0])
+    rates, counts = np.array([1 / 3, 2 / 3]), np.array([3.0, 3.0])
     assert intervals.korn_graubard(rates, counts, penalty=1.0)[1:] == pytest.approx((lo, hi))
     # the report calibrates the exponent of that penalty per run and per limit
     # (intervals.calibrated_penalty): each limit is the Korn-Graubard one at its exponent, within
@@ -95,9 +97,10 @@ def test_headline_is_mean_of_task_rates_with_korn_graubard_interval(by_build):
     assert s["high"] == pytest.approx(intervals.korn_graubard(rates, counts, penalty=g_hi)[2])
     assert lo - 1e-12 <= s["low"] and s["high"] <= hi + 1e-12
     assert 0 < s["low"] < s["high"] < 1
-    assert (s["n_tasks"], s["n_instances"], s["k"], s["n"]) == (2, 3, 5, 9)
+    assert (s["n_tasks"], s["n_instances"], s["k"], s["n"]) == (2, 2, 3, 6)
     o = by_build[OTHER]["rates"]["success"]
-    assert o["mean"] == pytest.approx(1 / 4) and (o["k"], o["n"]) == (3, 8)     # (0/2 + 3/6) / 2
+    # (0/2 + 0/3) / 2: w4a8's 3/3 at the goal is recognition, not success (pooled, it was 1/4)
+    assert o["mean"] == 0 and (o["k"], o["n"]) == (0, 5)
 
 
 def test_t_interval_unclipped():
@@ -112,12 +115,21 @@ def test_navigation_recognition_and_labels(by_build):
     # (verify variants start at the goal and are not navigation evidence)
     assert b["navigation"]["mean"] == pytest.approx(2 / 3) and b["navigation"]["n_tasks"] == 1
     assert (b["navigation"]["low"], b["navigation"]["high"]) == pytest.approx(wilson_by_hand(2, 3))
-    # recognition after navigating (base): wifi-on 2/2; at the goal (verify): 2/3
+    # recognition after navigating (base): wifi-on 2/2; sensitivity, at the goal (verify): 2/3
     assert b["recognition_base"]["mean"] == pytest.approx(1.0)
-    assert b["recognition_verify"]["mean"] == pytest.approx(2 / 3)
+    assert b["sensitivity"]["mean"] == pytest.approx(2 / 3) and b["sensitivity"]["n_tasks"] == 1
     # w4a8: wifi-on ever-true 1/3 (the unrecognised one); recognition 0/1 (base), 3/3 (verify)
     assert o["navigation"]["mean"] == pytest.approx(1 / 3)
-    assert o["recognition_base"]["mean"] == 0.0 and o["recognition_verify"]["mean"] == 1.0
+    assert o["recognition_base"]["mean"] == 0.0 and o["sensitivity"]["mean"] == 1.0
+    # specificity, base episodes without a task_complete while the goal did not hold:
+    # w4a16 impossible 2/3 (the premature one is not), wifi-on 3/3; w4a8 impossible 1/2, wifi-on 3/3
+    assert b["specificity"]["mean"] == pytest.approx((2 / 3 + 1) / 2) and b["specificity"]["n_tasks"] == 2
+    assert o["specificity"]["mean"] == pytest.approx((1 / 2 + 1) / 2)
+    # balanced: the mean of the two, its limits the means of theirs
+    bal = by_build[BASE]["balanced"]
+    assert bal["mean"] == pytest.approx((2 / 3 + 5 / 6) / 2)
+    assert bal["low"] == pytest.approx((b["sensitivity"]["low"] + b["specificity"]["low"]) / 2)
+    assert bal["high"] == pytest.approx((b["sensitivity"]["high"] + b["specificity"]["high"]) / 2)
     assert "recognition" not in b        # the mixture of the two was the misleading number
     # premature over tasks: w4a16 (1/3 + 0/6)/2; w4a8 (1/2 + 0/6)/2
     assert b["premature"]["mean"] == pytest.approx(1 / 6)
@@ -139,41 +151,40 @@ def test_outcome_bars_sum_to_one_and_errors_apart(by_build):
 
 def test_pass_hat_k_and_pass_at_k(by_build):
     b, o = by_build[BASE], by_build[OTHER]
-    # first k repeats all succeed: impossible S F F, wifi-on S S F, verify S F S
-    assert [x["value"] for x in b["pass_hat_k"]] == [pytest.approx(1.0), pytest.approx(1 / 3), 0.0]
-    # pass@k = 1 - C(n-c,k)/C(n,k): k=1 mean c/n = 5/9; k=2 (1 - 1/3, 1, 1) -> 8/9; k=3 -> 1
-    assert [x["value"] for x in b["pass_at_k"]] == [pytest.approx(5 / 9), pytest.approx(8 / 9), pytest.approx(1.0)]
-    # w4a8: impossible has only 2 counted repeats, so it leaves k=3
-    assert [x["value"] for x in o["pass_hat_k"]] == [pytest.approx(1 / 3), pytest.approx(1 / 3), pytest.approx(1 / 2)]
-    assert [x["n_tasks"] for x in o["pass_hat_k"]] == [3, 3, 2]
-    assert [x["value"] for x in o["pass_at_k"]] == [pytest.approx(1 / 3), pytest.approx(1 / 3), pytest.approx(1 / 2)]
+    # as success, over base variants: first k repeats all succeed: impossible S F F, wifi-on S S F
+    assert [x["value"] for x in b["pass_hat_k"]] == [pytest.approx(1.0), pytest.approx(1 / 2), 0.0]
+    # pass@k = 1 - C(n-c,k)/C(n,k): k=1 mean c/n = 1/2; k=2 (1 - 1/3, 1) -> 5/6; k=3 -> 1
+    assert [x["value"] for x in b["pass_at_k"]] == [pytest.approx(1 / 2), pytest.approx(5 / 6), pytest.approx(1.0)]
+    # w4a8: impossible has only 2 counted repeats, so it leaves k=3; its verify 3/3 does not count
+    assert [x["value"] for x in o["pass_hat_k"]] == [0.0, 0.0, 0.0]
+    assert [x["n_tasks"] for x in o["pass_hat_k"]] == [2, 2, 1]
+    assert [x["value"] for x in o["pass_at_k"]] == [0.0, 0.0, 0.0]
 
 
 def test_comparison_against_baseline(results):
     (c,) = results["comparisons"]
-    assert (c["baseline"], c["build"], c["n_tasks"], c["n_instances"]) == (BASE, OTHER, 2, 3)
-    # per instance (the per-task table): impossible 0 - 1/3, wifi-on 0 - 2/3, verify 1 - 2/3
-    assert c["per_task"] == {"impossible": pytest.approx(-1 / 3), "wifi-on": pytest.approx(-2 / 3),
-                             "wifi-on@verify": pytest.approx(1 / 3)}
-    # per task, paired: impossible 0/2 - 1/3, wifi-on 3/6 - 4/6 -> mean -1/4
-    assert c["mean_diff"] == pytest.approx(-1 / 4)
-    assert c["sd"] == pytest.approx(math.sqrt(2) / 12)       # deviations -1/12, +1/12
+    # success, so base variants only: the verify variant is not compared
+    assert (c["baseline"], c["build"], c["n_tasks"], c["n_instances"]) == (BASE, OTHER, 2, 2)
+    assert c["per_task"] == {"impossible": pytest.approx(-1 / 3), "wifi-on": pytest.approx(-2 / 3)}
+    # per task, paired: impossible 0/2 - 1/3, wifi-on 0/3 - 2/3 -> mean -1/2
+    assert c["mean_diff"] == pytest.approx(-1 / 2)
+    assert c["sd"] == pytest.approx(math.sqrt(2) / 6)       # deviations -1/6, +1/6
     # MOVER of the two builds' Korn-Graubard limits over tasks, task-level correlation
-    ra, rb = np.array([1 / 3, 2 / 3]), np.array([0.0, 0.5])
-    d, lo, hi = intervals.mover_difference(ra, np.array([3.0, 6]), rb, np.array([2.0, 6]))
+    ra, rb = np.array([1 / 3, 2 / 3]), np.array([0.0, 0.0])
+    d, lo, hi = intervals.mover_difference(ra, np.array([3.0, 3]), rb, np.array([2.0, 3]))
     assert (c["low"], c["high"]) == (pytest.approx(float(lo)), pytest.approx(float(hi)))
     assert -1 < c["low"] < c["mean_diff"] < c["high"] < 1
     assert (c["won"], c["lost"], c["tied"]) == (0, 2, 0)
-    # sign flips of |d| = (2, 1)/6, |sum| observed 3/6: the 4 sums (x6) are +-3, +-1 -> 2 of 4
+    # sign flips of |d| = (2, 4)/6, |sum| observed 6/6: the 4 sums (x6) are +-6, +-2 -> 2 of 4
     assert c["sign_flip"]["p"] == pytest.approx(0.5)
     assert c["sign_flip"]["method"].startswith("exact") and c["sign_flip"]["patterns"] == 4
     # pairs (unit, repeat, seed): impossible r0 S/F, r1 F/F, (r2 unpaired: w4a8 errored),
-    # wifi-on r0 S/F, r1 S/F, r2 F/F, verify r0 S/S, r1 F/S, r2 S/S -> 3 baseline-only, 1 build-only;
-    # two-sided exact binomial: 2 * P(X <= 1 | n=4, 1/2) = 2 * 5/16
+    # wifi-on r0 S/F, r1 S/F, r2 F/F -> 3 baseline-only, 0 build-only;
+    # two-sided exact binomial: 2 * P(X <= 0 | n=3, 1/2) = 2 / 8
     m = c["mcnemar"]
-    assert (m["pairs"], m["baseline_only"], m["build_only"], m["both"], m["neither"], m["unpaired"]) == (8, 3, 1, 2, 2, 1)
-    assert m["p"] == pytest.approx(10 / 16)
-    # 3 tasks with SD 0.51: even a 100 pp difference has power < 0.8 -> not detectable
+    assert (m["pairs"], m["baseline_only"], m["build_only"], m["both"], m["neither"], m["unpaired"]) == (5, 3, 0, 0, 2, 1)
+    assert m["p"] == pytest.approx(2 / 8)
+    # 2 tasks: even a 100 pp difference has power < 0.8 -> not detectable
     assert c["mde"]["value"] is None and "cannot detect" in c["mde"]["note"]
 
 

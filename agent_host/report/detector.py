@@ -1,0 +1,38 @@
+"""Completion recognition read as a detector of "the goal holds" (docs/reports.md, "Recognition").
+
+Sensitivity: placed at the goal (verify variants), the model calls task_complete while it holds.
+Specificity: on base variants, it never calls task_complete while the goal does not hold.
+Either alone is gamed by a trivial policy (always "done": sensitivity 100%, specificity 0%;
+never "done": the reverse), so the report gives their mean, the balanced figure, beside them.
+
+The balanced figure's interval is the mean of the two Korn-Graubard intervals' limits. The two
+rates rest on the same tasks (a task's verify and base instances), and their per-task values
+may be correlated either way; the mean of the limits is what the MOVER sum of the two gives at
+a correlation of +1, the least favourable one, so no correlation has to be estimated.
+bench/coverage.py ("balanced recognition") checks its coverage by seeded simulation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+METHOD = ("mean of the sensitivity and specificity intervals' limits (MOVER for a mean of two rates at "
+          "correlation +1, the least favourable)")
+
+
+def balanced_limits(sens: tuple[float, float, float], spec: tuple[float, float, float]) -> tuple[float, float, float]:
+    """(mean, low, high) of (sensitivity + specificity) / 2 from each one's (mean, low, high);
+    numpy arrays work too (bench/coverage.py runs the same function)."""
+    return tuple((a + b) / 2 for a, b in zip(sens, spec))   # type: ignore[return-value]
+
+
+def balanced(rates: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The balanced figure from a build's rate summaries (stats.rate_summary), or None when
+    either side has no task (a run without verify variants has no sensitivity)."""
+    sens, spec = rates.get("sensitivity"), rates.get("specificity")
+    if any(x is None or x.get("mean") is None or x.get("low") is None for x in (sens, spec)):
+        return None
+    mean, low, high = balanced_limits((sens["mean"], sens["low"], sens["high"]),
+                                      (spec["mean"], spec["low"], spec["high"]))
+    return {"mean": float(mean), "low": float(low), "high": float(high), "method": METHOD,
+            "n_tasks_sensitivity": sens["n_tasks"], "n_tasks_specificity": spec["n_tasks"]}

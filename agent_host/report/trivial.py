@@ -1,0 +1,71 @@
+"""What the two trivial policies would score on a run's own tasks, shown beside the headline.
+
+"Complete at once" calls task_complete at its first step, "infeasible at once" calls
+task_infeasible. Neither does anything, so no figure a build earns should be within reach of
+theirs; what they score depends only on the tasks (which are infeasible, which have verify
+variants), so it is computed from the run's task instances, not run. Each instance's episode is
+labelled by the judge's own rule (judge/outcome.py: the goal is as setup left it, true on a
+verify variant) and the rates come from stats.build_summary, the code every build's rates come
+from, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from agent_host.config.records import EpisodeRecord
+from agent_host.judge.outcome import label
+from agent_host.report import stats
+
+POLICIES = {"complete_at_once": "complete at once", "infeasible_at_once": "infeasible at once"}
+FIGURES = ("success", "sensitivity", "specificity")
+
+
+def run_instances(manifest: dict[str, Any], records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
+    """The run's task instances ({task, task_id, variant, infeasible}): the manifest's task list
+    (what was planned, whatever ran), else (a run made before the manifest had one) the
+    instances its records name."""
+    # Manifests before schema 3 of the report lack task_id; the records carry it.
+    task_ids = {r.task: r.task_id for r in records if r.task_id}
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for t in manifest.get("tasks") or []:
+        if isinstance(t, dict) and isinstance(t.get("id"), str) and t.get("variant") in ("base", "verify"):
+            out[(t["id"], t["variant"])] = {"task": t["id"], "task_id": t.get("task_id") or task_ids.get(t["id"]),
+                                           "variant": t["variant"], "infeasible": bool(t.get("infeasible"))}
+    if not out:
+        for r in records:
+            out.setdefault((r.task, r.variant), {"task": r.task, "task_id": r.task_id, "variant": r.variant,
+                                                "infeasible": r.infeasible})
+    return [out[k] for k in sorted(out)]
+
+
+def _episode(policy: str, inst: dict[str, Any]) -> EpisodeRecord:
+    goal = inst["variant"] == "verify"            # a verify variant's setup makes the goal true
+    end = {"complete_step": 1} if policy == "complete_at_once" else {"infeasible_step": 1}
+    j = label([goal, goal], infeasible_task=inst["infeasible"], **end)
+    return EpisodeRecord(
+        episode_id=f"{policy}__{inst['task']}__{inst['variant']}", build=policy, model=policy, task=inst["task"],
+        task_id=inst["task_id"], variant=inst["variant"], infeasible=inst["infeasible"], phone="", steps=1,
+        **j.as_dict())
+
+
+def trivial_baselines(manifest: dict[str, Any], records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
+    """Per trivial policy: its success (the headline), sensitivity, specificity and balanced
+    figure on this run's task instances (means only: a deterministic policy on fixed tasks has
+    no sampling error). None without instances."""
+    return trivial_scores(run_instances(manifest, records))
+
+
+def trivial_scores(instances: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """trivial_baselines for task instances given as {task, task_id, variant, infeasible}
+    (also what `run --plan` prints before anything runs)."""
+    if not instances:
+        return None
+    out: dict[str, Any] = {"instances": len(instances), "policies": {}}
+    for policy, name in POLICIES.items():
+        summary = stats.build_summary(policy, [_episode(policy, i) for i in instances], max_k=1)
+        figures = {f: summary["rates"][f]["mean"] for f in FIGURES}
+        bal = summary["balanced"]
+        out["policies"][policy] = {"name": name, **figures, "balanced": bal["mean"] if bal else None,
+                                   "n_tasks": summary["rates"]["success"]["n_tasks"]}
+    return out
