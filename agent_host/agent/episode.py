@@ -32,7 +32,9 @@ from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
 from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, png_bytes, submit_beside
-from agent_host.phone.steps import run_steps
+from agent_host.config.requirements import UnboundPhoneFact
+from agent_host.phone.requirements import bind_task
+from agent_host.phone.steps import StepFailed, run_steps
 from agent_host.serving import metrics
 
 SETTLE_S = 3.0
@@ -160,6 +162,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     setup_times = PhaseTimes()
     loop: StepLoop | None = None
     try:
+        task = bind_task(task, phone)   # {phone.calendar_id}, {phone.time:...}: this phone's values
         judge = Judge(task, profile)
         t0 = time.monotonic()
         tally0 = RoundTripTally()
@@ -207,6 +210,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         state = loop.run()
     except _SetupFailed as exc:
         error = str(exc)
+    except (StepFailed, UnboundPhoneFact) as exc:   # the start state was not made: not the model's
+        error = f"setup: {exc}"
     except PhoneError as exc:
         error = f"phone: {exc}"
         state = loop.state if loop is not None else state
