@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -14,6 +14,7 @@ from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, exe
 from agent_host.runs.lock import RunLock
 from agent_host.runs.manifest import build_manifest
 from agent_host.runs.plan import plan
+from agent_host.runs.requirements import read_phone_facts, schedule
 from agent_host.runs.store import RunStore
 
 DEFAULT_RUNS_DIR = Path("reports/runs")
@@ -24,6 +25,7 @@ class RunResult:
     run_dir: Path
     progress: dict[str, BuildProgress]
     planned: int
+    skipped: list[str] = field(default_factory=list)   # what the plan left out for lack of a requirement
 
 
 def new_run_id() -> str:
@@ -140,11 +142,13 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
         planned = plan([b.id for b in builds], tasks, repeats, seed)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    sched = _scheduled(planned, phones)
+    planned = sched.planned
     manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
                               phones=_fingerprints(phones), command=sys.argv,
                               extra={"phone_profile": profile.id, "max_attempts": max_attempts,
                                      "episodes_planned": len(planned), **(limits or {}),
-                                     **(extra_manifest or {})})
+                                     **sched.manifest(), **(extra_manifest or {})})
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -157,9 +161,18 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
         except OSError as exc:  # a full or read-only disk before the first episode
             raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
         opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
-                          run_id=run_id, **_limits(limits))
+                          run_id=run_id, serves=sched.serves, **_limits(limits))
         progress = execute(builds, planned, store, phones, opts, hook)
-    return RunResult(run_dir, progress, len(planned))
+    return RunResult(run_dir, progress, len(planned), sched.lines())
+
+
+def _scheduled(planned: list, phones: Sequence[str]):
+    """The plan cut to what these phones can serve (runs/requirements.py)."""
+    sched = schedule(planned, read_phone_facts(phones))
+    if planned and not sched.planned:
+        raise UserError("no phone given can serve any selected task: " + "; ".join(sched.lines()[:5])
+                        + " (agent-host phone check SERIAL says what each has)")
+    return sched
 
 
 def _limits(limits: dict | None) -> dict:
@@ -217,6 +230,8 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     planned = plan([b.id for b in builds], tasks, manifest["repeats"], manifest["seed"])
     if phones:
         _fingerprints(serials)
+    sched = _scheduled(planned, serials)
+    planned = sched.planned
     with RunLock(store.dir):
         store.records()  # again, now that no other process can append
         try:
@@ -229,6 +244,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
         saved = {k: manifest.get(k) for k in ("request_timeout", "episode_timeout", "phone_wait")}
         opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
                           run_id=manifest.get("run_id", run_dir.name),
+                          serves=sched.serves,
                           **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
         progress = execute(builds, planned, store, serials, opts, hook)
-    return RunResult(run_dir, progress, len(planned))
+    return RunResult(run_dir, progress, len(planned), sched.lines())
