@@ -41,10 +41,6 @@ def host_profile_paths() -> dict[str, Path]:
     return out
 
 
-def list_host_profiles() -> list[str]:
-    return sorted(host_profile_paths())
-
-
 class EmbeddedBuilds(Strict):
     builds: list[Build] = Field(min_length=1)
 

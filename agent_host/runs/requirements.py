@@ -27,6 +27,11 @@ class Schedule:
         facts = self.facts.get(serial)
         return facts is None or not facts.missing(_requires(episode))
 
+    def tasks(self, tasks: Sequence[Any]) -> list[Any]:
+        """The task instances not skipped (for a run that plans its own rounds)."""
+        gone = {s["key"] for s in self.skipped}
+        return [t for t in tasks if t.key not in gone]
+
     def manifest(self) -> dict[str, Any]:
         return {"phone_requirements": {s: f.to_json() for s, f in self.facts.items()},
                 "skipped": self.skipped, "not_scheduled": self.not_on}
