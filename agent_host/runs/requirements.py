@@ -87,6 +87,18 @@ def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts]) -> Schedule:
                     {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys})
 
 
+def servable_tasks(tasks: Sequence[Any], phones: Sequence[str], say: Callable[..., Any]) -> list[Any]:
+    """The task instances some phone can serve (`run --plan --phones`); `say` gets each line of
+    what is left out."""
+    from agent_host.runs.phone_lock import PhoneLocks
+    from agent_host.runs.plan import plan
+    with PhoneLocks(phones):
+        sched = schedule(plan(["plan"], tasks, 1, 0), read_phone_facts(phones))
+    for line in sched.lines():
+        say(line, highlight=False)
+    return sched.tasks(tasks)
+
+
 def take(todo: queue.Queue, can: Callable[[Any], bool]) -> Any | None:
     """The first queued episode `can` accepts, removed from the queue; None if there is none
     (the others stay queued for phones that can serve them)."""

@@ -41,3 +41,13 @@ def test_a_phone_started_without_sim_and_calendar_fails_those_rows_with_their_fi
 
 def test_an_unknown_serial_is_one_line(tmp_path, adb_server_port):
     assert_user_error(agent_host("phone", "check", "127.0.0.1:1", cwd=tmp_path, timeout=120), "127.0.0.1:1")
+
+
+def test_run_plan_with_phones_says_what_they_cannot_serve(virtual_phone_factory, tmp_path):
+    bare = virtual_phone_factory(sim=False)
+    out = agent_host("run", "--plan", "--tasks", "sms-send-number,dark-theme-on", "--variants", "base",
+                     "--phones", bare.serial, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "skipped 3 task instance(s) of 1 task(s), no phone has sim_sms: sms-send-number" in text
+    assert text.index("skipped") < text.index("1 task (1 task instances)")
