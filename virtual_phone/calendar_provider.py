@@ -52,7 +52,8 @@ class Calendar:
 
     def row(self) -> dict[str, object]:
         return {"_id": self.id, "name": self.name, "calendar_displayName": self.name,
-                "account_name": self.account_name, "account_type": self.account_type, "visible": 1}
+                "account_name": self.account_name, "account_type": self.account_type, "visible": 1,
+                "calendar_access_level": 700}   # CAL_ACCESS_OWNER: the account's own calendar
 
 
 @dataclass

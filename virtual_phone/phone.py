@@ -65,7 +65,11 @@ def _free_port() -> int:
 class VirtualPhone:
     def __init__(self, port: int = 0, faults: str | FaultSpec | None = None, *,
                  adb_port: int | None = None, model: str = "VirtualPhone", seed: int = 0,
-                 world_factory: WorldFactory | None = None, latency: str | Latency | None = None) -> None:
+                 world_factory: WorldFactory | None = None, latency: str | Latency | None = None,
+                 sim: bool = True, calendar_account: bool = True) -> None:
+        # without a SIM or a calendar account: what a phone lacking them shows (to test that
+        # runs skip the tasks that need them)
+        self.sim, self.calendar_account = sim, calendar_account
         self.requested_port = port
         self.port = 0
         self.adb_port = adb_port
@@ -96,7 +100,11 @@ class VirtualPhone:
     # --- world ---------------------------------------------------------------------------
 
     def _new_world(self, fs: VirtualFS, seed: int) -> Any:
-        return self._world_factory(fs, model=self.model, seed=seed)
+        world = self._world_factory(fs, model=self.model, seed=seed)
+        world.sim = self.sim
+        if not self.calendar_account:
+            world.state.calendar.calendars = []
+        return world
 
     @property
     def world(self) -> Any:

@@ -26,8 +26,12 @@ DEFAULT_GLOBAL = {
     "mobile_data": "1",
     "adb_enabled": "1",
     "device_provisioned": "1",
-    "stay_on_while_plugged_in": "0",
+    "stay_on_while_plugged_in": "7",   # set up for testing (docs/virtual-phone.md): it never sleeps
     "development_settings_enabled": "1",
+    # it draws no animations; a real phone set up for agent-host has these at 0 too
+    "window_animation_scale": "0",
+    "transition_animation_scale": "0",
+    "animator_duration_scale": "0",
 }
 DEFAULT_SYSTEM = {
     "screen_brightness": "102",

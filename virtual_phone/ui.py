@@ -37,6 +37,7 @@ class Ui:
         self.model = model
         self.seed = seed
         self.serialno: str | None = None   # the phone sets its own (real phones differ in ro.serialno)
+        self.sim = True                    # a SIM on a network (`phone start --no-sim`: none)
         self.lock = threading.RLock()
         self.u2_running = False
         self.state = DeviceState()
@@ -103,7 +104,8 @@ class Ui:
             "sys.boot_completed": "1",
             "persist.sys.timezone": "GMT",
             "persist.sys.locale": "en-US",
-            "gsm.operator.alpha": "T-Mobile",
+            "gsm.operator.alpha": "T-Mobile" if self.sim else "",
+            "gsm.sim.state": "READY" if self.sim else "ABSENT",
         }
 
     # --- navigation -------------------------------------------------------------------------

@@ -32,9 +32,11 @@ from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
 from agent_host import watchdog
+from agent_host.config.requirements import UnboundPhoneFact
 from agent_host.phone.device import (PhoneError, PhoneUnresponsive, RoundTripTally, counting_into, png_bytes,
                                      submit_beside)
-from agent_host.phone.steps import run_steps
+from agent_host.phone.requirements import bind_task
+from agent_host.phone.steps import StepFailed, run_steps
 from agent_host.serving import metrics
 
 SETTLE_S = 3.0
@@ -169,6 +171,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
                               f"the episode's limit of {episode_timeout or 0:g} s, --episode-timeout")
     unresponsive = False
     try:
+        task = bind_task(task, phone)   # {phone.calendar_id}, {phone.time:...}: this phone's values
         judge = Judge(task, profile)
         t0 = time.monotonic()
         tally0 = RoundTripTally()
@@ -216,6 +219,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         state = loop.run()
     except _SetupFailed as exc:
         error = str(exc)
+    except (StepFailed, UnboundPhoneFact) as exc:   # the start state was not made: not the model's
+        error = f"setup: {exc}"
     except PhoneError as exc:
         error = f"phone: {exc}"
         unresponsive = isinstance(exc, PhoneUnresponsive)

@@ -1,4 +1,4 @@
-"""`agent-host phone`: run a virtual phone; poke its fault knobs."""
+"""`agent-host phone`: run a virtual phone; poke its fault knobs; check what a phone has."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import signal
 import sys
 import threading
 
+from agent_host.config.requirements import REQUIREMENTS
 from agent_host.errors import UserError
 from virtual_phone.latency import profile_names as latency_profiles
 
@@ -21,6 +22,7 @@ examples:
   agent-host phone start --port 6101             a fixed port (serial 127.0.0.1:6101)
   agent-host phone start --faults rpc_latency_ms=100,kill_u2_after=20
   agent-host phone start --latency real-phone    answer with a real phone's timings (seeded jitter)
+  agent-host phone start --no-sim --no-calendar-account   a phone a run must skip some tasks on
   ANDROID_ADB_SERVER_PORT=15037 agent-host phone start   use (or start) another adb server
 
 then, from another terminal:
@@ -42,6 +44,26 @@ examples:
   agent-host phone fault 127.0.0.1:6101 kill-u2          the uiautomator server dies now
   agent-host phone fault 127.0.0.1:6101 set rpc_latency_ms=200,dialog_after=5
   agent-host phone fault 127.0.0.1:6101 clear
+"""
+
+
+CHECK_DESCRIPTION = """\
+Read from a phone (real or virtual) every requirement a task may declare (`requires:` in a
+task file) and everything the harness itself needs, and print one row each: met or not, what
+was seen, and how to fix it. `agent-host run` reads the task requirements the same way and
+schedules a task only on phones that meet them. Exit code 0 when every row is met, 1 if not.
+"""
+
+CHECK_EPILOG = """\
+examples:
+  agent-host phone check 127.0.0.1:6101
+  agent-host phone doctor 0A281FDD4000D3          the same (a phone on USB)
+  agent-host phone check 127.0.0.1:6101 --json    rows as JSON: name, kind, met, seen, what, fix
+
+rows:
+""" + "\n".join(f"  {r.name:<19}{r.kind:<8}{r.what}" for r in REQUIREMENTS.values()) + """
+
+kind `task`: a task names it in `requires:`; kind `harness`: every run needs it.
 """
 
 
@@ -67,7 +89,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "screenshot, input, other JSON-RPC, shell), with seeded jitter: "
                             f"{', '.join(['none', *latency_profiles()])} (default: none, as fast as it can)")
     start.add_argument("--model", default="VirtualPhone", help="ro.product.model to report")
+    start.add_argument("--no-sim", action="store_true",
+                       help="no SIM (gsm.sim.state ABSENT): tasks requiring sim_sms or sim_call are skipped")
+    start.add_argument("--no-calendar-account", action="store_true",
+                       help="no calendar in the provider: tasks requiring calendar_account are skipped")
     start.set_defaults(func=_start)
+
+    check = verbs.add_parser("check", aliases=["doctor"], help="what a phone has: every requirement, with fixes",
+                             description=CHECK_DESCRIPTION, epilog=CHECK_EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("serial", help="the phone's serial (`agent-host devices` lists them)")
+    check.add_argument("--json", action="store_true", help="print the rows as JSON")
+    check.set_defaults(func=_check)
 
     fault = verbs.add_parser("fault", help="change a running virtual phone's fault knobs",
                              epilog=FAULT_EPILOG,
@@ -105,7 +138,8 @@ def _start(args: argparse.Namespace) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     phone = VirtualPhone(port=args.port, faults=faults, adb_port=args.adb_port,
-                         model=args.model, seed=args.seed, latency=latency)
+                         model=args.model, seed=args.seed, latency=latency,
+                         sim=not args.no_sim, calendar_account=not args.no_calendar_account)
     try:
         try:
             phone.start()
@@ -117,6 +151,9 @@ def _start(args: argparse.Namespace) -> int:
         print(f"adb server: 127.0.0.1:{phone.adb_port}", flush=True)
         print(f"faults: {faults.describe()}", flush=True)
         print(f"latency: {latency.name}", flush=True)
+        if args.no_sim or args.no_calendar_account:
+            print(f"without: {', '.join(n for n, off in (('SIM', args.no_sim), ('calendar account', args.no_calendar_account)) if off)}",
+                  flush=True)
         print("serving; Ctrl-C or SIGTERM to stop", flush=True)
         while not stop.wait(0.5):
             pass
@@ -142,3 +179,33 @@ def _fault(args: argparse.Namespace) -> int:
     sys.stdout.write(result.stdout)
     sys.stderr.write(result.stderr)
     return result.returncode
+
+
+def _check(args: argparse.Namespace) -> int:
+    import json
+
+    from agent_host.phone.device import Phone, PhoneError
+    from agent_host.phone.requirements import check_rows
+
+    try:
+        rows = check_rows(Phone.connect(args.serial))
+    except PhoneError as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps([r.to_json() for r in rows], indent=2))
+    else:
+        from rich.table import Table
+
+        from agent_host.cli.output import stdout_console
+        table = Table(title=f"phone {args.serial}", show_lines=False)
+        for col in ("requirement", "kind", "", "seen", "how to fix"):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            table.add_row(r.name, r.kind, "met" if r.met else "[bold red]NOT MET[/]", r.seen,
+                          "" if r.met else r.fix)
+        console = stdout_console()
+        console.print(table)
+        missing = [r.name for r in rows if not r.met]
+        console.print(f"{len(rows) - len(missing)} of {len(rows)} met"
+                      + (f"; not met: {', '.join(missing)}" if missing else ""))
+    return 0 if all(r.met for r in rows) else 1

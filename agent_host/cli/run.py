@@ -171,7 +171,11 @@ def _run(args: argparse.Namespace) -> int:
         if not variants or bad:
             raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)" if bad else
                             "--variants: name at least one (base, verify)")
-        return _plan(args, load_tasks(_csv(args.tasks), variants=variants))
+        tasks = load_tasks(_csv(args.tasks), variants=variants)
+        if _csv(args.phones):   # what these phones cannot serve is not planned, and said so
+            from agent_host.runs.requirements import servable_tasks
+            tasks = servable_tasks(tasks, _csv(args.phones), say=stdout_console().print)
+        return _plan(args, tasks)
     if args.resume:
         given = [flag for flag, value, default in (
             ("--builds", args.builds, None), ("--tasks", args.tasks, None), ("--variants", args.variants, "base"),

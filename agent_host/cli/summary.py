@@ -27,6 +27,8 @@ def print_summary(result: RunResult, console: Console) -> None:
         away.update(p.away)
     for serial, why in away.items():
         console.print(f"phone {serial} is away: {why}")
+    for line in getattr(result, "skipped", []):   # left out for lack of a requirement: in no rate
+        console.print(line, highlight=False)
 
 
 def write_report(run_dir: Path, console: Console, baseline: str | None = None) -> Path:

@@ -13,6 +13,7 @@ config/actions.py). The phone layer runs steps (phone/steps.py), the judge evalu
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any, Iterable, Literal, Union
@@ -24,6 +25,8 @@ from agent_host.config.actions import ITEM_SCHEMA_EXTRA, ScriptItem, item_action
 from agent_host.config.checks import AnyCheckModel, Check
 from agent_host.config.loading import format_loc, line_of, load_yaml, validation_messages
 from agent_host.config.phones import DEFAULT_APPS, REPO_ROOT, load_phone_profile, phones_dir
+from agent_host.config.requirements import (PhoneFacts, TaskRequirement, phone_placeholders, substitute_phone,
+                                            unknown_phone_placeholders)
 from agent_host.config.steps import STEP_SCHEMA_EXTRA, AnyStep, ForceStopStep, LaunchStep, Step, step_kind
 from agent_host.config.strict import Strict, fail
 from agent_host.errors import ConfigError, UserError
@@ -48,6 +51,9 @@ class Task(Strict):
                                  "resolved through the phone profile, or a package")
     max_steps: int = Field(ge=1, le=100, strict=True, description="step budget of an episode")
     tags: list[str] = Field(default_factory=list)
+    requires: list[TaskRequirement] = Field(
+        default_factory=list, description="what the phone must have (config/requirements.py): a run "
+                                          "schedules the task only on phones that have it")
     setup: list[Step] = Field(default_factory=list, description="puts the phone in the start state")
     goal_setup: list[Step] = Field(default_factory=list,
                                    description="makes the goal true; the verify variant runs setup + goal_setup")
@@ -87,6 +93,7 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
             errs.append((("check",), "Field required (only an infeasible task has no check)"))
         if task.verify and not task.goal_setup:
             errs.append((("goal_setup",), "Field required for the verify variant (or set verify: false)"))
+    errs += _requirement_errors(task)
     aliases = known_app_aliases()
     named = [(("app",), task.app)]
     for field in ("setup", "goal_setup", "teardown"):
@@ -133,6 +140,21 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
                 errs.append((("params", i), f"makes {format_loc(loc)} invalid: {msg}"))
     elif task.instance_id is not None:
         errs.append((("instance_id",), "instance_id needs params"))
+    return errs
+
+
+def _requirement_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
+    """`{phone.*}` placeholders are known ones, and a task naming the phone's calendar
+    declares that it needs one."""
+    errs: list[tuple[tuple[Any, ...], str]] = []
+    if len(set(task.requires)) != len(task.requires):
+        errs.append((("requires",), "a requirement is named twice"))
+    text = json.dumps(task.model_dump(mode="json", exclude={"notes"}))
+    for bad in sorted(set(unknown_phone_placeholders(text))):
+        errs.append((("id",), f"unknown placeholder {bad} (known: {{phone.calendar_id}}, {{phone.timezone}}, "
+                              "{phone.time:YYYY-MM-DDTHH:MM})"))
+    if "{phone.calendar_id}" in text and "calendar_account" not in task.requires:
+        errs.append((("requires",), "the task uses {phone.calendar_id}: add calendar_account to requires"))
     return errs
 
 
@@ -201,6 +223,42 @@ class TaskInstance(BaseModel):
     source: Path
     sha256: str
     notes: str = ""
+    requires: tuple[str, ...] = ()   # config/requirements.py names
+    phone_bound: bool = False        # `{phone.*}` placeholders substituted (bind_phone)
+
+    @property
+    def needs_phone_facts(self) -> bool:
+        """Its steps, check or solution name a `{phone.*}` fact not yet bound."""
+        return not self.phone_bound and bool(phone_placeholders(_instance_text(self)))
+
+
+def _instance_text(t: TaskInstance) -> str:
+    return json.dumps([t.goal, _dump(t.setup), _dump(t.teardown), t.solution,
+                       None if t.check is None else t.check.model_dump(by_alias=True, exclude_none=True,
+                                                                       mode="json")])
+
+
+def bind_phone(instance: TaskInstance, facts: PhoneFacts) -> TaskInstance:
+    """The instance with `{phone.calendar_id}`, `{phone.timezone}` and `{phone.time:...}`
+    replaced by what `facts` read from the phone it is about to run on (an instance without
+    them comes back as it is). UnboundPhoneFact when the phone lacks a fact."""
+    if not instance.needs_phone_facts:
+        return instance
+
+    def sub(data: Any) -> Any:
+        if isinstance(data, str):
+            return substitute_phone(data, facts)
+        if isinstance(data, list):
+            return [sub(x) for x in data]
+        if isinstance(data, dict):
+            return {k: sub(v) for k, v in data.items()}
+        return data
+    check = None if instance.check is None else _CHECK.validate_python(
+        sub(instance.check.model_dump(by_alias=True, exclude_none=True, mode="json")))
+    return instance.model_copy(update=dict(
+        goal=sub(instance.goal), setup=_STEPS.validate_python(sub(_dump(instance.setup))),
+        teardown=_STEPS.validate_python(sub(_dump(instance.teardown))), check=check,
+        solution=sub(instance.solution), phone_bound=True))
 
 
 
@@ -252,7 +310,7 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
         common = dict(id=iid, task_id=task.id, params=p, goal=_substitute(task.goal, p), app=task.app,
                       teardown=teardown, check=check, max_steps=task.max_steps, tags=list(task.tags),
                       infeasible=task.infeasible, solution=solution, source=source, sha256=sha256,
-                      notes=task.notes)
+                      notes=task.notes, requires=tuple(task.requires))
         if "base" in variants:
             out.append(TaskInstance(key=iid, variant="base", setup=setup, **common))
         if "verify" in variants and has_verify(task):

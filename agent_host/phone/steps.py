@@ -3,25 +3,39 @@
 `RUNNERS` maps each step kind to how it is done: `shell` and `setting` through phone.shell,
 `launch` / `force_stop` / `home` through the phone's own methods, `wait` by sleeping. Shell
 commands go through the phone profile's `command_variants` (the command this phone needs
-instead), as the judge's commands do. A shell step's exit code is not checked: setup
-commands such as `pm clear` of an absent package are allowed to fail.
+instead), as the judge's commands do. A shell or setting step whose command exits non-zero
+(or prints the `content` tool's "Error while accessing provider", which older Android
+versions exit 0 with), or whose `effect` does not hold afterwards, raises StepFailed: the
+start state was not made, so the episode is `error` and retried, never the model's. A step
+written `{command, may_fail: true}` may fail (`pm clear` of an app a phone may not have).
+A `{phone.*}` placeholder left unbound is refused here too (config/tasks.bind_phone binds it).
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from agent_host.config.phones import resolve_app
+from agent_host.config.requirements import phone_placeholders
 from agent_host.config.steps import AnyStep, SettingStep, ShellStep, step_kind
+
+# The `content` tool reports a refused insert/update/delete this way (frameworks/base
+# cmds/content Content.java); some Android versions still exit 0 after printing it.
+_PROVIDER_ERROR = re.compile(r"^Error while accessing provider|^java\.lang\.\w+(Exception|Error)\b", re.MULTILINE)
+
+
+class StepFailed(Exception):
+    """A step did not take: its command failed or its effect does not hold."""
 
 
 def step_commands(step: AnyStep) -> list[str]:
     """The (canonical) shell commands of a `shell` or `setting` step; [] for the others."""
     if isinstance(step, ShellStep):
-        return [step.shell]
+        return [step.command.command]
     if isinstance(step, SettingStep):
         s = step.setting
         return [f"settings put {s.namespace} {s.key} {shlex.quote(s.value)}"]
@@ -41,8 +55,21 @@ class _Context:
 
 
 def _shell(step: Any, ctx: _Context) -> None:
+    spec = step.command if isinstance(step, ShellStep) else None
     for cmd in step_commands(step):
-        ctx.phone.shell(ctx.command(cmd))
+        if phone_placeholders(cmd):
+            raise StepFailed(f"{cmd[:120]!r}: {', '.join(phone_placeholders(cmd))} not bound to this phone's "
+                             "facts (bind the task first: agent_host.phone.requirements.bind_task)")
+        res = ctx.phone.shell(ctx.command(cmd))
+        may_fail = spec is not None and spec.may_fail
+        refused = cmd.lstrip().startswith("content ") and _PROVIDER_ERROR.search(res.output)
+        if not may_fail and (res.exit_code != 0 or refused):
+            raise StepFailed(f"{cmd[:160]!r} exited {res.exit_code}: {res.text[-200:]!r}")
+    if spec is not None and spec.effect is not None:
+        res = ctx.phone.shell(ctx.command(spec.effect.shell))
+        if not re.search(spec.effect.matches, res.output, re.MULTILINE):
+            raise StepFailed(f"{spec.command[:120]!r}: its effect does not hold ({spec.effect.shell[:80]!r} "
+                             f"printed {res.text[-160:]!r}, not /{spec.effect.matches}/)")
 
 
 RUNNERS: dict[str, Callable[[Any, _Context], None]] = {

@@ -188,6 +188,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     have = len(sel.counted) + len(sel.errored) + len(sel.exhausted)
     if isinstance(planned, int) and have < planned:
         warnings.append(f"run incomplete: {have} of {planned} planned episodes have a record")
+    warnings += _skipped(run.manifest)
     for s in summaries:
         ex = s["exhausted"]
         if ex["episodes"]:
@@ -289,3 +290,19 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
                      r.usage.completion_tokens, r.phone, r.model, r.started_at, r.ended_at,
                      r.error or "", r.reason or ""])
     return header, rows
+
+
+def _skipped(manifest: dict) -> list[str]:
+    """What the run left out because no phone met a task's `requires:` (runs/requirements.py):
+    said once, never counted (it is in no rate's denominator)."""
+    out, groups = [], {}
+    for s in manifest.get("skipped") or []:
+        if isinstance(s, dict):
+            groups.setdefault(", ".join(s.get("missing") or []), []).append(s)
+    for missing, items in groups.items():
+        tasks = sorted({str(s.get("task_id") or s.get("key")) for s in items})
+        out.append(f"not run: {len(items)} task instance(s) of {len(tasks)} task(s) need {missing}, which no phone "
+                   f"of the run had ({', '.join(tasks)}); they are in no rate, not failures")
+    for serial, keys in (manifest.get("not_scheduled") or {}).items():
+        out.append(f"phone {serial} lacked what {len(keys)} task instance(s) require; they ran on the other phones")
+    return out

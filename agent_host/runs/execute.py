@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 from agent_host.config.records import EpisodeRecord, write_json_atomic
 from agent_host.errors import UserError
 from agent_host.runs.plan import PlannedEpisode
+from agent_host.runs.requirements import servable, take
 from agent_host.runs.store import RunStore
 
 REQUEST_TIMEOUT_S = 120.0      # one model request (a step's answer); was 600 s, retried once
@@ -52,6 +53,7 @@ class RunOptions:
     request_timeout: float | None = None   # seconds per model request (None: the build's)
     episode_timeout: float | None = None   # wall-clock seconds per episode (None: the build's)
     phone_wait: float = PHONE_WAIT_S       # how long a phone that stopped answering is waited for
+    serves: Callable[[str, Any], bool] | None = None   # (serial, episode): the phone has what it requires
     stop: Any = None                       # a threading.Event: once set, no new episode starts
     servers: dict | None = None            # build id -> a server already up (runs/sequential.py keeps them)
 
@@ -234,9 +236,8 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                     if serial in pool.away:
                         pool.back(serial)
                         _notify(hook, progress, None)
-                try:
-                    ep = todo.get_nowait()
-                except queue.Empty:
+                ep = take(todo, lambda e: opts.serves is None or opts.serves(serial, e))
+                if ep is None:
                     return
                 try:
                     rec = one_episode(serial, phone, ep)
@@ -281,6 +282,10 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
             if not alive:
                 raise UserError(f"no phones left ({'; '.join(f'{s}: {w}' for s, w in pool.away.items())}); "
                                 f"fix them and resume with --resume {store.dir}")
+            if opts.serves is not None and not servable(todo, alive, opts.serves):
+                raise UserError(f"{todo.qsize()} episode(s) left need what only phones now away have "
+                                f"({'; '.join(f'{s}: {w}' for s, w in pool.away.items()) or 'none'}); "
+                                f"resume with --resume {store.dir}")
             threads = [threading.Thread(target=worker, args=(s,), name=f"phone-{s}", daemon=True)
                        for s in alive]
             for t in threads:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -15,6 +15,7 @@ from agent_host.runs.lock import RunLock
 from agent_host.runs.manifest import build_manifest
 from agent_host.runs.phone_lock import PhoneLocks
 from agent_host.runs.plan import plan
+from agent_host.runs.requirements import read_phone_facts, schedule
 from agent_host.runs.store import RunStore
 
 DEFAULT_RUNS_DIR = Path("reports/runs")
@@ -25,6 +26,7 @@ class RunResult:
     run_dir: Path
     progress: dict[str, BuildProgress]
     planned: int
+    skipped: list[str] = field(default_factory=list)   # what the plan left out for lack of a requirement
     stopped: bool = False      # a stop signal ended it early: what ran is recorded, resume for the rest
 
 
@@ -145,11 +147,13 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
         raise UserError(str(exc)) from None
     # The phones first: a run refused because another process drives one writes nothing.
     with PhoneLocks(phones, wait=wait_for_phone):
+        sched = _scheduled(planned, phones)
+        planned = sched.planned
         manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
                                   phones=_fingerprints(phones), command=sys.argv,
                                   extra={"phone_profile": profile.id, "max_attempts": max_attempts,
                                          "episodes_planned": len(planned), **(limits or {}),
-                                         **(extra_manifest or {})})
+                                         **sched.manifest(), **(extra_manifest or {})})
         try:
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -162,11 +166,22 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
             except OSError as exc:  # a full or read-only disk before the first episode
                 raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
             opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
-                              run_id=run_id, stop=stop, **_limits(limits))
+                              run_id=run_id, stop=stop, serves=sched.serves, **_limits(limits))
             if driver is not None:   # a sequential run (runs/sequential.py) plays its own rounds
-                return RunResult(run_dir, *driver(builds, tasks, store, phones, opts, hook))
+                return RunResult(run_dir, *driver(builds, sched.tasks(tasks), store, phones, opts, hook),
+                                 sched.lines())
             progress = execute(builds, planned, store, phones, opts, hook)
-    return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))
+    return RunResult(run_dir, progress, len(planned), sched.lines(),
+                     stopped=bool(stop is not None and stop.is_set()))
+
+
+def _scheduled(planned: list, phones: Sequence[str]):
+    """The plan cut to what these phones can serve (runs/requirements.py)."""
+    sched = schedule(planned, read_phone_facts(phones))
+    if planned and not sched.planned:
+        raise UserError("no phone given can serve any selected task: " + "; ".join(sched.lines()[:5])
+                        + " (agent-host phone check SERIAL says what each has)")
+    return sched
 
 
 # plays a run in its own way: (builds, tasks, store, phones, opts, hook) -> (progress, episodes planned)
@@ -230,6 +245,8 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     with PhoneLocks(serials, wait=wait_for_phone):
         if phones:
             _fingerprints(serials)
+        sched = _scheduled(planned, serials)
+        planned = sched.planned
         with RunLock(store.dir):
             store.records()  # again, now that no other process can append
             try:
@@ -241,10 +258,12 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
                                 f"nothing was run") from None
             saved = {k: manifest.get(k) for k in ("request_timeout", "episode_timeout", "phone_wait")}
             opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
-                              run_id=manifest.get("run_id", run_dir.name), stop=stop,
+                              run_id=manifest.get("run_id", run_dir.name), stop=stop, serves=sched.serves,
                               **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
             chosen = driver(manifest) if driver is not None else None   # a sequential run continues its rounds
             if chosen is not None:
-                return RunResult(run_dir, *chosen(builds, tasks, store, serials, opts, hook))
+                return RunResult(run_dir, *chosen(builds, sched.tasks(tasks), store, serials, opts, hook),
+                                 sched.lines())
             progress = execute(builds, planned, store, serials, opts, hook)
-    return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))
+    return RunResult(run_dir, progress, len(planned), sched.lines(),
+                     stopped=bool(stop is not None and stop.is_set()))

@@ -56,3 +56,15 @@ def test_dark_theme_task_solution_succeeds(phone, tmp_path):
     with PolicyServer(PolicyScript.from_data(task.solution)) as server:
         rec = run_episode(task, phone, server.endpoint("solution"), out_dir=tmp_path, profile=profile)
     assert rec.outcome == "success", rec.error
+
+
+def test_phone_check_reads_every_row_of_a_real_phone(phone):
+    # What each row saw is worth printing on a real phone: `pytest -m phone -s`.
+    from agent_host.config.requirements import REQUIREMENTS
+    from agent_host.phone.requirements import check_rows
+
+    rows = check_rows(phone)
+    for r in rows:
+        print(f"{r.name:<20}{'met' if r.met else 'NOT MET':<9}{r.seen}")
+    assert [r.name for r in rows] == list(REQUIREMENTS) and all(r.seen for r in rows)
+    assert next(r for r in rows if r.name == "u2_server").met

@@ -12,6 +12,7 @@ from agent_host.config.steps import ForceStopStep, HomeStep, LaunchStep
 from agent_host.config.tasks import SCHEMA_LINE, collect, has_verify, load_tasks, task_json_schema
 from agent_host.errors import ConfigError, UserError
 from agent_host.judge.checks import Facts, evaluate, shell_commands
+from agent_host.phone.requirements import bind_task
 from agent_host.phone.steps import run_steps, step_commands
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,7 +172,12 @@ class _WorldPhone:
         self.world = world
 
     def shell(self, cmd):
-        return self.world.shell(cmd)
+        from agent_host.phone.device import ShellResult
+        res = self.world.shell(cmd)
+        return ShellResult(cmd, res.stdout.decode(), res.exit_code)
+
+    def shell_batch(self, cmds):
+        return [self.shell(c) for c in cmds]
 
     def launch(self, pkg):
         self.world.shell(f"monkey -p {pkg} -c android.intent.category.LAUNCHER 1")
@@ -194,7 +200,9 @@ def test_setup_and_goal_setup_reach_their_states_on_the_virtual_phone(instances)
         if t.check is None:
             continue
         world = World(VirtualFS())
-        run_steps(t.setup, _WorldPhone(world), sleep=lambda s: None)
+        phone = _WorldPhone(world)
+        t = bind_task(t, phone)
+        run_steps(t.setup, phone, sleep=lambda s: None)
         outputs = {}
         for cmd in shell_commands(t.check):
             res = world.shell(cmd)

@@ -10,6 +10,7 @@ from agent_host.config.tasks import load_tasks
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
 from agent_host.phone.device import Phone
+from agent_host.phone.requirements import bind_task
 from agent_host.phone.steps import run_steps
 
 EVENTS = "content insert --uri content://com.android.calendar/events --bind calendar_id:i:1 --bind eventTimezone:s:UTC"
@@ -66,6 +67,7 @@ CASES = [
 @pytest.mark.parametrize("kind, instance_id, near_miss, fix", CASES, ids=[c[0] for c in CASES])
 def test_near_miss_fails_and_the_fix_succeeds(phone, kind, instance_id, near_miss, fix):
     task = _instance(instance_id)
+    task = bind_task(task, phone)
     assert kind in task.tags or kind == "files"
     run_steps(task.setup, phone)
     try:
@@ -81,6 +83,7 @@ def test_near_miss_fails_and_the_fix_succeeds(phone, kind, instance_id, near_mis
 def test_retrieval_answer_is_checked_against_the_provider(phone):
     """The other event's time (9:00 AM) fails; the right one counts however it is written."""
     task = _instance("calendar-when-dentist")
+    task = bind_task(task, phone)
     assert "retrieval" in task.tags
     run_steps(task.setup, phone)
     try:
@@ -95,6 +98,7 @@ def test_retrieval_answer_is_fixed_at_setup(phone):
     """calendar-where's answer is the location setup wrote: editing the event to match a wrong
     answer does not make it right (the model can change the state; it cannot change the answer)."""
     task = _instance("calendar-where")
+    task = bind_task(task, phone)
     run_steps(task.setup, phone)
     try:
         assert _goal(task, phone, answer="Elm Street studio") is False
@@ -110,6 +114,7 @@ def test_retrieval_answer_is_fixed_at_setup(phone):
 def test_infeasible_claimed_done_is_never_success(phone):
     """A model that 'does something' on an infeasible task and calls task_complete is premature."""
     task = _instance("files-read-only")
+    task = bind_task(task, phone)
     assert "infeasible" in task.tags and task.check is None
     run_steps(task.setup, phone)
     try:
@@ -129,6 +134,7 @@ def test_sort_downloads_ignores_what_other_episodes_left_in_downloads(phone):
     (premature) and its verify setup (error), as its check wanted Downloads to hold nothing but
     todo.txt. The check is about the six files the task is about; its near misses still fail."""
     task = _instance("files-sort-downloads")
+    task = bind_task(task, phone)
     goal_setup = next(t for t in load_tasks(["files-sort-downloads"], variants=("verify",))
                       if t.variant == "verify").setup[len(task.setup):]
     _shell(phone, "mkdir -p /sdcard/Download/Trip")
@@ -154,6 +160,7 @@ def test_delete_all_notes_starts_from_its_own_three(phone):
     earlier episode left (a careless markor-create-note's shopping.txt) made deleting the
     three fail the reference solution, and the verify setup ended `error`."""
     task = _instance("markor-delete-all")
+    task = bind_task(task, phone)
     _shell(phone, f"mkdir -p {MARKOR}", f"echo milk > {MARKOR}/shopping.txt")
     run_steps(task.setup, phone)
     try:

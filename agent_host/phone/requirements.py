@@ -1,0 +1,207 @@
+"""Reading config/requirements.py's requirements from a phone.
+
+`read_facts` reads what tasks may declare (`requires:`) and the values `{phone.*}`
+placeholders take, in one shell batch: a run calls it once per phone, an episode once per
+connection (`bind_task`). `check_rows` adds what the harness itself needs (screen, animation
+scales, the uiautomator2 server, dump time, input method, screenshots) for
+`agent-host phone check`.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from agent_host.config.requirements import DUMP_MEDIAN_LIMIT_S, REQUIREMENTS, TASK_REQUIREMENTS, PhoneFacts
+from agent_host.config.tasks import bind_phone
+
+CAL_ACCESS_CONTRIBUTOR = 500   # CalendarContract.Calendars: the least access level that may add events
+
+_TASK_COMMANDS = {
+    "calendars": "content query --uri content://com.android.calendar/calendars "
+                 "--projection _id:calendar_access_level:visible:account_type",
+    "sim": "getprop gsm.sim.state",
+    "operator": "getprop gsm.operator.alpha",
+    "timezone": "getprop persist.sys.timezone",
+    "telephony": "dumpsys telephony.registry",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of `agent-host phone check`."""
+    name: str
+    kind: str
+    met: bool
+    seen: str
+    what: str
+    fix: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "met": self.met, "seen": self.seen,
+                "what": self.what, "fix": self.fix}
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    """`content query` output as dicts (values as printed; NULL kept as the string)."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"Row: \d+ (.*)", line)
+        if m:
+            out.append(dict(re.findall(r"(\w+)=([^,]*)(?:, |$)", m.group(1))))
+    return out
+
+
+def writable_calendar(query_output: str) -> int | None:
+    """The lowest _id of a visible calendar the shell may add events to, else None."""
+    ids = []
+    for r in _rows(query_output):
+        level, visible = r.get("calendar_access_level", "NULL"), r.get("visible", "1")
+        if not r.get("_id", "").isdigit() or visible == "0":
+            continue
+        if level.isdigit() and int(level) < CAL_ACCESS_CONTRIBUTOR:
+            continue
+        ids.append(int(r["_id"]))
+    return min(ids) if ids else None
+
+
+def sim_ready(state: str) -> bool:
+    """gsm.sim.state is a comma list, one per slot (dual SIM: `READY,ABSENT`)."""
+    return "READY" in [s.strip().upper() for s in state.split(",")]
+
+
+def adb_over_usb(serial: str) -> bool:
+    """True unless adb reaches the phone over the network the phone itself is on: a
+    `host:port` serial (other than this machine's loopback, as the virtual phone and an
+    emulator's forwarded port are), or an mDNS wireless-debugging name."""
+    device = serial.rsplit("/", 1)[-1]          # HOST:PORT/SERIAL: the serial on that server
+    if "._adb-tls-connect._tcp" in device or "._adb._tcp" in device:
+        return False
+    host, sep, port = device.rpartition(":")
+    if sep and port.isdigit():
+        return host in ("127.0.0.1", "localhost", "::1", "[::1]")
+    return True
+
+
+def read_facts(phone: Any) -> PhoneFacts:
+    """The task requirements met by `phone` (a phone.device.Phone), and its calendar id and
+    time zone; one shell batch."""
+    serial = getattr(phone, "serial", "")
+    names = list(_TASK_COMMANDS)
+    res = dict(zip(names, phone.shell_batch([_TASK_COMMANDS[n] for n in names])))
+    cal = writable_calendar(res["calendars"].output) if res["calendars"].ok else None
+    sim_state, operator = res["sim"].text.strip(), res["operator"].text.strip()
+    sim = sim_ready(sim_state) and bool(operator.strip(", "))
+    telephony = res["telephony"].ok and "mCallState=" in res["telephony"].output
+    zone = res["timezone"].text.strip() or "UTC"
+    met = {"calendar_account": cal is not None, "sim_sms": sim, "sim_call": sim and telephony,
+           "usb_adb": adb_over_usb(serial)}
+    seen = {"calendar_account": f"calendar _id {cal}" if cal is not None else
+            (res["calendars"].text.splitlines() or ["no calendars"])[0][:80],
+            "sim_sms": f"gsm.sim.state={sim_state or '(none)'}, operator={operator or '(none)'}",
+            "sim_call": f"gsm.sim.state={sim_state or '(none)'}, telephony "
+                        f"{'answers' if telephony else 'does not answer'}",
+            "usb_adb": f"serial {serial}"}
+    assert set(met) == set(TASK_REQUIREMENTS)
+    return PhoneFacts(serial=serial, met=met, seen=seen, calendar_id=cal, timezone=zone)
+
+
+_BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def facts_of(phone: Any) -> PhoneFacts:
+    """read_facts, once per connected phone object (a reconnect reads again)."""
+    try:
+        return _BOUND[phone]
+    except (KeyError, TypeError):
+        facts = read_facts(phone)
+        try:
+            _BOUND[phone] = facts
+        except TypeError:
+            pass
+        return facts
+
+
+def bind_task(task: Any, phone: Any) -> Any:
+    """The task instance with its `{phone.*}` placeholders filled from this phone's facts:
+    call it before running a task's steps or judging it (run_episode does)."""
+    if not getattr(task, "needs_phone_facts", False):
+        return task
+    return bind_phone(task, facts_of(phone))
+
+
+# ---------------------------------------------------------------------------------------------
+# What the harness needs (agent-host phone check)
+
+def _harness(phone: Any, dumps: int = 5) -> dict[str, tuple[bool, str]]:
+    out: dict[str, tuple[bool, str]] = {}
+    res = phone.shell_batch(["dumpsys power", "dumpsys window", "settings get global stay_on_while_plugged_in",
+                             "settings get global window_animation_scale",
+                             "settings get global transition_animation_scale",
+                             "settings get global animator_duration_scale",
+                             "settings get secure default_input_method",
+                             "settings get secure enabled_input_methods"])
+    power, window, stay, *rest = res
+    scales, (ime, enabled) = [r.text.strip() for r in rest[:3]], [r.text.strip() for r in rest[3:]]
+    awake = re.search(r"mWakefulness=(\w+)", power.output)
+    locked = re.search(r"(mDreamingLockscreen|mShowingLockscreen|isStatusBarKeyguard|mKeyguardShowing)=true",
+                       window.output) or re.search(r"mCurrentFocus=.*(Keyguard|NotificationShade)", window.output)
+    wake = awake.group(1) if awake else "unknown"
+    out["screen_unlocked"] = (wake == "Awake" and not locked,
+                              f"mWakefulness={wake}{', keyguard showing' if locked else ''}")
+    stay_v = stay.text.strip()
+    out["stay_awake"] = (stay_v.isdigit() and int(stay_v) != 0, f"stay_on_while_plugged_in={stay_v}")
+
+    def zero(v: str) -> bool:
+        try:
+            return float(v) == 0.0
+        except ValueError:
+            return False     # "null": never set, Android's default 1.0
+    out["animations_off"] = (all(zero(v) for v in scales), "scales " + "/".join(scales))
+    try:
+        info = phone.u2.info
+        out["u2_server"] = (bool(info), f"answers ({info.get('productName', '?')}, sdk {info.get('sdkInt', '?')})")
+        u2_ok = True
+    except Exception as exc:
+        out["u2_server"] = (False, f"{type(exc).__name__}: {exc}"[:120])
+        u2_ok = False
+    times: list[float] = []
+    if u2_ok:
+        for _ in range(dumps):
+            t0 = time.monotonic()
+            try:
+                phone.dump()
+            except Exception:
+                break
+            times.append(time.monotonic() - t0)
+    med = statistics.median(times) if times else None
+    out["dump_fast"] = (med is not None and med < DUMP_MEDIAN_LIMIT_S,
+                        f"median {med:.3f} s of {len(times)}" if med is not None else "no dump answered")
+    out["input_method"] = (ime not in ("", "null") and ime in enabled.split(":"), ime or "(none)")
+    out["screenshot_visible"] = _screenshot(phone) if u2_ok else (False, "no uiautomator2 server")
+    return out
+
+
+def _screenshot(phone: Any) -> tuple[bool, str]:
+    try:
+        phone.home()
+        img = phone.screenshot().convert("L")
+    except Exception as exc:
+        return False, f"{type(exc).__name__}: {exc}"[:120]
+    lo, hi = img.getextrema()
+    return hi > 16, f"{img.size[0]}x{img.size[1]}, brightest pixel {hi}"
+
+
+def check_rows(phone: Any) -> list[Row]:
+    """Every requirement (config/requirements.REQUIREMENTS order), read from the phone."""
+    facts = read_facts(phone)
+    harness = _harness(phone)
+    rows = []
+    for name, req in REQUIREMENTS.items():
+        met, seen = (facts.met[name], facts.seen[name]) if req.kind == "task" else harness[name]
+        rows.append(Row(name, req.kind, bool(met), seen, req.what, req.fix))
+    return rows

@@ -1,0 +1,117 @@
+"""Scheduling by requirement: a task instance runs only on phones that meet its `requires:`.
+
+Each phone's facts are read once when the run starts (or resumes). An episode no phone of
+the run can serve is left out of the plan and listed as skipped (in the manifest, the run's
+console summary and the report, never as a model failure: it is in no rate); an episode
+some phones can serve is handed only to those.
+"""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from agent_host.config.requirements import PhoneFacts
+from agent_host.errors import UserError
+
+
+@dataclass
+class Schedule:
+    planned: list[Any]                                   # PlannedEpisodes some phone can serve
+    facts: dict[str, PhoneFacts]                         # serial -> what was read
+    skipped: list[dict[str, Any]] = field(default_factory=list)        # per task instance key
+    not_on: dict[str, list[str]] = field(default_factory=dict)         # serial -> keys it is not given
+
+    def serves(self, serial: str, episode: Any) -> bool:
+        facts = self.facts.get(serial)
+        return facts is None or not facts.missing(_requires(episode))
+
+    def tasks(self, tasks: Sequence[Any]) -> list[Any]:
+        """The task instances not skipped (for a run that plans its own rounds)."""
+        gone = {s["key"] for s in self.skipped}
+        return [t for t in tasks if t.key not in gone]
+
+    def manifest(self) -> dict[str, Any]:
+        return {"phone_requirements": {s: f.to_json() for s, f in self.facts.items()},
+                "skipped": self.skipped, "not_scheduled": self.not_on}
+
+    def lines(self) -> list[str]:
+        """What the plan leaves out, for the console: one line per skipped instance group."""
+        out, groups = [], {}
+        for s in self.skipped:
+            groups.setdefault(", ".join(s["missing"]), []).append(s)
+        for missing, items in groups.items():
+            tasks = sorted({s["task_id"] for s in items})
+            out.append(f"skipped {len(items)} task instance(s) of {len(tasks)} task(s), no phone has {missing}: "
+                       f"{', '.join(tasks)}")
+        for serial, keys in self.not_on.items():
+            out.append(f"not scheduled on {serial}: {len(keys)} task instance(s) it lacks the requirements of")
+        return out
+
+
+def _requires(episode: Any) -> tuple[str, ...]:
+    return tuple(getattr(getattr(episode, "task", episode), "requires", ()) or ())
+
+
+def read_phone_facts(serials: Sequence[str]) -> dict[str, PhoneFacts]:
+    from agent_host.phone.device import Phone
+    from agent_host.phone.requirements import read_facts
+    out = {}
+    for s in serials:
+        try:
+            out[s] = read_facts(Phone.connect(s))
+        except Exception as exc:
+            raise UserError(f"phone {s}: cannot read what it has ({type(exc).__name__}: {exc}); "
+                            f"agent-host phone check {s}") from None
+    return out
+
+
+def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts]) -> Schedule:
+    """Split the plan by what the phones have."""
+    keep, skipped, not_on = [], {}, {s: set() for s in facts}
+    for ep in planned:
+        need = _requires(ep)
+        able = [s for s, f in facts.items() if not f.missing(need)]
+        for s in facts:
+            if s not in able:
+                not_on[s].add(ep.task_key)
+        if able or not facts:
+            keep.append(ep)
+        elif ep.task_key not in skipped:
+            missing = sorted({r for f in facts.values() for r in f.missing(need)})
+            skipped[ep.task_key] = {"key": ep.task_key, "task_id": getattr(ep.task, "task_id", ep.task_key),
+                                    "variant": ep.variant, "requires": list(need), "missing": missing}
+    skipped_keys = set(skipped)
+    return Schedule(keep, dict(facts), list(skipped.values()),
+                    {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys})
+
+
+def servable_tasks(tasks: Sequence[Any], phones: Sequence[str], say: Callable[..., Any]) -> list[Any]:
+    """The task instances some phone can serve (`run --plan --phones`); `say` gets each line of
+    what is left out."""
+    from agent_host.runs.phone_lock import PhoneLocks
+    from agent_host.runs.plan import plan
+    with PhoneLocks(phones):
+        sched = schedule(plan(["plan"], tasks, 1, 0), read_phone_facts(phones))
+    for line in sched.lines():
+        say(line, highlight=False)
+    return sched.tasks(tasks)
+
+
+def take(todo: queue.Queue, can: Callable[[Any], bool]) -> Any | None:
+    """The first queued episode `can` accepts, removed from the queue; None if there is none
+    (the others stay queued for phones that can serve them)."""
+    with todo.mutex:
+        for i, ep in enumerate(todo.queue):
+            if can(ep):
+                del todo.queue[i]
+                todo.not_full.notify()
+                return ep
+    return None
+
+
+def servable(todo: queue.Queue, serials: Sequence[str], serves: Callable[[str, Any], bool]) -> bool:
+    """Some phone in `serials` can serve some episode still queued."""
+    with todo.mutex:
+        return any(serves(s, ep) for ep in todo.queue for s in serials)

@@ -1,0 +1,105 @@
+"""runs/requirements.py: a task instance runs only on phones that meet its `requires:`; with
+no phone able to serve it, it is skipped (said in the manifest, the summary and the report,
+in no rate's denominator)."""
+
+from __future__ import annotations
+
+import json
+import queue
+from pathlib import Path
+
+import pytest
+
+from agent_host.config.builds import Build
+from agent_host.config.phones import load_phone_profile
+from agent_host.config.requirements import TASK_REQUIREMENTS, PhoneFacts
+from agent_host.config.tasks import load_tasks
+from agent_host.runs.plan import plan
+from agent_host.runs.requirements import schedule, take
+from agent_host.runs.run import start_run
+from agent_host.runs.store import read_records
+
+ROOT = Path(__file__).resolve().parents[2]
+ALL = {r: True for r in TASK_REQUIREMENTS}
+
+
+def facts(serial: str, **off: bool) -> PhoneFacts:
+    return PhoneFacts(serial, met={**ALL, **{k: v for k, v in off.items()}})
+
+
+def test_an_instance_goes_only_to_phones_that_meet_its_requirements():
+    tasks = load_tasks(["sms-send-number", "dark-theme-on", "calendar-where"], variants=("base",))
+    planned = plan(["b"], tasks, repeats=2, seed=0)
+    sched = schedule(planned, {"a": facts("a", sim_sms=False), "b": facts("b", calendar_account=False)})
+    assert sched.planned == planned and sched.skipped == []
+    sms = next(p for p in planned if p.task.task_id == "sms-send-number")
+    cal = next(p for p in planned if p.task.task_id == "calendar-where")
+    dark = next(p for p in planned if p.task.task_id == "dark-theme-on")
+    assert (sched.serves("a", sms), sched.serves("b", sms)) == (False, True)
+    assert (sched.serves("a", cal), sched.serves("b", cal)) == (True, False)
+    assert sched.serves("a", dark) and sched.serves("b", dark)
+    assert sched.not_on["a"] == sorted({p.task_key for p in planned if p.task.task_id == "sms-send-number"})
+
+
+def test_with_no_phone_able_to_serve_it_an_instance_is_skipped_once():
+    tasks = load_tasks(["sms-send-number", "dark-theme-on", "call-number"], variants=("base",))
+    planned = plan(["x", "y"], tasks, repeats=3, seed=0)
+    sched = schedule(planned, {"a": facts("a", sim_sms=False, sim_call=False)})
+    assert {p.task.task_id for p in sched.planned} == {"dark-theme-on"}
+    assert len(sched.planned) == 2 * 3
+    keys = {t.key for t in tasks if t.task_id != "dark-theme-on"}
+    assert {s["key"] for s in sched.skipped} == keys and len(sched.skipped) == len(keys)   # once per instance
+    assert {tuple(s["missing"]) for s in sched.skipped} == {("sim_sms",), ("sim_call",)}
+    assert sched.not_on == {}    # nothing the phone lacks was left for it: it was skipped outright
+
+
+def test_take_leaves_what_this_phone_cannot_serve_for_the_others():
+    q: queue.Queue = queue.Queue()
+    for item in ["sms1", "plain", "sms2"]:
+        q.put(item)
+    assert take(q, lambda e: not e.startswith("sms")) == "plain"
+    assert take(q, lambda e: not e.startswith("sms")) is None
+    assert list(q.queue) == ["sms1", "sms2"]
+
+
+def oracle(tmp: Path) -> Build:
+    script = tmp / "oracle.yaml"
+    script.write_text(f"suite: [{ROOT / 'tasks'}]\n")
+    return Build(id="oracle", weight_path="scripted", server="policy", script=str(script))
+
+
+@pytest.mark.slow
+def test_a_phone_without_sim_and_calendar_skips_exactly_those_tasks(tmp_path, virtual_phone_factory):
+    from agent_host.report.results import analyse
+    from agent_host.report.load import load_run
+
+    bare = virtual_phone_factory(sim=False, calendar_account=False)
+    ids = ["dark-theme-on", "sms-send-number", "call-number", "calendar-where", "wifi-on"]
+    tasks = load_tasks(ids, variants=("base",))
+    result = start_run(builds=[oracle(tmp_path)], tasks=tasks, repeats=1, seed=1, phones=[bare.serial],
+                       profile=load_phone_profile("virtual"), out=tmp_path / "run")
+    records = read_records(result.run_dir / "episodes.jsonl")
+    assert {r.task_id for r in records} == {"dark-theme-on", "wifi-on"}          # usb_adb: met
+    assert all(r.outcome == "success" for r in records)
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    skipped = {s["task_id"]: s["missing"] for s in manifest["skipped"]}
+    assert skipped == {"sms-send-number": ["sim_sms"], "call-number": ["sim_call"],
+                       "calendar-where": ["calendar_account"]}
+    assert manifest["episodes_planned"] == len(records)
+    assert any("no phone has calendar_account" in line for line in result.skipped)
+    results = analyse(load_run(result.run_dir))
+    assert {row["task"] for row in results["per_task"]} == {"dark-theme-on", "wifi-on"}   # no 0% rows
+    assert sum("not run:" in w and "sim_sms" in w for w in results["warnings"]) == 1
+
+
+@pytest.mark.slow
+def test_a_task_goes_to_the_phone_that_has_what_it_needs(tmp_path, virtual_phone_factory):
+    bare, full = virtual_phone_factory(sim=False), virtual_phone_factory()
+    tasks = load_tasks(["sms-send-number[0]", "dark-theme-on"], variants=("base",))
+    result = start_run(builds=[oracle(tmp_path)], tasks=tasks, repeats=3, seed=1, phones=[bare.serial, full.serial],
+                       profile=load_phone_profile("virtual"), out=tmp_path / "run")
+    records = read_records(result.run_dir / "episodes.jsonl")
+    assert len(records) == 6 and all(r.outcome == "success" for r in records)
+    assert {r.phone for r in records if r.task_id == "sms-send-number"} == {full.serial}
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert manifest["skipped"] == [] and list(manifest["not_scheduled"]) == [bare.serial]
