@@ -117,12 +117,12 @@ class ModelClient:
             raise ServerError("server rejected the request")
         seconds = watchdog.elapsed(t0)
         try:
-            return self._reply(resp, seconds)
+            return self._reply(resp, seconds, sent)
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             # a body that is not a chat completion (a JSON list, `choices: [null]`, ...)
             raise ServerError(f"malformed answer: not a chat completion ({type(exc).__name__}: {exc})"[:300]) from exc
 
-    def _reply(self, resp: Any, seconds: float) -> Reply:
+    def _reply(self, resp: Any, seconds: float, sent: dict[str, Any] | None = None) -> Reply:
         if isinstance(resp, (str, bytes)) or not getattr(resp, "choices", None):
             raise ServerError("server answered without choices" if not isinstance(resp, (str, bytes)) else
                               f"malformed answer: not JSON ({str(resp)[:120]!r})")

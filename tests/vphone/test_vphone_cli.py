@@ -35,12 +35,12 @@ def test_phone_start_serves_until_sigterm_then_detaches(adb_server_port, virtual
         assert out.returncode == 0, out.stderr
         rows = {r["serial"]: r for r in json.loads(out.stdout)}
         assert rows[serial] == {"serial": serial, "state": "device", "model": "VirtualPhone",
-                                "android_version": "14", "sdk": "34"}
+                                "android_version": "14", "sdk": "34", "held_by": ""}
         assert rows[virtual_phone.serial]["state"] == "device"  # every phone, not just one
 
         table = _cli("devices").stdout.splitlines()
-        assert table[0].split() == ["SERIAL", "STATE", "MODEL", "ANDROID"]
-        assert any(line.split() == [serial, "device", "VirtualPhone", "14"] for line in table)
+        assert table[0].split() == ["SERIAL", "STATE", "MODEL", "ANDROID", "HELD", "BY"]
+        assert any(line.split() == [serial, "device", "VirtualPhone", "14", "-"] for line in table)
 
         # The acceptance script, selector style, against the CLI's phone.
         import uiautomator2
