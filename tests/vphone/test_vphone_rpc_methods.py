@@ -122,3 +122,9 @@ def test_send_keys_clear_replaces_without_ime(u2_device) -> None:
     assert field.get_text() == "123"
     d.clear_text()
     assert field.get_text() in ("", "Type a name, phone number, or email")
+
+
+def test_an_unknown_key_name_is_false_as_on_the_server(u2_device) -> None:
+    # AutomatorServiceImpl.pressKey ends in `"power".equals(key) && ...`: false, not an error.
+    assert u2_device.jsonrpc.pressKey("nosuchkey") is False
+    assert u2_device.jsonrpc.pressKey("home") is True
