@@ -286,3 +286,23 @@ def test_issue24_observe_a_dump_nested_500_deep(tmp_path):
     dump.write_text("<hierarchy>" + '<node bounds="[0,0][10,10]">' * 500 + "</node>" * 500 + "</hierarchy>")
     out = agent_host("observe", str(dump), cwd=tmp_path)
     assert_user_error(out, "nested more than")
+
+
+def test_issue24_an_unreadable_task_folder(tmp_path, monkeypatch):
+    """Before: a PermissionError traceback from config/tasks.py."""
+    import pathlib
+
+    from agent_host.config.tasks import task_files
+    from agent_host.errors import UserError
+
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    real = pathlib.Path.iterdir
+
+    def deny(self):  # chmod 000 does not stop root, which the tests may run as
+        if self == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+    monkeypatch.setattr(pathlib.Path, "iterdir", deny)
+    with pytest.raises(UserError, match=r"tasks: cannot list the task folder \(Permission denied\)"):
+        task_files([folder])
