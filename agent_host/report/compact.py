@@ -52,16 +52,24 @@ def _class_for(model: type) -> type:
     return cls
 
 
+_PLAIN = frozenset({int, float, bool, type(None)})
+
+
 def compact(obj: Any) -> Any:
     """`obj` with every pydantic model in it made a slotted Compact, short strings interned."""
-    if isinstance(obj, BaseModel):
-        cls = _class_for(type(obj))
-        out = cls.__new__(cls)
-        for n in cls._fields:
-            setattr(out, n, compact(getattr(obj, n)))
-        return out
-    if isinstance(obj, str):
+    t = type(obj)
+    if t in _PLAIN:
+        return obj
+    if t is str:
         return sys.intern(obj) if len(obj) <= _INTERN_UP_TO else obj
+    if isinstance(obj, BaseModel):
+        cls = _class_for(t)
+        out = cls.__new__(cls)
+        values = obj.__dict__  # pydantic keeps a model's fields here
+        for n in cls._fields:
+            v = values[n]
+            setattr(out, n, v if type(v) in _PLAIN else compact(v))
+        return out
     if isinstance(obj, list):
         return [compact(x) for x in obj]
     if isinstance(obj, dict):

@@ -6,6 +6,8 @@ Works on a run directory copied to another machine: nothing but its files is con
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,14 +76,13 @@ class Run:
         (or there is no such folder)."""
         path = self.dir / "episodes" / episode_id
         if "/" not in episode_id and "\x00" not in episode_id and episode_id not in ("", ".", ".."):
-            # a plain name: outside only through a symlink, and most runs have none
+            # a plain name leads outside only through a symlink: one lstat decides
             try:
-                if not path.is_symlink() and path.is_dir() and self._episodes_root_inside():
-                    return path
+                mode = os.lstat(path).st_mode
             except OSError:
-                return None
-            if not path.exists() and not path.is_symlink():
-                return None
+                return None  # no folder
+            if stat.S_ISDIR(mode) and self._episodes_root_inside():
+                return path
         return self.inside(path)
 
     def _episodes_root_inside(self) -> bool:
