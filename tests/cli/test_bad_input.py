@@ -306,3 +306,14 @@ def test_issue24_an_unreadable_task_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(pathlib.Path, "iterdir", deny)
     with pytest.raises(UserError, match=r"tasks: cannot list the task folder \(Permission denied\)"):
         task_files([folder])
+
+
+def test_issue24_serve_on_a_port_another_server_holds(tmp_path):
+    """Before: `serve --port P` with another OpenAI server on P reported that server's model ready."""
+    import socket
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        out = agent_host("serve", "tiny-random", "--port", str(port), cwd=tmp_path, timeout=60)
+    assert_user_error(out, f"--port {port}", "already in use")
