@@ -4,13 +4,14 @@ repeats to fill; 3 % errors retried; no episode folders, so the viewer has no st
 Each size is reported in its own process; peak memory is that process's maximum resident set.
 Targets (issue 24): 100k episodes under 2 minutes and under 1 GB.
 
-    .venv/bin/python bench/report_scale.py [--sizes 1000,10000,100000] [--keep DIR] [--json]
+    .venv/bin/python bench/report_scale.py [--sizes 1000,10000,100000] [--keep DIR] [--against TREE] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -65,12 +66,13 @@ def make_run(root: Path, n: int, seed: int = 0) -> Path:
     return run
 
 
-def measure(run: Path) -> dict:
+def measure(run: Path, code_dir: Path = ROOT) -> dict:
     code = ("import resource, sys, time; from agent_host.cli import main; t0 = time.monotonic(); "
             "rc = main(['report', sys.argv[1], '--no-screenshots', '--json']); "
             "sys.stderr.write('%d %.3f %d\\n' % (rc, time.monotonic() - t0, "
             "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))")
-    out = subprocess.run([sys.executable, "-c", code, str(run)], cwd=ROOT, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", code, str(run)], cwd=code_dir, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(code_dir)})
     rc, seconds, rss_kb = out.stderr.strip().splitlines()[-1].split()
     return {"rc": int(rc), "seconds": float(seconds), "peak_mb": int(rss_kb) / 1024}
 
@@ -79,6 +81,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--keep", type=Path, help="make the run directories here and keep them")
+    ap.add_argument("--against", type=Path, metavar="TREE",
+                    help="also report with the agent-host of this source tree (e.g. a main checkout), "
+                         "alternating with this one at each size, for a side-by-side ratio")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows = []
@@ -88,12 +93,15 @@ def main() -> int:
             run = root / f"run-{n}"
             if not run.exists():
                 make_run(root, n)
-            m = measure(run)
-            rows.append({"episodes": n, "log_mb": round((run / "episodes.jsonl").stat().st_size / 2**20, 1), **m})
-            if not args.json:
-                r = rows[-1]
-                print(f"{n:>7} episodes  log {r['log_mb']:>6.1f} MB  report {r['seconds']:7.1f} s  "
-                      f"peak {r['peak_mb']:7.0f} MB  rc {r['rc']}", flush=True)
+            trees = [("this", ROOT)] + ([("against", args.against.resolve())] if args.against else [])
+            for name, tree in trees:
+                m = measure(run, tree)
+                rows.append({"episodes": n, "tree": name,
+                             "log_mb": round((run / "episodes.jsonl").stat().st_size / 2**20, 1), **m})
+                if not args.json:
+                    r = rows[-1]
+                    print(f"{n:>7} episodes  {name:<7}  log {r['log_mb']:>6.1f} MB  report {r['seconds']:7.1f} s  "
+                          f"peak {r['peak_mb']:7.0f} MB  rc {r['rc']}", flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0
