@@ -64,7 +64,7 @@ def _seconds(text: str) -> float:
     elif t.endswith("m"):
         t, scale = t[:-1], 60.0
     value = float(t) * scale
-    if value < 0:
+    if not 0 <= value < float("inf"):  # nan and inf too: a knob that never (or always) fires
         raise ValueError
     return value
 

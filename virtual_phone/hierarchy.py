@@ -6,6 +6,8 @@ can ever show a value the shell would not report.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -97,9 +99,15 @@ def deepest_at(node: Node, x: int, y: int) -> list[Node]:
     return [node]
 
 
+# Characters XML 1.0 cannot hold (and the C1 controls): Android's dumper
+# (AccessibilityNodeInfoDumper.stripInvalidXMLChars) writes each as ".", so text a model
+# typed with a BEL or NUL in it still dumps as well-formed XML.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufdd0-\ufddf\ufffe\uffff]")
+
+
 def _esc(s: str) -> str:
     return (
-        s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+        _NOT_XML.sub(".", s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
         .replace("\n", "&#10;")
     )
 

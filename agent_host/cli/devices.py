@@ -66,10 +66,18 @@ def list_devices() -> list[DeviceRow]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import subprocess
+
+    import adbutils
     try:
         rows = list_devices()
-    except (OSError, RuntimeError) as exc:
+    except (OSError, RuntimeError, adbutils.AdbError) as exc:
         raise UserError(f"adb server: {exc}") from None
+    except subprocess.SubprocessError:  # `adb start-server` waited on a port something else holds
+        import os
+        port = os.environ.get("ANDROID_ADB_SERVER_PORT", "5037")
+        raise UserError(f"adb server: no adb server answers on port {port} (ANDROID_ADB_SERVER_PORT), "
+                        f"and one cannot start there; is another program listening on it?") from None
     if args.json:
         print(json.dumps([asdict(r) for r in rows], indent=2))
         return 0

@@ -50,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(default: each build's startup_timeout_s)")
     p.add_argument("--out", type=Path, help="directory for fidelity.json and server logs "
                    "(default reports/fidelity/<UTC time>)")
+    p.add_argument("--request-timeout", type=float, default=600.0, metavar="S",
+                   help="seconds one completion may take in total (default 600)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=_run)
 
@@ -65,6 +67,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("--max-tokens must be at least 1")
     if args.startup_timeout is not None and not args.startup_timeout > 0:
         raise UserError("--startup-timeout must be more than 0 seconds")
+    if not 0 < args.request_timeout <= 86400:
+        raise UserError("--request-timeout must be more than 0 and at most 86400 seconds")
     prompts = load_prompts(args.prompts)
     reference = find_build(args.reference, args.host_profile)
     builds = [find_build(b, args.host_profile) for b in ids]
@@ -83,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
         report = run_fidelity(builds, reference, prompts=prompts, max_tokens=args.max_tokens,
                               tools=tools, tool_choice=choice,
                               seed=args.seed, log_dir=out / "servers", startup_timeout=args.startup_timeout,
-                              hook=lambda s: status.update(s))
+                              hook=lambda s: status.update(s), request_timeout=args.request_timeout)
     data = report.to_json()
     (out / "fidelity.json").write_text(json.dumps(data, indent=2, ensure_ascii=False))
     if args.json:

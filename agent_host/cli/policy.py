@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 import os
 import sys
 
@@ -59,6 +60,20 @@ def _serve(args: argparse.Namespace) -> int:
     script = load_policy(args.script)
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port: {args.port} is not a TCP port")
+    if args.api_key is not None and not args.api_key.strip():
+        raise UserError("--api-key is empty: an empty key would turn authentication off; "
+                        "leave the flag out to serve without one")
+    if args.log is not None:
+        log = Path(args.log)
+        if not str(args.log).strip() or log.is_dir():
+            raise UserError(f"--log {args.log!r}: name a file to append the requests to, not a directory")
+        if log.exists() and not log.is_file():
+            raise UserError(f"--log {args.log}: not a regular file")
+        try:
+            with log.open("a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise UserError(f"--log {args.log}: cannot append to it ({exc.strerror or exc})") from None
     api_key = args.api_key or os.environ.get("AGENT_HOST_POLICY_API_KEY") or None
     server = PolicyServer(script, host=args.host, port=args.port, api_key=api_key,
                           model=args.model, delay_ms=max(0, args.delay_ms), log_path=args.log)

@@ -85,6 +85,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"build {build.id} is listed but not runnable here: {build.notes}")
     if args.port is not None and not 1 <= args.port <= 65535:
         raise UserError(f"--port: {args.port} is not a TCP port")
+    if args.port is not None:
+        _check_port_free(args.port)
     if args.startup_timeout is not None and not args.startup_timeout > 0:
         raise UserError("--startup-timeout must be more than 0 seconds")
     check_dir_usable(args.log_dir, "--log-dir")
@@ -143,3 +145,16 @@ def _run(args: argparse.Namespace) -> int:
     if server.timings.get("stop") is not None:
         print(f"stopped in {server.timings['stop']:.1f} s", file=sys.stderr)
     return 0
+
+
+def _check_port_free(port: int) -> None:
+    """Another server on the port would answer the readiness checks, and its model would be
+    reported ready as this build's."""
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise UserError(f"--port {port}: already in use on 127.0.0.1 ({exc.strerror or exc}); "
+                            f"stop what listens there or pick another port") from None

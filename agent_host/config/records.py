@@ -12,6 +12,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -203,27 +204,41 @@ def read_episode_log(path: Path, warnings: list[str] | None = None) -> list[Epis
     """Every record of an episode log, in order. A last line without its newline is a write
     a kill interrupted: it is ignored (with a warning) and the run store cuts it off before
     appending again. Any other unreadable line raises LogError naming `path:line`."""
+    return list(iter_episode_log(path, warnings))
+
+
+def iter_episode_log(path: Path, warnings: list[str] | None = None) -> Iterator[EpisodeRecord]:
+    """`read_episode_log`, one record at a time: the log is read line by line, never whole
+    (a 200 000-episode log is over 100 MB)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        f = path.open("rb")
     except FileNotFoundError:
-        return []
-    lines = data.split(b"\n")
-    out: list[EpisodeRecord] = []
-    for i, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        if i == len(lines):  # no newline after it
-            if warnings is not None:
-                warnings.append(f"{path}:{i}: ignored a partial last line (run interrupted mid-write?)")
-            break
-        try:
-            out.append(EpisodeRecord.model_validate_json(raw))
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(x) for x in first.get("loc", ())) or "line"
-            raise LogError(f"{path}:{i}: {where}: {first.get('msg')}") from None
-    return out
+        return
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    with f:
+        i = 0
+        while True:
+            try:
+                raw = f.readline()
+            except OSError as exc:
+                raise LogError(f"{path}:{i + 1}: cannot read ({exc.strerror or exc})") from None
+            if not raw:
+                return
+            i += 1
+            if not raw.endswith(b"\n"):  # no newline after it: the last line, torn
+                if raw.strip() and warnings is not None:
+                    warnings.append(f"{path}:{i}: ignored a partial last line (run interrupted mid-write?)")
+                return
+            if not raw.strip():
+                continue
+            try:
+                yield EpisodeRecord.model_validate_json(raw)
+            except ValidationError as exc:
+                first = exc.errors(include_url=False)[0]
+                where = ".".join(str(x) for x in first.get("loc", ())) or "line"
+                raise LogError(f"{path}:{i}: {where}: {first.get('msg')}") from None
 
 
 class LogError(UserError):

@@ -430,7 +430,10 @@ def task_files(paths: Iterable[Path | str]) -> list[Path]:
     out: dict[Path, Path] = {}   # resolved -> as named, so tasks/ and ./tasks/x.yaml do not clash
     for p in map(Path, paths):
         if p.is_dir():
-            files = sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
+            try:
+                files = sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml") and q.is_file())
+            except OSError as exc:  # a folder we may not list
+                raise UserError(f"{p}: cannot list the task folder ({exc.strerror or exc})") from None
         elif p.exists():
             files = [p]
         else:

@@ -6,14 +6,17 @@ Works on a run directory copied to another machine: nothing but its files is con
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from agent_host.config.records import EpisodeRecord, StepRecord, read_episode_log
+from agent_host.config.records import EpisodeRecord, StepRecord, iter_episode_log
 from agent_host.errors import UserError
+from agent_host.report.compact import compact
 
 
 @dataclass
@@ -23,6 +26,7 @@ class Run:
     records: list[EpisodeRecord]                 # every attempt, in log order
     warnings: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)   # paths the records name outside the run
+    _root_ok: bool | None = None
 
     @property
     def run_id(self) -> str:
@@ -68,8 +72,23 @@ class Run:
         return None
 
     def episode_dir(self, episode_id: str) -> Path | None:
-        """The episode's folder, or None when its id would lead outside the run directory."""
-        return self.inside(self.dir / "episodes" / episode_id)
+        """The episode's folder, or None when its id would lead outside the run directory
+        (or there is no such folder)."""
+        path = self.dir / "episodes" / episode_id
+        if "/" not in episode_id and "\x00" not in episode_id and episode_id not in ("", ".", ".."):
+            # a plain name leads outside only through a symlink: one lstat decides
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                return None  # no folder
+            if stat.S_ISDIR(mode) and self._episodes_root_inside():
+                return path
+        return self.inside(path)
+
+    def _episodes_root_inside(self) -> bool:
+        if self._root_ok is None:
+            self._root_ok = self.inside(self.dir / "episodes") is not None
+        return self._root_ok
 
 
 def _read_manifest(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
@@ -77,15 +96,28 @@ def _read_manifest(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
     if not path.exists():
         warnings.append(f"{path}: missing; provenance unknown")
         return {}
+    if not _stays_inside(run_dir, path):
+        warnings.append(f"{path}: a symlink leading outside the run directory; not read, provenance unknown")
+        return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         warnings.append(f"{path}: unreadable ({exc}); provenance unknown")
         return {}
+    except OSError as exc:
+        warnings.append(f"{path}: cannot read ({exc.strerror or exc}); provenance unknown")
+        return {}
     if not isinstance(data, dict):
         warnings.append(f"{path}: not a JSON object; provenance unknown")
         return {}
     return data
+
+
+def _stays_inside(run_dir: Path, path: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(run_dir.resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 def load_run(run_dir: str | Path) -> Run:
@@ -97,7 +129,9 @@ def load_run(run_dir: str | Path) -> Run:
     log = run_dir / "episodes.jsonl"
     if not log.is_file():
         raise UserError(f"{log}: no episode log; is {run_dir} a run directory?")
-    records = read_episode_log(log, warnings)
+    if not _stays_inside(run_dir, log):
+        raise UserError(f"{log}: a symlink leading outside the run directory; a report reads only its run")
+    records = [compact(r) for r in iter_episode_log(log, warnings)]  # streamed, held compactly
     if not records:
         raise UserError(f"{log}: no episodes recorded yet")
     return Run(run_dir, manifest, records, warnings)

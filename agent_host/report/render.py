@@ -287,9 +287,13 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 def csv_safe(cell: Any) -> Any:
     """A text cell a spreadsheet would run as a formula gets a leading apostrophe (the
-    usual neutralisation: shown as text, the apostrophe hidden); numbers stay numbers."""
-    if isinstance(cell, str) and cell.startswith(_FORMULA_START):
-        return "'" + cell
+    usual neutralisation: shown as text, the apostrophe hidden); numbers stay numbers.
+    Line breaks become "\n", which the writer quotes (a bare CR is not quoted, and a
+    spreadsheet splits the row there, making the rest of the cell a cell of its own); NULs go."""
+    if isinstance(cell, str):
+        cell = cell.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+        if cell.startswith(_FORMULA_START) or cell.startswith("\n"):
+            return "'" + cell
     return cell
 
 

@@ -58,6 +58,8 @@ class RunStore:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path}: not a readable run manifest ({exc})") from None
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path}: not a run manifest (not a JSON object)")
         return data

@@ -226,12 +226,19 @@ def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
         body.update(tools=tools, parallel_tool_calls=False)
         if tool_choice:
             body["tool_choice"] = tool_choice
-    r = httpx.post(f"{ep.base_url.rstrip('/')}/chat/completions", headers=_headers(ep), timeout=timeout,
-                   json=body)
+    from agent_host import watchdog
+    try:  # a total limit: httpx's bounds each read, and a trickling server never trips it
+        r = watchdog.call(lambda: httpx.post(f"{ep.base_url.rstrip('/')}/chat/completions", headers=_headers(ep),
+                                             timeout=timeout, json=body), timeout + 1.0, "chat completion")
+    except watchdog.Overdue as exc:
+        raise UserError(f"build {ep.build_id}: {exc} (--request-timeout)") from None
     if r.status_code != 200:
         raise UserError(f"build {ep.build_id}: chat completion failed: HTTP {r.status_code}: {r.text[:300]}")
-    choice = r.json()["choices"][0]
-    return Answer.from_message(choice.get("message") or {}), choice.get("finish_reason")
+    try:
+        choice = r.json()["choices"][0]
+        return Answer.from_message(choice.get("message") or {}), choice.get("finish_reason")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise UserError(f"build {ep.build_id}: the server's answer is not a chat completion: {r.text[:200]!r}") from None
 
 
 def tokenizer(ep: Endpoint, *, timeout: float = 60.0) -> Callable[[str], list[int]] | None:
@@ -300,7 +307,7 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
                  max_tokens: int = 128, seed: int = 0, log_dir: Path,
                  tools: list[dict] | None = None, tool_choice: str | None = None,
                  startup_timeout: float | None = None, hook: Hook = lambda s: None,
-                 keep_going: bool = True) -> FidelityReport:
+                 keep_going: bool = True, request_timeout: float = 600.0) -> FidelityReport:
     """Serve the reference, then each build in turn, and compare their greedy answers.
 
     A build that fails to start or answer gets an `error` (with `keep_going`) instead of
@@ -314,7 +321,8 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
         answers, finish = [], []
         for i, m in enumerate(msgs):
             hook(f"{label}: prompt {i + 1}/{len(msgs)}")
-            a, f = complete(ep, m, max_tokens=max_tokens, seed=seed, tools=tools, tool_choice=tool_choice)
+            a, f = complete(ep, m, max_tokens=max_tokens, seed=seed, tools=tools, tool_choice=tool_choice,
+                            timeout=request_timeout)
             answers.append(a)
             finish.append(f)
         return answers, finish

@@ -186,3 +186,134 @@ def test_two_virtual_phones_are_two_devices(virtual_phone_factory):
     a, b = virtual_phone_factory(), virtual_phone_factory()
     fps = _fingerprints([a.serial, b.serial])
     assert fps[0]["serialno"] != fps[1]["serialno"]
+
+
+# -- issue 24: the last bad inputs -------------------------------------------------------------
+
+ISSUE24_HOST = """id: t24
+description: test host
+hardware_class: x86-avx2
+detect: never
+builds:
+  - {id: bad-url, weight_path: remote, server: openai, base_url: "ftp://[::1", model: m}
+"""
+
+
+def _fifo(tmp_path: Path, name: str) -> Path:
+    import os
+    path = tmp_path / name
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("args, names", [
+    (["run", "--builds", "embedded-default", "--tasks", "wifi-on", "--phones", "127.0.0.1:1", "--out", ""],
+     ["--out", "name a run directory"]),
+    (["run", "--builds", "embedded-default", "--tasks", "", "--phones", "127.0.0.1:1", "--out", "RUN"],
+     ["--tasks is empty"]),
+    (["run", "--resume", "RUN", "--builds", "x", "--repeats", "5"], ["--builds, --repeats", "--resume"]),
+    (["run", "--builds", "embedded-default", "--tasks", "wifi-on", "--phones", "127.0.0.1:1", "--out", "RUN",
+      "--wait-for-phone", "-1"], ["--wait-for-phone"]),
+    (["run", "--builds", "bad-url", "--host-profile", "t24", "--tasks", "wifi-on", "--phones", "127.0.0.1:1",
+      "--out", "RUN"], ["base_url", "ftp://[::1", "not a URL"]),
+    (["policy", "serve", "--script", "SCRIPT", "--port", "0", "--api-key", ""], ["--api-key is empty"]),
+    (["policy", "serve", "--script", "SCRIPT", "--port", "0", "--log", "LOGDIR"], ["--log", "not a directory"]),
+    (["phone", "start", "--faults", "drop_at=nan"], ["--faults", "drop_at=nan"]),
+    (["run", "--builds", "embedded-default", "--tasks", "FIFO", "--phones", "127.0.0.1:1", "--out", "RUN"],
+     ["fifo.yaml", "not a regular file"]),
+    (["run", "--builds", "x", "--host-profile", "FIFO", "--tasks", "wifi-on", "--phones", "127.0.0.1:1",
+      "--out", "RUN"], ["fifo.yaml", "not a regular file"]),
+], ids=["out-empty", "tasks-empty", "resume-ignored-flags", "wait-negative", "base-url-invalid",
+        "api-key-empty", "log-is-a-dir", "faults-nan", "fifo-task", "fifo-host-profile"])
+def test_issue24_bad_inputs_are_one_line_errors(tmp_path, args, names):
+    (tmp_path / "device_profiles" / "hosts").mkdir(parents=True)
+    (tmp_path / "device_profiles" / "hosts" / "t24.yaml").write_text(ISSUE24_HOST)
+    (tmp_path / "script.yaml").write_text("- wait: {seconds: 1}\n")
+    (tmp_path / "logdir").mkdir()
+    fifo = _fifo(tmp_path, "fifo.yaml")
+    subst = {"RUN": str(tmp_path / "run"), "SCRIPT": str(tmp_path / "script.yaml"), "LOGDIR": str(tmp_path / "logdir"),
+             "FIFO": str(fifo)}
+    out = agent_host(*[subst.get(a, a) for a in args], cwd=tmp_path, timeout=60)
+    assert_user_error(out, *names)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("body, message", [
+    ('max_steps: true', "max_steps: Input should be a valid integer"),
+    ('goal: "Turn Wi-Fi on\\0"', "control character U+0000"),
+    ('goal: "Turn Wi-Fi on\\x07"', "control character U+0007"),
+])
+def test_issue24_task_values_validate_refuses(tmp_path, body, message):
+    key = body.split(":", 1)[0]
+    text = "\n".join(body if line.startswith(f"{key}:") else line for line in WIFI.splitlines()) + "\n"
+    assert body in text
+    (tmp_path / "wifi-on.yaml").write_text(text)
+    out = agent_host("tasks", "validate", str(tmp_path / "wifi-on.yaml"), cwd=tmp_path)
+    assert out.returncode != 0 and "Traceback" not in out.stderr + out.stdout
+    assert message in out.stdout, out.stdout
+
+
+def test_issue24_a_large_legal_file_is_not_an_alias_bomb(tmp_path):
+    """Before: 60 000 plain tags were refused as "expands to more than 50000 values (YAML aliases)"."""
+    text = WIFI.replace("\ntags:", "\ntags_unused:") if "\ntags:" in WIFI else WIFI
+    tags = "tags: [" + ", ".join(f"t{i}" for i in range(60_000)) + "]\n"
+    (tmp_path / "wifi-on.yaml").write_text(text.rstrip("\n") + "\n" + tags if "\ntags:" not in WIFI
+                                           else WIFI.split("\ntags:")[0] + "\n" + tags)
+    data, _ = load_yaml(tmp_path / "wifi-on.yaml")
+    assert len(data["tags"]) == 60_000
+
+
+def test_issue24_a_fifo_given_to_validate_is_refused_not_waited_on(tmp_path):
+    fifo = _fifo(tmp_path, "fifo.yaml")
+    out = agent_host("tasks", "validate", str(fifo), cwd=tmp_path, timeout=30)
+    assert out.returncode != 0 and "not a regular file" in out.stdout + out.stderr
+
+
+def test_issue24_json_into_a_closed_pipe_exits_quietly(tmp_path):
+    """Before: `agent-host tasks list --json | head` ended in a BrokenPipeError traceback, exit 0."""
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "tasks", "list", "--json"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(10)
+    proc.stdout.close()  # the reader leaves, as `head -c 10` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 141 and "Traceback" not in err, err
+
+
+def test_issue24_observe_a_dump_nested_500_deep(tmp_path):
+    dump = tmp_path / "deep.xml"
+    dump.write_text("<hierarchy>" + '<node bounds="[0,0][10,10]">' * 500 + "</node>" * 500 + "</hierarchy>")
+    out = agent_host("observe", str(dump), cwd=tmp_path)
+    assert_user_error(out, "nested more than")
+
+
+def test_issue24_an_unreadable_task_folder(tmp_path, monkeypatch):
+    """Before: a PermissionError traceback from config/tasks.py."""
+    import pathlib
+
+    from agent_host.config.tasks import task_files
+    from agent_host.errors import UserError
+
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    real = pathlib.Path.iterdir
+
+    def deny(self):  # chmod 000 does not stop root, which the tests may run as
+        if self == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+    monkeypatch.setattr(pathlib.Path, "iterdir", deny)
+    with pytest.raises(UserError, match=r"tasks: cannot list the task folder \(Permission denied\)"):
+        task_files([folder])
+
+
+def test_issue24_serve_on_a_port_another_server_holds(tmp_path):
+    """Before: `serve --port P` with another OpenAI server on P reported that server's model ready."""
+    import socket
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        out = agent_host("serve", "tiny-random", "--port", str(port), cwd=tmp_path, timeout=60)
+    assert_user_error(out, f"--port {port}", "already in use")

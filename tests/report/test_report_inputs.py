@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from agent_host.config.records import EpisodeRecord, StepRecord
+from agent_host.errors import UserError
 from agent_host.report import write_reports
 from agent_host.report.render import csv_safe
 
@@ -79,8 +80,10 @@ def test_csv_cells_that_would_be_formulas_are_neutralised(tmp_path):
     rows = list(csv.DictReader(write_reports(run)["csv"].open()))
     reasons = [r["reason"] for r in rows if r["episode_id"] == "w4a16__x__base__r0"]
     assert reasons == ["'=HYPERLINK(\"http://x\",\"y\")"]
-    for cell in ("+1", "-cmd", "@SUM(A1)", "\tx", "\rx"):
+    for cell in ("+1", "-cmd", "@SUM(A1)", "\tx"):
         assert csv_safe(cell) == "'" + cell
+    # a bare CR is not quoted by the writer and a spreadsheet splits the row there (issue 24)
+    assert csv_safe("\rx") == "'\nx" and csv_safe("ok\r=1+1") == "ok\n=1+1" and csv_safe("a\x00b") == "ab"
     assert csv_safe(-1.5) == -1.5 and csv_safe("ok") == "ok" and csv_safe(None) is None
 
 
@@ -114,3 +117,48 @@ def test_report_onto_a_full_disk_is_one_line_and_leaves_no_temporary_file(tmp_pa
     assert "Traceback" not in out.stderr and out.stderr.startswith("error: cannot write the report"), out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
     assert ".tmp" not in out.stdout, out.stdout          # no temporary file left behind
+
+
+def test_a_bare_cr_in_a_reason_stays_inside_its_quoted_cell(tmp_path):
+    """Before: `done\r=1+1` was written unquoted, and a spreadsheet read `=1+1` as a live cell."""
+    run = make_run(tmp_path, xss=False)
+    rec = EpisodeRecord(episode_id="w4a16__x__base__r0", build="w4a16", model="m", task="x", phone="p",
+                        outcome="premature", complete_step=1, reason="done\r=1+1\x00")
+    with open(run / "episodes.jsonl", "a") as f:
+        f.write(rec.model_dump_json() + "\n")
+    text = write_reports(run)["csv"].read_text()
+    assert "\r" not in text and "\x00" not in text and '"done\n=1+1"' in text
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "episodes.jsonl"])
+def test_a_symlink_leaving_the_run_directory_is_not_read(tmp_path, name):
+    run = make_run(tmp_path, xss=False)
+    outside = tmp_path / f"outside-{name}"
+    outside.write_bytes((run / name).read_bytes().replace(b"run-fixture", b"OUTSIDE-SECRET"))
+    (run / name).unlink()
+    (run / name).symlink_to(outside)
+    if name == "episodes.jsonl":
+        with pytest.raises(UserError, match="a symlink leading outside the run directory"):
+            write_reports(run)
+        return
+    paths = write_reports(run)
+    for key in ("html", "md", "json", "csv"):
+        assert "OUTSIDE-SECRET" not in paths[key].read_text()
+    assert any("symlink leading outside" in w for w in paths["results"]["warnings"])
+
+
+def test_an_unreadable_episode_log_is_a_read_error_not_a_write_error(tmp_path, monkeypatch):
+    """Before: `report` said "cannot write the report" (the PermissionError of the read)."""
+    import pathlib
+
+    run = make_run(tmp_path, xss=False)
+    log = run / "episodes.jsonl"
+    real_open = pathlib.Path.open
+
+    def deny(self, *a, **kw):  # chmod 000 does not stop root, which the tests may run as
+        if self == log:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *a, **kw)
+    monkeypatch.setattr(pathlib.Path, "open", deny)
+    with pytest.raises(UserError, match=r"episodes\.jsonl: cannot read \(Permission denied\)"):
+        write_reports(run)

@@ -52,3 +52,38 @@ def test_a_reply_past_max_tokens_is_stored_capped_and_marked(tmp_path, virtual_p
     assert size < rec.steps * 10 * 64 * CHARS_PER_TOKEN + 200_000, size  # not 5 MB a step
     steps = (tmp_path / "ep" / "steps.jsonl").read_text()
     assert "[truncated by agent-host: " in steps
+
+
+@pytest.mark.parametrize("body", [b"not json", [1], {"choices": [None]}], ids=["not-json", "list", "choices-null"])
+def test_fidelity_on_a_malformed_answer_is_one_line_naming_the_build(body):
+    from agent_host.errors import UserError
+    from agent_host.serving.endpoint import Endpoint
+    from agent_host.serving.fidelity import complete
+
+    server = FakeServer(answer(body))
+    try:
+        with pytest.raises(UserError, match="build b: the server's answer is not a chat completion"):
+            complete(Endpoint(server.url, None, "m", "b"), [{"role": "user", "content": "hi"}], max_tokens=4, seed=0,
+                     tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}])
+    finally:
+        server.close()
+
+
+def test_fidelity_against_a_trickling_server_ends_at_its_request_timeout():
+    import time
+
+    from agent_host.errors import UserError
+    from agent_host.serving.endpoint import Endpoint
+    from agent_host.serving.fidelity import complete
+    from fixtures_faults import trickle
+
+    server = FakeServer(trickle)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(UserError, match="no answer within"):
+            complete(Endpoint(server.url, None, "m", "b"), [{"role": "user", "content": "hi"}], max_tokens=4, seed=0,
+                     tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+                     timeout=2)
+        assert time.monotonic() - t0 < 10
+    finally:
+        server.close()
