@@ -336,7 +336,11 @@ def section(manifest: dict, records: Sequence[EpisodeRecord]) -> dict[str, Any] 
     states = task_states(records, st["baseline"], st["build"], repeats)
     ids = {e for r in rounds for e in r["order"]}
     done = {r.episode_id for r in records if r.episode_id in ids and r.outcome != "error"}
-    target = st.get("detect") or (abs(last["diff"]) if last and last.get("diff") else None)
+    # the fixed design to compare with: one that finds what this run found (the observed
+    # difference, when decided), else one that settles the margin that matters (--detect)
+    observed = abs(last["diff"]) if last and last.get("diff") else None
+    decided = bool(last and last.get("outcome") in ("worse", "better"))
+    target = (observed if decided else st.get("detect")) or observed
     fixed = fixed_design(states, target) if target else {"repeats": None, "episodes": None, "target": None,
                                                          "note": "no difference to plan for"}
     outcome = last["outcome"] if last and last.get("final") else "in progress"
