@@ -304,7 +304,12 @@ def fixed_design(states: Sequence[TaskState], target: float, alpha: float = ALPH
     pb = np.array([s.kb / s.nb for s in use])
     m = np.array([max(s.na, s.nb) / s.repeats for s in use])
     r = np.array([s.repeats for s in use], float)
-    within = (pa * (1 - pa) + pb * (1 - pb)) / m            # one repeat's difference, per task
+    # one repeat's difference, per task, each rate smoothed by half a success as in `gain`: at
+    # 1 repeat every observed rate is 0 or 1, and unsmoothed all the spread would count as
+    # between tasks (the e2e bench's first look then said no number of repeats would do)
+    sa = (np.array([s.ka for s in use]) + 0.5) / (np.array([s.na for s in use]) + 1)
+    sb = (np.array([s.kb for s in use]) + 0.5) / (np.array([s.nb for s in use]) + 1)
+    within = (sa * (1 - sa) + sb * (1 - sb)) / m
     tau2 = max(0.0, float(np.var(pb - pa, ddof=1) - np.mean(within / r)))
     sw2 = float(np.mean(within))
     need = (abs(target) / (sst.norm.ppf(1 - alpha / 2) + sst.norm.ppf(power))) ** 2 * t
@@ -331,7 +336,11 @@ def section(manifest: dict, records: Sequence[EpisodeRecord]) -> dict[str, Any] 
     states = task_states(records, st["baseline"], st["build"], repeats)
     ids = {e for r in rounds for e in r["order"]}
     done = {r.episode_id for r in records if r.episode_id in ids and r.outcome != "error"}
-    target = st.get("detect") or (abs(last["diff"]) if last and last.get("diff") else None)
+    # the fixed design to compare with: one that finds what this run found (the observed
+    # difference, when decided), else one that settles the margin that matters (--detect)
+    observed = abs(last["diff"]) if last and last.get("diff") else None
+    decided = bool(last and last.get("outcome") in ("worse", "better"))
+    target = (observed if decided else st.get("detect")) or observed
     fixed = fixed_design(states, target) if target else {"repeats": None, "episodes": None, "target": None,
                                                          "note": "no difference to plan for"}
     outcome = last["outcome"] if last and last.get("final") else "in progress"

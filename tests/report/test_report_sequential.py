@@ -127,3 +127,14 @@ def test_report_marks_shared_machine_speed_and_the_order(tmp_path):
     assert "interleaved, randomised by the seed: servers up together" in md
     assert "(shared machine)" in html and "Shared machine:" in html
     assert written["results"]["sequential"] is None and "Sequential comparison" not in md
+
+
+def test_fixed_design_from_one_repeat_is_not_all_between_task_spread():
+    # 12 tasks at one repeat: the baseline always succeeds, the build fails half the tasks
+    states = [sq.TaskState(f"t{i}", ka=1, na=1, kb=i % 2, nb=1, repeats=1) for i in range(12)]
+    fixed = sq.fixed_design(states, 0.1)
+    assert fixed["repeats"] is not None and fixed["repeats"] > 1, fixed
+    assert fixed["episodes"] == 2 * fixed["repeats"] * 12
+    # builds that agree everywhere still need episodes to show a 10 pp difference is absent
+    same = [sq.TaskState(f"t{i}", ka=1, na=1, kb=1, nb=1, repeats=1) for i in range(12)]
+    assert sq.fixed_design(same, 0.1)["repeats"] > 1

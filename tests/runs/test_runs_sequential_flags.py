@@ -40,3 +40,20 @@ def test_until_decided_needs_two_builds_and_flags_need_it(tmp_path):
     out = agent_host("run", "--builds", "b0,b1", "--host-profile", hosts, "--tasks", "wifi-on",
                      "--phones", "127.0.0.1:1", "--detect", "5", cwd=ROOT)
     assert_user_error(out, "--detect", "--until-decided")
+
+
+@pytest.mark.slow
+def test_a_duration_budget_ends_the_run_undecided_after_the_round_in_hand(tmp_path, virtual_phone_factory):
+    import json
+
+    phone = virtual_phone_factory()
+    run_dir = tmp_path / "run"
+    out = agent_host("run", "--builds", "b0,b1", "--host-profile", str(_hosts(tmp_path)),
+                     "--tasks", "wifi-on,bluetooth-on,dark-theme-on", "--until-decided", "--budget", "1s",
+                     "--phones", phone.serial, "--out", str(run_dir), "--quiet", "--no-report", cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    st = json.loads((run_dir / "manifest.json").read_text())["sequential"]
+    assert st["duration_s"] == 1.0 and len(st["rounds"]) == 1        # the first pass, then time was up
+    d = st["rounds"][0]["decision"]
+    assert d["final"] and d["outcome"] == "undecided" and d["why"].startswith("budget spent")
+    assert "sequential: undecided" in out.stdout
