@@ -22,14 +22,17 @@ FIGURES = ("success", "sensitivity", "specificity")
 
 
 def run_instances(manifest: dict[str, Any], records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
-    """The run's task instances ({task, task_id, variant, infeasible}): the manifest's task list
-    (what was planned, whatever ran), else (a run made before the manifest had one) the
-    instances its records name."""
+    """The run's task instances ({task, task_id, variant, infeasible}) that have a record (of
+    any build or outcome): an instance no phone served, or not reached yet, is in no build's
+    rates either. Their facts come from the manifest's task list, else (a run made before the
+    manifest had one) from the records."""
     # Manifests before schema 3 of the report lack task_id; the records carry it.
     task_ids = {r.task: r.task_id for r in records if r.task_id}
+    ran = {(r.task, r.variant) for r in records}
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for t in manifest.get("tasks") or []:
-        if isinstance(t, dict) and isinstance(t.get("id"), str) and t.get("variant") in ("base", "verify"):
+        if (isinstance(t, dict) and isinstance(t.get("id"), str) and t.get("variant") in ("base", "verify")
+                and (t["id"], t["variant"]) in ran):
             out[(t["id"], t["variant"])] = {"task": t["id"], "task_id": t.get("task_id") or task_ids.get(t["id"]),
                                            "variant": t["variant"], "infeasible": bool(t.get("infeasible"))}
     if not out:
