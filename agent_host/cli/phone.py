@@ -68,7 +68,7 @@ kind `task`: a task names it in `requires:`; kind `harness`: every run needs it.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("phone", help="run a virtual phone (for authoring tasks, tests, CI)",
+    p = sub.add_parser("phone", help="run a virtual phone (for authoring tasks, tests, CI); check what a phone has",
                        description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = p.add_subparsers(dest="phone_verb", metavar="<command>")

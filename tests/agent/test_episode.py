@@ -176,6 +176,25 @@ def test_setup_that_leaves_the_goal_true_is_error(episode, virtual_phone):
     assert server.requests == []          # the model is never asked
 
 
+def test_setup_whose_command_fails_is_error_and_never_the_models(episode, virtual_phone_factory):
+    from agent_host.config.steps import ShellStep
+    task = _task("wifi-on")
+    broken = task.model_copy(update={"setup": [ShellStep(shell="content insert --uri content://nowhere "
+                                                               "--bind x:s:1"), *task.setup]})
+    rec, server, _ = episode(broken, [{"task_complete": {"reason": "x"}}])
+    assert rec.outcome == "error" and rec.error.startswith("setup: 'content insert --uri content://nowhere")
+    assert server.requests == []
+
+
+def test_a_calendar_task_on_a_phone_without_a_calendar_is_error(policy_server, virtual_profile,
+                                                                virtual_phone_factory, tmp_path):
+    bare = virtual_phone_factory(calendar_account=False)
+    task = _task("calendar-where")
+    server = policy_server(task.solution)
+    rec = run_episode(task, Phone.connect(bare.serial), server.endpoint(), out_dir=tmp_path, profile=virtual_profile)
+    assert rec.outcome == "error" and "no writable calendar" in rec.error and server.requests == []
+
+
 # -- the loop's rules ------------------------------------------------------------------------
 
 
