@@ -87,6 +87,10 @@ class Build(Strict):
     measured: Measured | None = None
     requires_cpu_flags: list[str] = Field(default_factory=list,
                                           description="/proc/cpuinfo flags the kernel needs, e.g. amx_tile")
+    requires_vllm_ops: list[str] = Field(
+        default_factory=list,
+        description="ops of vLLM's CPU kernel library the kernel calls, e.g. cpu_gemm_wna16: refused "
+                    "where the library vLLM loads for this CPU does not register them")
     requires_packages: list[str] = Field(default_factory=list,
                                          description="Python distributions the server needs, e.g. vllm-omni")
     verified: bool = Field(False, description="measured on real hardware of this class")
