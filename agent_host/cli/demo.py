@@ -64,20 +64,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _prepare(builds, console) -> None:
-    """Make the builds' models now, with a progress bar, rather than inside a server start."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
+    """Make the builds' models now, with their progress (plain lines with an ETA when stderr is
+    not a terminal), rather than inside a server start."""
+    from agent_host.cli.steps import step_progress
     from agent_host.serving import models
 
     todo = [b.model for b in builds if b.model in models.KNOWN and not models.is_made(b.model)]
     for name in dict.fromkeys(todo):
-        first = "GPTQ through llmcompressor, ~3-5 min on 2 cores" if name in models.QUANTIZED else "~1 min"
-        console.print(f"making {name} (first time only: {first})")
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      TimeElapsedColumn(), console=console, transient=True) as bar:
-            task = bar.add_task(name, total=None)
-            models.ensure_model(name, progress=lambda d, t, what: bar.update(
-                task, completed=d, total=t, description=f"{name}: {what}"))
+        first = "GPTQ through llmcompressor, ~3-5 min on 2 free cores" if name in models.QUANTIZED else "~1 min"
+        with step_progress(f"making {name}", console, expect=f"first time only: {first}") as bar:
+            models.ensure_model(name, progress=bar.update)
 
 
 def _fidelity_summary(report) -> dict:
