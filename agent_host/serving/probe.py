@@ -93,8 +93,9 @@ def _blockers(build, facts: HostFacts | None = None) -> list[str]:
     missing = build.missing_packages()
     if missing:
         out.append(f"Python packages not installed: {', '.join(missing)}")
+    import importlib.util
+
     if build.server == "vllm":
-        import importlib.util
         if importlib.util.find_spec("vllm") is None:
             out.append("vLLM is not installed (run `make setup`)")
     from agent_host.serving.launch import unmakeable
@@ -104,6 +105,13 @@ def _blockers(build, facts: HostFacts | None = None) -> list[str]:
     path, where = model_location(build)
     from agent_host.serving.kinds import kind
 
+    if build.server == "llama.cpp":
+        from agent_host.serving.kinds import llama_cpp
+
+        if llama_cpp.llama_server() is None and importlib.util.find_spec("llama_cpp") is None:
+            out.append("llama-server is not built (`make bar`)")
+        if build.model == llama_cpp.SHIPPED_GGUF:
+            return out
     if kind(build).LOCAL_MODEL and build.model:
         from agent_host.serving import models
         if build.model not in models.KNOWN and (path is None or not Path(path).exists()):
