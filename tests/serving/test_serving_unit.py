@@ -508,3 +508,17 @@ def test_llama_cpp_bar_argv_serves_the_shipped_gguf_with_jinja(tmp_path, monkeyp
     assert "--jinja" in spec.argv and spec.argv[spec.argv.index("--chat-template-file") + 1].endswith(
         "chatml-tools.jinja")
     assert spec.env["LLAMA_API_KEY"] == "k" and "k" not in spec.argv
+
+
+def test_speed_from_llama_server_timings():
+    """llama-server has no vLLM /metrics: decode, TTFT and prefill from each response's timings."""
+    from agent_host.serving.speed import from_timings
+
+    t = [{"prompt_n": 1000, "prompt_ms": 500.0, "predicted_n": 64, "predicted_ms": 640.0},
+         {"prompt_n": 1000, "prompt_ms": 1500.0, "predicted_n": 64, "predicted_ms": 1920.0}]
+    got = from_timings(t, wall=5.0)
+    assert got["decode_tok_s"] == pytest.approx(128 / 2.56)
+    assert got["prefill_tok_s"] == pytest.approx(2000 / 2.0)
+    assert got["mean_ttft_s"] == pytest.approx(((500 + 10) + (1500 + 30)) / 2 / 1000)
+    assert (got["requests"], got["prompt_tokens"], got["generation_tokens"]) == (2, 2000, 128)
+    assert from_timings([], 0.0)["decode_tok_s"] is None
