@@ -115,7 +115,8 @@ def _run(args: argparse.Namespace) -> int:
     q.check_output(args.out)
     err = Console(stderr=True, highlight=False)
     err.print(f"{p.architecture}: {p.group_reason}; " + "; ".join(p.notes)
-              + f"; calibration in {opts.dtype} ({cpu_dtype(read_facts())[1]})")
+              + f"; calibration in {opts.dtype} ("
+              + ("given" if args.dtype != "auto" else cpu_dtype(read_facts())[1]) + ")")
     with step_progress(f"quantize ({args.scheme})", err) as bar:
         facts = q.quantize(args.model, args.out, opts, samples, progress=bar.update)
     if args.json:
