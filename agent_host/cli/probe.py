@@ -63,6 +63,14 @@ def print_advice(advice) -> None:
     t.add_row("GPU", ", ".join(g.name for g in f.gpus) if f.gpus else
               (f"Jetson: {f.jetson_model}" if f.jetson_model else "none (no nvidia-smi GPU, not a Jetson)"))
     t.add_row("vLLM", advice.vllm or "not installed")
+    if advice.vllm_library:
+        from agent_host.config.machine import tier_description
+
+        ops = ", ".join(advice.vllm_ops) if advice.vllm_ops is not None else "not read (vLLM not installed)"
+        t.add_row("vLLM CPU tier", f"{advice.vllm_library} ({tier_description(advice.vllm_library)}): "
+                  f"kernel ops {ops or 'none of the 4-bit/int8 ones'}")
+    if advice.dtype:
+        t.add_row("dtype", f"{advice.dtype} for builds that pin none: {advice.dtype_why}")
     for r in c.reasons:
         t.add_row("because", r)
     for n in f.notes:
@@ -98,4 +106,6 @@ def print_advice(advice) -> None:
                   f"{'verified' if o['verified'] else 'unverified'})")
     if advice.runs_now:
         r.add_row("runs here now", ", ".join(advice.runs_now))
+    for bid, why in advice.refused.items():
+        r.add_row("refused", f"{bid}: {why}")
     con.print(r)

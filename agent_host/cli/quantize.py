@@ -53,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="shuffles the calibration samples (default 0)")
     p.add_argument("--max-seq-len", type=int, default=2048, help="tokens per calibration sample, longer ones "
                    "are cut (default 2048: the agent's prompts, ~1400 tokens, stay whole)")
+    p.add_argument("--dtype", choices=["auto", "bfloat16", "float32"], default="auto",
+                   help="calibration dtype (default auto: bfloat16 where the CPU has avx512_bf16 or "
+                        "AMX, else float32, which is faster than emulated bf16)")
     p.add_argument("--json", action="store_true", help="print the facts file as JSON")
     p.set_defaults(func=_run)
 
@@ -108,27 +111,25 @@ def file_samples(path: Path) -> list[dict]:
 
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from agent_host.cli.steps import step_progress
+    from agent_host.config.machine import cpu_dtype, read_facts
     from agent_host.serving import quantize as q
 
     if args.max_seq_len < 16:
         raise UserError("--max-seq-len must be at least 16")
-    opts = q.Options(scheme=args.scheme, group_size=args.group_size, symmetric=not args.asymmetric,
+    dtype = {} if args.dtype == "auto" else {"dtype": args.dtype}
+    opts = q.Options(**dtype, scheme=args.scheme, group_size=args.group_size, symmetric=not args.asymmetric,
                      head=args.head, seed=args.seed, max_seq_len=args.max_seq_len)
     p = q.plan(args.model, opts)
     samples = file_samples(args.calibration) if args.calibration else agent_samples()
     q.check_output(args.out)
     err = Console(stderr=True, highlight=False)
-    err.print(f"{p.architecture}: {p.group_reason}; " + "; ".join(p.notes))
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=err, transient=True) as bar:
-        task = bar.add_task("quantize", total=None)
-
-        def progress(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=total, description=f"{what} ({args.scheme})")
-
-        facts = q.quantize(args.model, args.out, opts, samples, progress=progress)
+    err.print(f"{p.architecture}: {p.group_reason}; " + "; ".join(p.notes)
+              + f"; calibration in {opts.dtype} ("
+              + ("given" if args.dtype != "auto" else cpu_dtype(read_facts())[1]) + ")")
+    with step_progress(f"quantize ({args.scheme})", err) as bar:
+        facts = q.quantize(args.model, args.out, opts, samples, progress=bar.update)
     if args.json:
         print(json.dumps(facts, indent=2))
     else:

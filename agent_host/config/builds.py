@@ -44,13 +44,14 @@ class ServerTraits:
     scripted: bool         # its replies come from a script, not a model (speed means nothing)
     prompt_logprobs: bool  # it can score a given reply (vLLM's prompt_logprobs)
     python_module: str | None = None   # what must import for it to start
+    dtype_flag: str | None = None      # the argument that sets its activation dtype (CPU rule)
 
 
 # The one table of server kinds: `server:` accepts these names, serving/kinds has one module
 # each (a test checks the two agree), and a new kind is a row here plus its module.
 SERVER_KINDS: dict[str, ServerTraits] = {
     "vllm": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=True,
-                         python_module="vllm"),
+                         python_module="vllm", dtype_flag="--dtype"),
     "llama.cpp": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=False),
     "policy": ServerTraits(managed=True, local_model=False, scripted=True, prompt_logprobs=False),
     "openai": ServerTraits(managed=False, local_model=False, scripted=False, prompt_logprobs=False),
@@ -107,6 +108,10 @@ class Build(Strict):
     measured: Measured | None = None
     requires_cpu_flags: list[str] = Field(default_factory=list,
                                           description="/proc/cpuinfo flags the kernel needs, e.g. amx_tile")
+    requires_vllm_ops: list[str] = Field(
+        default_factory=list,
+        description="ops of vLLM's CPU kernel library the kernel calls, e.g. cpu_gemm_wna16: refused "
+                    "where the library vLLM loads for this CPU does not register them")
     requires_packages: list[str] = Field(default_factory=list,
                                          description="Python distributions the server needs, e.g. vllm-omni")
     verified: bool = Field(False, description="measured on real hardware of this class")

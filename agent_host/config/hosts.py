@@ -57,9 +57,37 @@ def embedded_builds() -> dict[str, Build]:
 
 
 def embedded_build(build_id: str) -> Build | None:
-    """`embedded-default`, `embedded-w4a16`, `tiny-random`, ...: a copy, or None."""
+    """`embedded-default`, `embedded-w4a16`, `tiny-random`, ...: a copy with this CPU's dtype
+    (`with_cpu_dtype`), or None."""
     b = embedded_builds().get(build_id)
-    return b.model_copy(deep=True) if b else None
+    return with_cpu_dtype(b, _facts()) if b else None
+
+
+_facts_here: list[machine.HostFacts] = []
+
+
+def _facts() -> machine.HostFacts:
+    if not _facts_here:
+        _facts_here.append(machine.read_facts())
+    return _facts_here[0]
+
+
+_DTYPE_WORD = {"bfloat16": "bf16", "float32": "fp32", "float16": "fp16"}
+
+
+def with_cpu_dtype(build: Build, facts: machine.HostFacts) -> Build:
+    """A copy of `build`; a vLLM build whose args pin no --dtype gets the dtype the CPU runs
+    fast (machine.cpu_dtype): bf16 with avx512_bf16 or AMX, else fp32, never an emulated bf16
+    by default. `activations: auto` becomes that dtype's name (W8A8 keeps int8)."""
+    b = build.model_copy(deep=True)
+    flag = b.traits.dtype_flag
+    if flag is None or flag in b.args:
+        return b
+    dtype, _ = machine.cpu_dtype(facts)
+    b.args += [flag, dtype]
+    if b.activations in (None, "auto"):
+        b.activations = _DTYPE_WORD[dtype]
+    return b
 
 
 def load_host_profile(name_or_path: str | Path) -> HostProfile:
@@ -189,23 +217,51 @@ def _lookup(build_id: str, host_profile: str | Path | None) -> Build:
                     "or give --host-profile")
 
 
-def hardware_problems(build: Build, cpu_flags: frozenset[str] | set[str] | None = None) -> list[str]:
-    """Why `build` cannot run as specified on this machine (empty when it can, or when the
-    CPU flags cannot be read)."""
-    if not build.requires_cpu_flags:
-        return []
-    here = cpu_flags is None
-    if here:
+def hardware_problems(build: Build, cpu_flags: frozenset[str] | set[str] | None = None, *,
+                      facts: machine.HostFacts | None = None) -> list[str]:
+    """Why `build` cannot run as specified on this machine (or on the machine `facts` describe;
+    `cpu_flags` alone checks flags only): empty when it can, or when the machine cannot be read.
+
+    Two refusals, both before any server starts: CPU flags the kernel needs (W4A8 needs AMX:
+    without it vLLM silently takes another kernel), and ops the kernel calls that the kernel
+    library vLLM loads for this CPU tier does not register (AVX2's has no cpu_gemm_wna16: the
+    4-bit server would die on its first request)."""
+    here = cpu_flags is None and facts is None
+    if facts is not None:
+        cpu_flags = facts.cpu_flags
+    elif here:
         cpu_flags = machine.read_cpu_flags()
         if cpu_flags is None:
             return []
+    out: list[str] = []
     missing = [f for f in build.requires_cpu_flags if f not in cpu_flags]
-    if not missing and here and "amx_tile" in build.requires_cpu_flags \
-            and machine.read_amx_permitted() is False:
-        return [f"kernel {build.kernel or '?'} needs AMX, whose flags this CPU shows but whose tile "
-                "state this kernel (or hypervisor) does not grant (arch_prctl XTILEDATA)"]
-    if not missing:
+    amx_denied = (facts.amx_permitted is False) if facts is not None else \
+        (here and machine.read_amx_permitted() is False)
+    if missing:
+        out.append(f"needs CPU flags {', '.join(missing)} for kernel {build.kernel or '?'}, which this "
+                   "machine lacks (without them the server would silently take another kernel, a "
+                   "different build); run it on a machine with them")
+    elif "amx_tile" in build.requires_cpu_flags and amx_denied:
+        out.append(f"kernel {build.kernel or '?'} needs AMX, whose flags this CPU shows but whose tile "
+                   "state this kernel (or hypervisor) does not grant (arch_prctl XTILEDATA)")
+    if build.requires_vllm_ops and build.traits.python_module == "vllm" and (here or facts is not None):
+        import dataclasses
+
+        out += vllm_op_problems(build, facts or dataclasses.replace(_facts(), cpu_flags=cpu_flags))
+    return out
+
+
+def vllm_op_problems(build: Build, facts: machine.HostFacts) -> list[str]:
+    """The build's vLLM ops that the installed vLLM's library for this CPU tier lacks."""
+    lib = machine.vllm_cpu_library(facts)
+    if lib is None or not machine.classify(facts).hardware_class or facts.gpus:
         return []
-    return [f"needs CPU flags {', '.join(missing)} for kernel {build.kernel or '?'}, which this "
-            "machine lacks (without them the server would silently take another kernel, a "
-            "different build); run it on a machine with them"]
+    ops = machine.vllm_library_ops(lib)
+    if ops is None:
+        return []
+    lacking = [o for o in build.requires_vllm_ops if o not in ops]
+    if not lacking:
+        return []
+    return [f"kernel {build.kernel or '?'} calls {', '.join(lacking)}, which vLLM's {lib} library "
+            f"(the one it loads on {machine.tier_description(lib)}) does not register: the server "
+            "would die on its first request"]

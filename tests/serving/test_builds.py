@@ -14,7 +14,7 @@ from agent_host.config.hosts import all_host_profiles, find_build, load_host_pro
 from agent_host.errors import ConfigError, UserError
 
 CPU_PROFILES = ("x86-amx", "x86-avx512", "x86-avx2", "arm64")
-AMX = frozenset({"avx2", "avx512f", "amx_tile", "amx_bf16"})
+AMX = frozenset({"avx2", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"})  # every AMX Xeon has avx512_bf16
 
 
 def test_the_seven_profiles_load():

@@ -110,7 +110,7 @@ def test_run_fidelity_orchestration(monkeypatch, tmp_path):
         finally:
             live.pop()
 
-    def complete(ep, msgs, *, max_tokens, seed, tools=None, tool_choice=None):
+    def complete(ep, msgs, *, max_tokens, seed, tools=None, tool_choice=None, timeout=None):
         assert ep.model in live and max_tokens == 7 and seed == 3
         return fidelity.Answer("same answer" if ep.model != "drifty" or "Wi-Fi" not in msgs[1]["content"]
                                else "other answer"), "stop"

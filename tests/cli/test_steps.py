@@ -1,0 +1,49 @@
+"""Plain progress lines for a long step when output is not a terminal: ETA from the units'
+rate (loading excluded), a line per change of phase, a heartbeat within 30 s of silence."""
+
+from __future__ import annotations
+
+from agent_host.cli.steps import PlainProgress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_lines_eta_and_heartbeat():
+    clock, lines = Clock(), []
+    p = PlainProgress("making m", lines.append, expect="~3 min", clock=clock)
+    assert lines == ["making m: started (expect ~3 min)"]
+    clock.t = 40.0
+    p.update(0, 217, "loading")
+    clock.t = 100.0                           # 60 s of loading, then 7 modules in 20 s
+    p.update(0, 217, "GPTQ")
+    clock.t = 120.0
+    p.update(7, 217, "GPTQ")
+    assert lines[-1] == "making m: GPTQ, 7/217, 2 min 00 s elapsed, ETA 10 min 00 s"
+    clock.t = 121.0
+    p.update(14, 217, "GPTQ")                 # within 5 s of the last line: not printed
+    assert len(lines) == 4
+    clock.t = 149.0
+    p.beat()                                  # 29 s since the last line: none yet
+    assert len(lines) == 4
+    clock.t = 150.0
+    p.beat()
+    assert lines[-1] == "making m: GPTQ, 14/217, 2 min 30 s elapsed, ETA 12 min 05 s"
+    clock.t = 160.0
+    p.update(217, 217, "saving")
+    assert lines[-1] == "making m: saving, 217/217, 2 min 40 s elapsed"
+
+
+def test_exit_says_done_or_failed():
+    lines: list[str] = []
+    try:
+        with PlainProgress("q", lines.append, clock=Clock()):
+            raise RuntimeError("x")
+    except RuntimeError:
+        pass
+    assert lines[-1] == "q: failed in 0 s"

@@ -1,0 +1,108 @@
+"""vLLM's three x86 CPU tiers from the probe's facts: which kernel library vLLM loads, which
+ops the installed libraries register (read from the files, not assumed), the dtype a build
+that pins none runs in, and which embedded builds are refused before start on each tier."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_host.config import machine
+from agent_host.config.hosts import embedded_builds, hardware_problems, with_cpu_dtype
+from agent_host.config.machine import HostFacts, cpu_dtype, vllm_cpu_library, vllm_library_ops
+from agent_host.serving.probe import recommend
+from fixtures_vllm import vllm_missing_reason
+
+COMMON = {"fpu", "sse2", "avx", "fma", "avx2"}
+AVX2 = HostFacts(arch="x86_64", cpu_model="an AVX2 EPYC", cpu_flags=frozenset(COMMON))
+AVX512 = HostFacts(arch="x86_64", cpu_flags=frozenset(COMMON | {"avx512f", "avx512bw", "avx512vl"}))
+AVX512_BF16 = HostFacts(arch="x86_64", cpu_flags=AVX512.cpu_flags | {"avx512_bf16"})
+AMX = HostFacts(arch="x86_64", cpu_flags=AVX512_BF16.cpu_flags | {"amx_tile", "amx_bf16", "amx_int8"},
+                amx_permitted=True)
+AMX_DENIED = HostFacts(arch="x86_64", cpu_flags=AVX512.cpu_flags | {"amx_tile", "amx_bf16"},
+                       amx_permitted=False)
+TIERS = {"avx2": AVX2, "avx512": AVX512, "avx512-bf16": AVX512_BF16, "amx": AMX, "amx-denied": AMX_DENIED}
+
+needs_vllm = pytest.mark.skipif(vllm_missing_reason() is not None, reason=vllm_missing_reason() or "")
+
+
+def test_library_vllm_loads_per_tier():
+    assert {k: vllm_cpu_library(f) for k, f in TIERS.items()} == {
+        "avx2": "_C_AVX2", "avx512": "_C_AVX512", "avx512-bf16": "_C", "amx": "_C", "amx-denied": "_C_AVX512"}
+    assert vllm_cpu_library(HostFacts(arch="aarch64", cpu_flags=frozenset({"bf16"}))) is None
+
+
+def test_dtype_follows_the_cpu_never_emulated_bf16():
+    got = {k: cpu_dtype(f)[0] for k, f in TIERS.items()}
+    assert got == {"avx2": "float32", "avx512": "float32", "avx512-bf16": "bfloat16", "amx": "bfloat16",
+                   "amx-denied": "float32"}
+    assert "no fast bf16" in cpu_dtype(AVX2)[1] and "avx512_bf16" in cpu_dtype(AMX)[1]
+    assert cpu_dtype(HostFacts(arch="aarch64", cpu_flags=frozenset({"bf16"})))[0] == "bfloat16"
+
+
+def test_builds_that_pin_no_dtype_take_the_cpus():
+    w4 = embedded_builds()["embedded-w4a16"]
+    assert "--dtype" not in w4.args and w4.activations == "auto"
+    on2 = with_cpu_dtype(w4, AVX2)
+    assert on2.args[-2:] == ["--dtype", "float32"] and on2.activations == "fp32"
+    onamx = with_cpu_dtype(w4, AMX)
+    assert onamx.args[-2:] == ["--dtype", "bfloat16"] and onamx.activations == "bf16"
+    assert with_cpu_dtype(embedded_builds()["embedded-w8a8"], AVX2).activations == "int8"
+    # a pinned dtype stays: the bf16 reference is bf16 everywhere (the demo picks fp32 instead)
+    ref = with_cpu_dtype(embedded_builds()["embedded-bf16"], AVX2)
+    assert ref.args.count("--dtype") == 1 and ref.args[ref.args.index("--dtype") + 1] == "bfloat16"
+
+
+@needs_vllm
+def test_installed_libraries_register_the_ops_counted():
+    """Counted from vllm-cpu 0.32's files: _C has every kernel op, _C_AVX512 the WNA16 GEMM and
+    oneDNN int8, _C_AVX2 oneDNN int8 only."""
+    ops = {lib: vllm_library_ops(lib) for lib in machine.VLLM_CPU_LIBRARIES}
+    assert {"cpu_gemm_wna16", "int4_scaled_mm_cpu", "int8_scaled_mm_with_quant", "onednn_scaled_mm"} <= ops["_C"]
+    assert ops["_C_AVX512"] == {"cpu_gemm_wna16", "onednn_scaled_mm"}
+    assert ops["_C_AVX2"] == {"onednn_scaled_mm"}
+    assert vllm_library_ops("_C_NOPE") is None
+
+
+@needs_vllm
+@pytest.mark.parametrize("tier,refused", [
+    ("avx2", {"embedded-w4a16", "embedded-w4a16-asym", "tiny-random-w4a16", "embedded-w4a8"}),
+    ("avx512", {"embedded-w4a8"}),
+    ("avx512-bf16", {"embedded-w4a8"}),
+    ("amx", set()),
+    ("amx-denied", {"embedded-w4a8"}),
+])
+def test_refusals_per_tier(tier, refused):
+    facts = TIERS[tier]
+    got = {k for k, b in embedded_builds().items() if hardware_problems(with_cpu_dtype(b, facts), facts=facts)}
+    assert got == refused
+    if tier == "avx2":
+        why = hardware_problems(embedded_builds()["embedded-w4a16"], facts=facts)
+        assert why == ["kernel CPUWNA16LinearKernel (cpu_gemm_wna16) calls cpu_gemm_wna16, which vLLM's "
+                       "_C_AVX2 library (the one it loads on AVX2, no AVX-512) does not register: the "
+                       "server would die on its first request"]
+
+
+@needs_vllm
+def test_probe_says_dtype_tier_and_refusals_for_avx2():
+    a = recommend(AVX2)
+    j = a.to_json()
+    assert j["dtype"]["dtype"] == "float32" and "no fast bf16" in j["dtype"]["why"]
+    assert j["vllm_cpu_library"] == {"library": "_C_AVX2", "ops": ["onednn_scaled_mm"]}
+    assert "embedded-w4a16" in j["refused"] and "embedded-w4a16" not in j["runs_now"]
+    assert "embedded-w8a8" not in j["refused"]
+
+
+def test_refused_before_start(monkeypatch):
+    """launch.plan refuses a build the tier cannot run: no server is started to die."""
+    from agent_host.config import hosts
+    from agent_host.errors import UserError
+    from agent_host.serving.launch import plan, preflight
+
+    if vllm_missing_reason():
+        pytest.skip(vllm_missing_reason())
+    monkeypatch.setattr(machine, "read_cpu_flags", lambda: AVX2.cpu_flags)
+    monkeypatch.setattr(hosts, "_facts_here", [AVX2])
+    b = embedded_builds()["embedded-w4a16"]
+    for f in (lambda: plan(b, port=1, api_key="k", seed=0), lambda: preflight(b)):
+        with pytest.raises(UserError, match="embedded-w4a16: .*_C_AVX2 library"):
+            f()
