@@ -250,6 +250,7 @@ class Results(_M):
     comparisons: list[Comparison]
     breakdown: list[GroupRow] = Field(default_factory=list)
     trivial: Trivial | None = None          # schema 3
+    sequential: dict[str, Any] | None = None    # report/sequential.section: how a sequential run ended
     max_repeats: int
     totals: dict[str, int]
     statistics: dict[str, Any]

@@ -11,6 +11,7 @@ worker stops the run with one message saying what is recorded and how to resume.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import logging
@@ -29,6 +30,7 @@ from agent_host.runs.store import RunStore
 REQUEST_TIMEOUT_S = 120.0      # one model request (a step's answer); was 600 s, retried once
 EPISODE_TIMEOUT_S = 1200.0     # one episode, wall clock
 PHONE_WAIT_S = 60.0            # a phone that stopped answering is waited for this long
+PROBE_S = 10.0                 # one health probe of a phone (connect, `echo ok`), in total
 
 
 @dataclass
@@ -50,6 +52,8 @@ class RunOptions:
     request_timeout: float | None = None   # seconds per model request (None: the build's)
     episode_timeout: float | None = None   # wall-clock seconds per episode (None: the build's)
     phone_wait: float = PHONE_WAIT_S       # how long a phone that stopped answering is waited for
+    stop: Any = None                       # a threading.Event: once set, no new episode starts
+    servers: dict | None = None            # build id -> a server already up (runs/sequential.py keeps them)
 
 
 class RecordingFailed(UserError):
@@ -94,8 +98,8 @@ def _is_disk_error(exc: BaseException) -> bool:
 def _phone_alive(serial: str) -> bool:
     from agent_host.phone.device import Phone  # imported here: keeps the CLI start fast
     try:
-        phone = Phone.connect(serial)
-        phone.shell("echo ok")
+        phone = Phone.connect(serial, timeout=PROBE_S)
+        phone.shell("echo ok", timeout=PROBE_S)
         return True
     except Exception:
         return False
@@ -127,8 +131,8 @@ def reconnect(serial: str, wait: float, give_up: Callable[[], bool] = lambda: Fa
         if n and give_up():
             return None, f"not answering ({why})"
         try:
-            phone = Phone.connect(serial)
-            phone.shell("echo ok")
+            phone = Phone.connect(serial, timeout=PROBE_S)
+            phone.shell("echo ok", timeout=PROBE_S)
             return phone, ""
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"[:200]
@@ -181,8 +185,10 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
     progress.away = pool.away
     request_timeout, episode_timeout = limits_for(build, opts)
 
-    with serving.start(build, log_dir=store.servers_dir, seed=0,
-                       startup_timeout=opts.startup_timeout or build.startup_timeout_s) as server:
+    shared = (opts.servers or {}).get(build.id)
+    with (contextlib.nullcontext(shared) if shared is not None else
+          serving.start(build, log_dir=store.servers_dir, seed=0,
+                        startup_timeout=opts.startup_timeout or build.startup_timeout_s)) as server:
 
         def ensure_server() -> None:
             with server_lock:
