@@ -44,7 +44,7 @@ class Overdue(Exception):
 def abandoned() -> int:
     """How many calls this process gave up on. Their threads may still hold a library's locks
     (uiautomator2's atexit hook waits for the one its stuck connect holds), so a process that
-    abandoned any exits without running atexit hooks (cli.main)."""
+    abandoned any exits without running atexit hooks (cli.entry)."""
     return len(_abandoned)
 
 

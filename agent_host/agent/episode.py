@@ -236,6 +236,8 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         watchdog.leave(deadline)
         log.close()
         shots.close()
+        if loop is not None:
+            _write_requests(out_dir, loop, endpoint, task)
 
     teardown_error = None
     try:
@@ -278,6 +280,16 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         exhausted=state.exhausted if j.outcome == "exhausted" else None)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
+
+
+def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Any, task: Any) -> None:
+    """requests.json: what every request sent, to rebuild it byte for byte (config/requests.py)."""
+    from agent_host.config.requests import REQUESTS, RequestLog
+    from agent_host.serving.endpoint import task_header
+
+    log = RequestLog(model=endpoint.model, headers=task_header(task.key), tools=loop.tools,
+                     messages=loop.messages, requests=loop.requests)
+    write_json_atomic(out_dir / REQUESTS, log.model_dump(mode="json"))
 
 
 def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | None

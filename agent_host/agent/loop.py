@@ -146,6 +146,7 @@ class StepLoop:
         self.state = LoopState(goals=[goal_initial])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
         self._context_tokens = 0                 # prompt + reply tokens of the latest request
+        self.requests: list[dict[str, Any]] = []  # each answered request: step, attempt, end, options, sha256
 
     def run(self) -> LoopState:
         try:
@@ -180,8 +181,10 @@ class StepLoop:
         if pending is not None:
             pending.result()
 
-    def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]]) -> dict[str, Any]:
+    def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]], step: int) -> dict[str, Any]:
         reply = self.model.chat(self.messages, self.tools)
+        if getattr(reply, "sent", None) is not None:
+            self.requests.append({"step": step, "attempt": len(raws), **reply.sent})
         self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
         times.model += reply.seconds
         usage.prompt_tokens += reply.usage.prompt_tokens
@@ -231,7 +234,7 @@ class StepLoop:
         parsed: Parsed | None = None
         try:
             for attempt in range(2):
-                message = self._ask(times, usage, raws)
+                message = self._ask(times, usage, raws, n)
                 p = parse_reply(message, indices=indices, apps=self.apps, editable=editable)
                 if p.error is None:
                     parsed = p

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
+from agent_host.config.requests import body_sha256, request_body
 from agent_host.serving.endpoint import task_header
 
 
@@ -39,6 +40,7 @@ class Reply:
     finish_reason: str | None
     seconds: float
     reasoning: str | None = None
+    sent: dict[str, Any] | None = None  # end, options and sha256 of the request as sent (requests.json)
 
 
 class ModelClient:
@@ -81,11 +83,14 @@ class ModelClient:
         from agent_host import watchdog
         t0 = time.monotonic()
         for _ in range(3):
+            options = self._kwargs()
+            # hashed before sending: the reply is appended to `messages` afterwards
+            sent = {"end": len(messages), "options": options,
+                    "sha256": body_sha256(request_body(self.endpoint.model, messages, tools, options))}
             try:
-                kwargs = self._kwargs()
                 resp = watchdog.call(lambda: self.client.chat.completions.create(
                     model=self.endpoint.model, messages=messages, tools=tools,
-                    extra_headers=self.headers or None, **kwargs), self.timeout + WATCH_MARGIN_S, "model request")
+                    extra_headers=self.headers or None, **options), self.timeout + WATCH_MARGIN_S, "model request")
                 break
             except watchdog.Overdue as exc:
                 raise ServerError(f"{exc}: the server kept the request open without finishing it "
@@ -112,12 +117,12 @@ class ModelClient:
             raise ServerError("server rejected the request")
         seconds = watchdog.elapsed(t0)
         try:
-            return self._reply(resp, seconds)
+            return self._reply(resp, seconds, sent)
         except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
             # a body that is not a chat completion (a JSON list, `choices: [null]`, ...)
             raise ServerError(f"malformed answer: not a chat completion ({type(exc).__name__}: {exc})"[:300]) from exc
 
-    def _reply(self, resp: Any, seconds: float) -> Reply:
+    def _reply(self, resp: Any, seconds: float, sent: dict[str, Any]) -> Reply:
         if isinstance(resp, (str, bytes)) or not getattr(resp, "choices", None):
             raise ServerError("server answered without choices" if not isinstance(resp, (str, bytes)) else
                               f"malformed answer: not JSON ({str(resp)[:120]!r})")
@@ -140,7 +145,7 @@ class ModelClient:
             usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
                           completion_tokens=resp.usage.completion_tokens or 0,
                           cached_tokens=getattr(details, "cached_tokens", None) if details else None)
-        return Reply(message, usage, choice.finish_reason, seconds, capped(reasoning, cap))
+        return Reply(message, usage, choice.finish_reason, seconds, capped(reasoning, cap), sent)
 
 
 # What is kept of a reply: the request's max_tokens at a generous 32 characters a token. A

@@ -31,6 +31,7 @@ VERBS = [
     "probe",
     "serve",
     "fidelity",
+    "replay",
     "quantize",
 ]
 
@@ -69,7 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    code = _main(argv)
+    """Run one command and return its exit code (tests call this in their own process)."""
+    return _main(argv)
+
+
+def entry() -> None:
+    """The process entry point (`agent-host`, `python -m agent_host`): main, then exit.
+
+    Only here may the process leave without its atexit hooks: main() itself returns, since a
+    caller in the same process (a test, a script) must go on; an earlier os._exit in main()
+    ended a whole pytest session, silently and with status 0, at the first in-process command
+    after any test that had abandoned a call."""
+    code = main()
     from agent_host import watchdog
     if watchdog.abandoned():
         # A call given up on (a frozen phone, a trickling server) may still hold a library's
@@ -81,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             except (OSError, ValueError):
                 pass
         os._exit(code)
-    return code
+    sys.exit(code)
 
 
 class Terminated(KeyboardInterrupt):

@@ -23,6 +23,11 @@ examples:
   # after a crash or kill: run exactly what is missing
   agent-host run --resume reports/runs/20261130-101500-ab12
 
+  # two builds compared until decided: interleaved, repeats where the builds disagree, stop
+  # when the difference excludes 0 or lies within +-5 pp, at most 600 episodes
+  agent-host run --builds w4a16-tinygemm,bf16 --tasks tasks/ --phones 127.0.0.1:5601 \
+      --until-decided --detect 5 --budget 600
+
   # a slow model on a small machine: allow 5 min per request, 1 h per episode
   agent-host run --builds w4a16-tinygemm --tasks tasks/ --phones 127.0.0.1:5601 \\
       --request-timeout 300 --episode-timeout 3600
@@ -48,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--builds", help="comma-separated build ids (see `agent-host builds`)")
     p.add_argument("--tasks", help="comma-separated task files, directories or ids (default: tasks/)")
     p.add_argument("--variants", default="base", help="comma-separated: base, verify (default: base)")
-    p.add_argument("--repeats", type=int, default=1, help="repeats per task instance (default: 1)")
+    p.add_argument("--repeats", type=int, default=None,
+                   help="repeats per task instance (default: 1); with --until-decided, of the first pass (default: 2)")
     p.add_argument("--phones", help="comma-separated serials; HOST:PORT/SERIAL for a remote adb server")
     p.add_argument("--seed", type=int, default=0, help="run seed; episode seeds derive from it (default: 0)")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/<run-id>)")
@@ -73,6 +79,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(80%% power, alpha 0.05) and exit without running anything")
     p.add_argument("--plan-rate", type=float, default=0.5, metavar="P",
                    help="for --plan: the baseline success rate you expect (default 0.5, the worst case)")
+    p.add_argument("--until-decided", action="store_true",
+                   help="two builds: after a first pass, add repeats where the builds disagree and stop when "
+                        "the paired difference excludes 0, lies within +-PP (--detect), or the budget is spent; "
+                        "intervals stay valid under this stopping (docs/reports.md, \"Sequential runs\")")
+    p.add_argument("--detect", type=float, metavar="PP",
+                   help="with --until-decided: the smallest difference that matters, in percentage points; "
+                        "a difference inside +-PP ends the run as equivalent (default: no such stop)")
+    p.add_argument("--budget", metavar="EPISODES|DURATION",
+                   help="with --until-decided: at most this many episodes (e.g. 600), or this long (90m, 2h); "
+                        f"default: as many episodes as 10 repeats of everything")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     add_wait_flag(p)
     p.add_argument("--quiet", action="store_true", help="no live progress display")
@@ -125,6 +141,10 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"--{flag.replace('_', '-')} must be more than 0 and at most {most} seconds")
     limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
               "phone_wait": args.phone_wait}
+    if args.repeats is None:
+        args.repeats = 2 if args.until_decided else 1
+    if not args.until_decided and (args.detect is not None or args.budget is not None):
+        raise UserError("--detect and --budget go with --until-decided")
     if args.plan:
         from agent_host.config.tasks import load_tasks
         variants = tuple(_csv(args.variants))
@@ -138,7 +158,7 @@ def _run(args: argparse.Namespace) -> int:
             ("--builds", args.builds, None), ("--tasks", args.tasks, None), ("--variants", args.variants, "base"),
             ("--repeats", args.repeats, 1), ("--seed", args.seed, 0), ("--out", args.out, None),
             ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
-            ("--baseline", args.baseline, None)) if value != default]
+            ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False)) if value != default]
         if given:
             raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
                             f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
@@ -174,6 +194,7 @@ def _run(args: argparse.Namespace) -> int:
             signal.signal(s, handler)
     out = stdout_console()
     print_summary(result, console=out)
+    _print_decision(result.run_dir, out)
     if not args.no_report:
         from agent_host.cli.summary import write_report
         try:
@@ -201,7 +222,8 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
         if args.resume:
             return resume_run(args.resume, phones=_csv(args.phones) or None,
                               max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
-                              hook=live.hook, limits=limits, wait_for_phone=wait_seconds(args), stop=stop)
+                              hook=live.hook, limits=limits, wait_for_phone=wait_seconds(args),
+                              driver=_sequential_driver, stop=stop)
         from agent_host.config.hosts import find_build
         from agent_host.config.phones import load_phone_profile
         from agent_host.config.tasks import load_tasks
@@ -222,11 +244,67 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
         if args.baseline and args.baseline not in {b.id for b in builds}:
             raise UserError(f"--baseline: {args.baseline!r} is not one of --builds")
         tasks = load_tasks(_csv(args.tasks), variants=variants)
+        baseline = args.baseline or next((b.id for b in builds if b.role == "reference"), builds[0].id)
+        seq = _sequential_setup(args, builds, tasks, baseline) if args.until_decided else {}
         return start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=args.seed,
                          phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                          out=run_dir, max_attempts=args.max_attempts,
                          startup_timeout=args.startup_timeout, hook=live.hook,
-                         extra_manifest={"baseline": args.baseline or next(
-                             (b.id for b in builds if b.role == "reference"), builds[0].id)},
+                         extra_manifest={"baseline": baseline, **seq},
                          limits={k: v for k, v in limits.items() if v is not None},
-                         wait_for_phone=wait_seconds(args), stop=stop)
+                         wait_for_phone=wait_seconds(args),
+                         driver=_sequential_driver(seq) if seq else None, stop=stop)
+
+
+def _sequential_driver(manifest: dict):
+    """The driver of a sequential run (runs/sequential.py) with the report layer's rule, for a
+    manifest that has a `sequential` block; None for a fixed run."""
+    if not manifest.get("sequential"):
+        return None
+    from agent_host.report.sequential import judge_for
+    from agent_host.runs.sequential import make_driver
+    return make_driver(judge_for)
+
+
+def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, baseline: str) -> dict:
+    """The manifest's `sequential` and `order` blocks for --until-decided; bad flags fail here."""
+    from agent_host.config import machine
+    from agent_host.report.sequential import BUDGET_REPEATS, configure
+    from agent_host.runs.order import servers_together
+    from agent_host.runs.sequential import parse_budget
+
+    if len(builds) != 2:
+        raise UserError(f"--until-decided compares two builds (got {len(builds)} in --builds)")
+    if args.detect is not None and not 0 < args.detect < 100:
+        raise UserError("--detect must be more than 0 and less than 100 percentage points")
+    try:
+        episodes, seconds = parse_budget(args.budget) if args.budget else (None, None)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    n_tasks = len({t.task_id for t in tasks})
+    budget_repeats = BUDGET_REPEATS if episodes is None else episodes / (2 * len(tasks))
+    if budget_repeats < args.repeats:
+        raise UserError(f"--budget {args.budget}: the first pass alone is {2 * len(tasks) * args.repeats} "
+                        f"episodes ({len(tasks)} task instances x {args.repeats} repeats x 2 builds)")
+    facts = machine.read_facts()
+    together, why = servers_together(builds, facts.usable_cores, facts.memory_gib)
+    other = next(b.id for b in builds if b.id != baseline)
+    state = configure(baseline, other, n_tasks, args.repeats, budget_repeats,
+                      None if args.detect is None else args.detect / 100, seconds)
+    state.update(together=together, order_mode=why, budget_episodes=episodes)
+    return {"sequential": state}
+
+
+def _print_decision(run_dir: Path, out) -> None:
+    """How a sequential run ended, in one line (nothing for a fixed run)."""
+    import json
+    try:
+        m = json.loads((run_dir / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return
+    rounds = (m.get("sequential") or {}).get("rounds") or []
+    d = rounds[-1].get("decision") if rounds else None
+    if d:
+        st = m["sequential"]
+        out.print(f"sequential: {d['outcome']} ({st['build']} vs {st['baseline']}) at look {d['look']} of "
+                  f"{d['looks']}: {d['why']}", highlight=False)

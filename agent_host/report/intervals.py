@@ -336,15 +336,16 @@ def calibrated_penalty(rates: np.ndarray, counts: np.ndarray, alpha: float = ALP
 
 
 def mover_difference(ra: np.ndarray, ca: np.ndarray, rb: np.ndarray, cb: np.ndarray,
-                     alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     alpha: float = ALPHA, penalty=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(mean difference B - A, low, high) for builds paired by task; last axis = tasks (T >= 2).
 
     The correlation between the two means is the Pearson correlation of the per-task rates (0
     where either build's rates do not vary: no evidence of a shared component), shrunk a
-    little toward 0 (below)."""
+    little toward 0 (below). penalty: as in `korn_graubard` (the sequential rule, whose designs
+    differ run by run, uses Korn-Graubard's own exponent 1 rather than the calibration)."""
     ra, rb = np.asarray(ra, float), np.asarray(rb, float)
-    pa, la, ua = korn_graubard(ra, ca, alpha)
-    pb, lb, ub = korn_graubard(rb, cb, alpha)
+    pa, la, ua = korn_graubard(ra, ca, alpha, penalty)
+    pb, lb, ub = korn_graubard(rb, cb, alpha, penalty)
     da, db = ra - ra.mean(-1, keepdims=True), rb - rb.mean(-1, keepdims=True)
     sa, sb = np.sqrt((da ** 2).sum(-1)), np.sqrt((db ** 2).sum(-1))
     # r = 0 where the run carries no evidence of a shared component: either build's rates do

@@ -212,6 +212,7 @@ class Results(_M):
     per_task: list[TaskRow]
     comparisons: list[Comparison]
     breakdown: list[GroupRow] = Field(default_factory=list)
+    sequential: dict[str, Any] | None = None    # report/sequential.section: how a sequential run ended
     max_repeats: int
     totals: dict[str, int]
     statistics: dict[str, Any]

@@ -6,9 +6,10 @@ import datetime as dt
 import statistics
 from typing import Any
 
+from agent_host.config.builds import SERVER_KINDS
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
-from agent_host.report import intervals, stats
+from agent_host.report import intervals, sequential, stats
 from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 
@@ -17,7 +18,7 @@ SCHEMA = "agent-host.report/2"
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
               "platform", "git", "builds", "tasks", "task_files", "repeats", "seed", "sampling",
-              "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at")
+              "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at", "sequential")
 
 
 def choose_baseline(run: Run, requested: str | None) -> str:
@@ -136,7 +137,8 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
         s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
-        s["speed"]["scripted"] = servers.get(s["build"]) == "policy"
+        kind = SERVER_KINDS.get(servers.get(s["build"]) or "")
+        s["speed"]["scripted"] = bool(kind and kind.scripted)
         if s["speed"]["scripted"]:
             # A script decodes nothing: its "tokens" are the policy server's length estimates.
             s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")
@@ -179,6 +181,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
         "per_task": per_task,
         "comparisons": comparisons,
         "breakdown": breakdown(records, builds, task_facts(run.manifest)),
+        "sequential": sequential.section(run.manifest, records),
         "max_repeats": max_k,
         "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
                    "errored": len(sel.errored), "exhausted": len(sel.exhausted),

@@ -11,6 +11,7 @@ worker stops the run with one message saying what is recorded and how to resume.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import logging
@@ -52,6 +53,7 @@ class RunOptions:
     episode_timeout: float | None = None   # wall-clock seconds per episode (None: the build's)
     phone_wait: float = PHONE_WAIT_S       # how long a phone that stopped answering is waited for
     stop: Any = None                       # a threading.Event: once set, no new episode starts
+    servers: dict | None = None            # build id -> a server already up (runs/sequential.py keeps them)
 
 
 class RecordingFailed(UserError):
@@ -187,8 +189,10 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
     def stopping() -> bool:
         return opts.stop is not None and opts.stop.is_set()
 
-    with serving.start(build, log_dir=store.servers_dir, seed=0,
-                       startup_timeout=opts.startup_timeout or build.startup_timeout_s) as server:
+    shared = (opts.servers or {}).get(build.id)
+    with (contextlib.nullcontext(shared) if shared is not None else
+          serving.start(build, log_dir=store.servers_dir, seed=0,
+                        startup_timeout=opts.startup_timeout or build.startup_timeout_s)) as server:
 
         def ensure_server() -> None:
             with server_lock:

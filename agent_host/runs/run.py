@@ -7,7 +7,7 @@ import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
@@ -98,7 +98,7 @@ def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) 
     """Everything that can fail before a run directory exists fails here: policy scripts,
     the phone profile's app aliases for these tasks."""
     for b in builds:
-        if getattr(b, "server", None) == "policy":
+        if b.traits.scripted:
             if not b.script:
                 raise UserError(f"build {b.id}: `script` is required for server policy")
             from agent_host.policy.suite import load_policy
@@ -119,7 +119,7 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
               max_attempts: int = 3, startup_timeout: float | None = None,
               hook: ProgressHook | None = None, extra_manifest: dict | None = None,
               limits: dict | None = None, wait_for_phone: float | None = None,
-              stop: Any = None) -> RunResult:
+              stop: Any = None, driver: Driver | None = None) -> RunResult:
     check_bounds(repeats=repeats, phones=phones, max_attempts=max_attempts)
     if not phones:
         raise UserError("no phones given (--phones SERIAL,...); `agent-host devices` lists them")
@@ -163,8 +163,15 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
                 raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
             opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
                               run_id=run_id, stop=stop, **_limits(limits))
+            if driver is not None:   # a sequential run (runs/sequential.py) plays its own rounds
+                return RunResult(run_dir, *driver(builds, tasks, store, phones, opts, hook),
+                                 stopped=bool(stop is not None and stop.is_set()))
             progress = execute(builds, planned, store, phones, opts, hook)
     return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))
+
+
+# plays a run in its own way: (builds, tasks, store, phones, opts, hook) -> (progress, episodes planned)
+Driver = Callable[..., tuple[dict, int]]
 
 
 def _limits(limits: dict | None) -> dict:
@@ -175,7 +182,7 @@ def _limits(limits: dict | None) -> dict:
 def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attempts: int | None = None,
                startup_timeout: float | None = None, hook: ProgressHook | None = None,
                limits: dict | None = None, wait_for_phone: float | None = None,
-               stop: Any = None) -> RunResult:
+               stop: Any = None, driver: Callable[[dict], Driver | None] | None = None) -> RunResult:
     from agent_host.config.builds import Build
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
@@ -237,5 +244,9 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
             opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
                               run_id=manifest.get("run_id", run_dir.name), stop=stop,
                               **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
+            chosen = driver(manifest) if driver is not None else None   # a sequential run continues its rounds
+            if chosen is not None:
+                return RunResult(run_dir, *chosen(builds, tasks, store, serials, opts, hook),
+                                 stopped=bool(stop is not None and stop.is_set()))
             progress = execute(builds, planned, store, serials, opts, hook)
     return RunResult(run_dir, progress, len(planned), stopped=bool(stop is not None and stop.is_set()))

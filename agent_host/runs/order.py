@@ -1,0 +1,82 @@
+"""The order a run's episodes are played in: builds interleaved, randomised by the run's seed.
+
+Played one build after the other (all of A, then all of B), anything that drifts during a run
+(a phone's state, heat, another job on the machine) is confounded with the build. Interleaved,
+each (task, repeat) is one block holding every build's episodes of that task's instances at
+that repeat, blocks in a seeded random order and the builds in a seeded random order inside
+each block: a drift then touches both builds of a task alike, and the paired difference does
+not see it (tests/runs/test_runs_order.py). That needs every build's server up at once
+(`servers_together`); when they cannot be, builds alternate in blocks of whole repeats
+(A B, B A, A B, ... : ABBA balances a linear drift), one server at a time.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+LOCAL_SHARE_GIB = 6.0        # a local model server's memory, for the plan (a 1-2B model on the CPU)
+
+
+def servers_together(builds: Sequence[Any], cores: int, memory_gib: float | None) -> tuple[bool, str]:
+    """(whether every build's server can be up at once, why): remote endpoints and scripted
+    policies cost nothing; local model servers need LOCAL_SHARE_GIB each and two cores each."""
+    local = [b for b in builds if b.traits.local_model]
+    if len(local) <= 1:
+        return True, "servers up together (" + ("no local model server)" if not local else "one local model server)")
+    need_mem, need_cores = LOCAL_SHARE_GIB * len(local), 2 * len(local)
+    if memory_gib is not None and memory_gib >= need_mem and cores >= need_cores:
+        return True, (f"servers up together: {len(local)} local model servers fit "
+                      f"({memory_gib:.0f} GiB, {cores} cores; each needs {LOCAL_SHARE_GIB:g} GiB, 2 cores)")
+    return False, (f"builds alternate in blocks: {len(local)} local model servers need {need_mem:g} GiB and "
+                   f"{need_cores} cores, this machine has {memory_gib or 0:.0f} GiB and {cores}")
+
+
+def _key(ep: Any) -> tuple[str, int]:
+    return (getattr(ep.task, "task_id", None) or ep.task_key, ep.repeat)
+
+
+def interleave(planned: Sequence[Any], seed: int, together: bool) -> list[Any]:
+    """The planned episodes in play order (see the module doc); deterministic in `seed`."""
+    rng = random.Random(f"order|{seed}")
+    builds = list(dict.fromkeys(p.build for p in planned))
+    blocks: dict[tuple[str, int], list[Any]] = {}
+    for p in planned:
+        blocks.setdefault(_key(p), []).append(p)
+    if together:
+        keys = sorted(blocks)
+        rng.shuffle(keys)
+        out = []
+        for k in keys:
+            order = builds[:]
+            rng.shuffle(order)
+            for b in order:
+                mine = [p for p in blocks[k] if p.build == b]
+                rng.shuffle(mine)
+                out.extend(mine)
+        return out
+    repeats = sorted({p.repeat for p in planned})
+    out = []
+    for i, r in enumerate(repeats):
+        order = builds if i % 2 == 0 else builds[::-1]
+        keys = sorted(k for k in blocks if k[1] == r)
+        rng.shuffle(keys)
+        for b in order:
+            out.extend(p for k in keys for p in blocks[k] if p.build == b)
+    return out
+
+
+def segments(ordered: Sequence[Any]) -> list[list[Any]]:
+    """Consecutive runs of one build's episodes: what is played with one server at a time."""
+    out: list[list[Any]] = []
+    for p in ordered:
+        if out and out[-1][0].build == p.build:
+            out[-1].append(p)
+        else:
+            out.append([p])
+    return out
+
+
+def order_record(ordered: Sequence[Any]) -> list[str]:
+    """The manifest's record of the order: episode ids in play order."""
+    return [p.episode_id for p in ordered]

@@ -1,0 +1,171 @@
+"""`run --until-decided`: a run of two builds that goes on in rounds until the comparison is decided.
+
+The rounds are recorded in the manifest (`sequential.rounds`): each round's extra repeats per
+task, its play order (runs/order.py) and, once its episodes are in, the decision at its look.
+A round is written before its first episode runs, so a resume after a kill continues the
+same sequence: it plays what the last round is missing (the episode log says what is done),
+then decides at that look exactly as the uninterrupted run would have. The statistics (where
+the next repeats go, when to stop) are the report layer's (report/sequential.py); the CLI
+passes them in as `judge`, since runs may not import report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from agent_host.config.records import episode_id
+from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
+from agent_host.runs.order import interleave, segments
+from agent_host.runs.plan import PlannedEpisode, derive_seed
+from agent_host.runs.store import RunStore
+
+# judge(records, repeats per task, budget_left) -> the decision as a dict (report/sequential.Decision)
+Judge = Callable[[list, dict, bool], dict]
+
+
+def task_of(t: Any) -> str:
+    return getattr(t, "task_id", None) or t.key
+
+
+def round_episodes(builds: Sequence[str], tasks: Sequence[Any], start: dict[str, int], add: dict[str, int],
+                   seed: int) -> list[PlannedEpisode]:
+    """The episodes of one round: every instance of each task in `add`, repeats start..start+add-1,
+    on every build (identities and seeds as runs/plan.py makes them)."""
+    out = []
+    for t in tasks:
+        k = task_of(t)
+        for r in range(start.get(k, 0), start.get(k, 0) + add.get(k, 0)):
+            for b in builds:
+                out.append(PlannedEpisode(episode_id(b, t.id, t.variant, r), b, t, t.key, t.variant, r,
+                                          derive_seed(seed, t.key, r)))
+    return out
+
+
+@dataclass
+class SequentialResult:
+    progress: dict[str, BuildProgress]
+    decision: dict
+    planned: int
+
+
+def repeats_after(rounds: Sequence[dict]) -> dict[str, int]:
+    out: Counter = Counter()
+    for r in rounds:
+        out.update(r["add"])
+    return dict(out)
+
+
+def run_rounds(builds: Sequence[Any], tasks: Sequence[Any], store: RunStore, phones: Sequence[str],
+               opts: RunOptions, judge: Judge, *, seed: int, together: bool, first: int,
+               duration: float | None = None, hook: ProgressHook | None = None) -> SequentialResult:
+    """Play rounds until `judge` says the run is final; every round and decision goes to the
+    manifest before the next begins."""
+    from agent_host.serving import server as serving
+
+    hook = hook or (lambda p, r: None)
+    ids = [b.id for b in builds]
+    manifest = store.read_manifest()
+    state = manifest["sequential"]
+    rounds: list[dict] = state.setdefault("rounds", [])
+    elapsed0 = float(state.get("elapsed_s", 0.0))
+    t0 = time.monotonic()
+    totals = {b: BuildProgress(b, total=0) for b in ids}
+    for rec in store.finished().values():
+        if rec.build in totals:
+            totals[rec.build].done += 1
+            totals[rec.build].outcomes[rec.outcome] += 1
+
+    def save() -> None:
+        state["rounds"] = rounds
+        state["elapsed_s"] = elapsed0 + time.monotonic() - t0
+        store.update_manifest(sequential=state, episodes_planned=sum(
+            len(r["order"]) for r in rounds))
+
+    def relay(p: BuildProgress, rec: Any) -> None:
+        tot = totals[p.build]
+        if rec is not None:
+            tot.outcomes[rec.outcome] += 1
+            if rec.outcome != "error":
+                tot.done += 1
+        tot.retries, tot.away = p.retries, p.away
+        hook(tot, rec)
+
+    if not rounds:
+        add = {task_of(t): first for t in tasks}
+        rounds.append(_round(ids, tasks, {}, add, seed, 0, together))
+        save()
+    with contextlib.ExitStack() as stack:
+        if together:
+            opts.servers = {b.id: stack.enter_context(serving.start(
+                b, log_dir=store.servers_dir, seed=0,
+                startup_timeout=opts.startup_timeout or b.startup_timeout_s)) for b in builds}
+        while True:
+            current = rounds[-1]
+            if current.get("decision") is None:
+                by_id = {p.episode_id: p for p in round_episodes(
+                    ids, tasks, repeats_after(rounds[:-1]), current["add"], seed)}
+                ordered = [by_id[i] for i in current["order"]]
+                for b in ids:
+                    totals[b].total = sum(len(r["order"]) for r in rounds) // len(ids)
+                for seg in segments(ordered):
+                    build = next(b for b in builds if b.id == seg[0].build)
+                    execute([build], seg, store, phones, opts, relay)
+                left = duration is None or elapsed0 + time.monotonic() - t0 < duration
+                current["decision"] = judge(store.records(), repeats_after(rounds), left)
+                save()
+            decision = current["decision"]
+            if decision["final"]:
+                break
+            rounds.append(_round(ids, tasks, repeats_after(rounds), decision["allocation"], seed,
+                                 len(rounds), together))
+            save()
+    return SequentialResult(totals, rounds[-1]["decision"], sum(len(r["order"]) for r in rounds))
+
+
+def _round(ids: Sequence[str], tasks: Sequence[Any], start: dict[str, int], add: dict[str, int], seed: int,
+           index: int, together: bool) -> dict:
+    eps = round_episodes(ids, tasks, start, add, seed)
+    order = interleave(eps, seed=hash_seed(seed, index), together=together)
+    return {"round": index, "add": dict(add), "order": [p.episode_id for p in order], "decision": None}
+
+
+def hash_seed(seed: int, index: int) -> int:
+    return derive_seed(seed, "order-round", index)
+
+
+def make_driver(judge_factory: Callable[[dict], Judge]) -> Callable[..., tuple[dict, int]]:
+    """The driver runs/run.py calls for a sequential run (start and resume alike): its settings
+    come from the manifest, so a resume decides exactly as the first process would have."""
+
+    def drive(builds, tasks, store, phones, opts, hook):
+        m = store.read_manifest()
+        st = m["sequential"]
+        res = run_rounds(builds, tasks, store, phones, opts, judge_factory(st), seed=int(m["seed"]),
+                         together=bool(st["together"]), first=int(st["schedule"]["first"]),
+                         duration=st.get("duration_s"), hook=hook)
+        return res.progress, res.planned
+
+    return drive
+
+
+def parse_budget(text: str) -> tuple[int | None, float | None]:
+    """(episodes, seconds) from `--budget`: a whole number of episodes, or a duration such as
+    90s, 45m, 2h, 1.5h; ValueError naming what it takes otherwise."""
+    t = text.strip().lower()
+    if t.isdigit():
+        if int(t) < 1:
+            raise ValueError("--budget: at least 1 episode")
+        return int(t), None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    try:
+        value = float(t[:-1]) if t and t[-1] in units else None
+    except ValueError:
+        value = None
+    if value is None or not 0 < value * units[t[-1]] <= 30 * 86400:
+        raise ValueError(f"--budget: {text!r} is neither a number of episodes (e.g. 400) nor a duration "
+                         f"up to 30 days (e.g. 90s, 45m, 2h)")
+    return None, value * units[t[-1]]
