@@ -73,7 +73,10 @@ def measure(run: Path, code_dir: Path = ROOT) -> dict:
             "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))")
     out = subprocess.run([sys.executable, "-c", code, str(run)], cwd=code_dir, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(code_dir)})
-    rc, seconds, rss_kb = out.stderr.strip().splitlines()[-1].split()
+    last = (out.stderr.strip().splitlines() or [""])[-1].split()
+    if len(last) != 3 or not all(x.replace(".", "").isdigit() for x in last):
+        raise SystemExit(f"report failed in {code_dir}: {out.stderr[-1500:]}")
+    rc, seconds, rss_kb = last
     return {"rc": int(rc), "seconds": float(seconds), "peak_mb": int(rss_kb) / 1024}
 
 

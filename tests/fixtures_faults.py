@@ -24,7 +24,8 @@ class FakeServer:
     """`FakeServer(chat)`: `chat(handler, body)` answers POST /v1/chat/completions with tools;
     /v1/models and the warm-up (no tools) are answered properly."""
 
-    def __init__(self, chat: Callable[[BaseHTTPRequestHandler, dict], None]):
+    def __init__(self, chat: Callable[[BaseHTTPRequestHandler, dict], None],
+                 warmup: Callable[[BaseHTTPRequestHandler, dict], None] | None = None):
         stopping = self.stopping = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
@@ -46,10 +47,10 @@ class FakeServer:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                if not body.get("tools"):
+                if not body.get("tools") and warmup is None:
                     return self._json(_reply())
                 try:
-                    chat(self, body)
+                    (chat if body.get("tools") or warmup is None else warmup)(self, body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
         Handler.stopping = stopping  # type: ignore[attr-defined]

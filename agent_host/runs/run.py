@@ -169,7 +169,8 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
                               run_id=run_id, stop=stop, serves=sched.serves, **_limits(limits))
             if driver is not None:   # a sequential run (runs/sequential.py) plays its own rounds
                 return RunResult(run_dir, *driver(builds, sched.tasks(tasks), store, phones, opts, hook),
-                                 sched.lines())
+                                 sched.lines(),
+                                 stopped=bool(stop is not None and stop.is_set()))
             progress = execute(builds, planned, store, phones, opts, hook)
     return RunResult(run_dir, progress, len(planned), sched.lines(),
                      stopped=bool(stop is not None and stop.is_set()))
@@ -263,7 +264,8 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
             chosen = driver(manifest) if driver is not None else None   # a sequential run continues its rounds
             if chosen is not None:
                 return RunResult(run_dir, *chosen(builds, sched.tasks(tasks), store, serials, opts, hook),
-                                 sched.lines())
+                                 sched.lines(),
+                                 stopped=bool(stop is not None and stop.is_set()))
             progress = execute(builds, planned, store, serials, opts, hook)
     return RunResult(run_dir, progress, len(planned), sched.lines(),
                      stopped=bool(stop is not None and stop.is_set()))

@@ -87,3 +87,25 @@ def test_fidelity_against_a_trickling_server_ends_at_its_request_timeout():
         assert time.monotonic() - t0 < 10
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("body", [b"<html>", [1, 2], {"choices": [None]}], ids=["not-json", "list", "choices-null"])
+def test_a_warm_up_answered_with_something_else_is_not_ready(body):
+    """Before: JSONDecodeError / AttributeError tracebacks from serving/ready.py."""
+    from agent_host.serving.endpoint import Endpoint
+    from agent_host.serving.ready import NotReady, warmup_completion
+
+    server = FakeServer(answer({}), warmup=answer(body))
+    try:
+        with pytest.raises(NotReady, match="warm-up completion"):
+            warmup_completion(Endpoint(server.url, None, "m", "b"), timeout=5)
+    finally:
+        server.close()
+
+
+def test_tool_arguments_nested_10000_deep_are_the_models_malformed_call():
+    """Before: `harness: RecursionError`, the episode `error`."""
+    from agent_host.agent.tools import ToolError, parse_arguments
+
+    with pytest.raises(ToolError, match="nested too deeply"):
+        parse_arguments('{"a": ' + "[" * 10_000 + "]" * 10_000 + "}")
