@@ -1,5 +1,3 @@
-import sys
+from agent_host.cli import entry
 
-from agent_host.cli import main
-
-sys.exit(main())
+entry()

@@ -60,7 +60,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="embedded-default", choices=sorted(embedded_builds()),
                     help="the vLLM build whose prefix cache is measured")
-    ap.add_argument("--tasks", default="wifi-on,bluetooth-on,dark-theme-on,alarm-0730",
+    ap.add_argument("--tasks", default="wifi-on,bluetooth-on,dark-theme-on,alarm-set[2]",
                     help="task ids; each runs its reference solution")
     ap.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                     help="an extra vLLM argument, e.g. --server-arg=--block-size=32 (repeatable)")

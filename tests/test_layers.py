@@ -19,6 +19,8 @@ PKG = ROOT / "agent_host"
 VPHONE = ROOT / "virtual_phone"
 DOC = ROOT / "docs" / "architecture.md"
 ENTRY = {"agent_host", "agent_host.__main__"}
+# The root package holds only __version__: every layer may read it.
+ROOT_PKG = "agent_host"
 
 # Known breaks, each with the reason it is tolerated for now; both are empty and should stay so.
 # A circle is allowed by the set of packages it spans.
@@ -65,7 +67,8 @@ def imports(mods: dict[str, Path]) -> list[tuple[str, str, int, bool]]:
                     base = ".".join(parts[:keep] + ([base] if base else []))
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
             for t in dict.fromkeys(targets):
-                if t in mods and t != name and not name.startswith(t + "."):
+                # an enclosing package counts: its __init__ runs first, and may import this module
+                if t in mods and t != name and t != ROOT_PKG:
                     out.append((name, t, node.lineno, id(node) in nested))
     return out
 
@@ -191,3 +194,14 @@ def test_the_checker_finds_what_it_should():
     mods = modules()
     found = {(s, d, nested) for s, d, _, nested in imports(mods)}
     assert ("agent_host.cli.run", "agent_host.config.tasks", True) in found   # a function-level import
+
+
+def test_an_import_of_the_enclosing_package_is_an_edge(tmp_path):
+    """Issue 22: kinds/vllm.py imported `key_env` from its own package, whose __init__ imports
+    kinds/vllm.py: a circle the checker skipped because the target enclosed the importer."""
+    pkg = tmp_path / "kinds"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from agent_host.serving.kinds import vllm\n")
+    (pkg / "vllm.py").write_text("def plan():\n    from agent_host.serving.kinds import key_env\n")
+    mods = {"agent_host.serving.kinds": pkg / "__init__.py", "agent_host.serving.kinds.vllm": pkg / "vllm.py"}
+    assert circles(imports(mods)) == [["agent_host.serving.kinds", "agent_host.serving.kinds.vllm"]]

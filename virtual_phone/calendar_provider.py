@@ -34,11 +34,13 @@ class Event:
     description: str | None = None
     timezone: str = "UTC"
     deleted: bool = False
+    rrule: str | None = None  # RFC 5545 recurrence, e.g. FREQ=WEEKLY;BYDAY=FR (the editor's Repeat row)
 
     def row(self) -> dict[str, object]:
         return {"_id": self.id, "calendar_id": self.calendar_id, "title": self.title, "dtstart": self.dtstart,
                 "dtend": self.dtend, "allDay": int(self.all_day), "eventLocation": self.location,
-                "description": self.description, "eventTimezone": self.timezone, "deleted": int(self.deleted)}
+                "description": self.description, "eventTimezone": self.timezone, "deleted": int(self.deleted),
+                "rrule": self.rrule}
 
 
 @dataclass
@@ -94,7 +96,7 @@ class CalendarStore:
         if e is None:
             return
         cols = {"title": "title", "eventLocation": "location", "description": "description",
-                "eventTimezone": "timezone"}
+                "eventTimezone": "timezone", "rrule": "rrule"}
         for col, attr in cols.items():
             if col in values:
                 setattr(e, attr, values[col])

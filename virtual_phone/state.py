@@ -113,6 +113,7 @@ class DeviceState:
     powered_default: bool = False
     powered_override: bool | None = None  # `dumpsys battery unplug|set ...` until `reset`
     alarms: list[Alarm] = field(default_factory=list)
+    clock_snooze_min: int = 10  # Clock's Settings > Snooze length (its own preferences: no shell reads it)
     next_alarm_id: int = 1
     raw_contacts: list[RawContact] = field(default_factory=list)
     data_rows: list[DataRow] = field(default_factory=list)

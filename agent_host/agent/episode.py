@@ -31,11 +31,15 @@ from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, Serv
 from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
 from agent_host.judge.checks import Judge
 from agent_host.judge.outcome import label
-from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, png_bytes, submit_beside
+from agent_host import watchdog
+from agent_host.phone.device import (PhoneError, PhoneUnresponsive, RoundTripTally, counting_into, png_bytes,
+                                     submit_beside)
 from agent_host.phone.steps import run_steps
 from agent_host.serving import metrics
 
 SETTLE_S = 3.0
+DEADLINE_GRACE_S = 2.0    # past --episode-timeout the watchdog abandons calls (the limits fire first)
+TEARDOWN_LIMIT_S = 30.0   # teardown steps, in total
 _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
 
 
@@ -159,6 +163,11 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     state = LoopState(goals=[])
     setup_times = PhaseTimes()
     loop: StepLoop | None = None
+    # The backstop behind every phone and model call of the episode: a call that never
+    # returns (a frozen phone, a trickling server) is abandoned at the episode's deadline.
+    deadline = watchdog.enter(episode_timeout + DEADLINE_GRACE_S if episode_timeout else None,
+                              f"the episode's limit of {episode_timeout or 0:g} s, --episode-timeout")
+    unresponsive = False
     try:
         judge = Judge(task, profile)
         t0 = time.monotonic()
@@ -167,11 +176,11 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
             run_steps(task.setup, phone, profile)
             first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
                                              confirm=settle_confirm(profile), key=render_key))
-            setup_times.settle = time.monotonic() - t0
+            setup_times.settle = watchdog.elapsed(t0)
             t1 = time.monotonic()
             capture0 = submit_beside(shots.capture_pool, phone.screenshot) if screenshots else None
             verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
-            setup_times.judge = time.monotonic() - t1
+            setup_times.judge = watchdog.elapsed(t1)
             t2 = time.monotonic()
             try:
                 shot0 = capture0.result() if capture0 is not None else None
@@ -179,10 +188,10 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
                 shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
                 shot0 = None
             name0 = shots.save("step-000.png", shot0)
-            setup_times.observe = time.monotonic() - t2
+            setup_times.observe = watchdog.elapsed(t2)
         state.goals = [verdict.goal]
         log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
-                             screenshot=name0, times=setup_times, wall_s=round(time.monotonic() - t0, 4),
+                             screenshot=name0, times=setup_times, wall_s=round(watchdog.elapsed(t0), 4),
                              round_trips=tally_record(tally0),
                              goal=verdict.goal, check_detail=verdict.detail))
         if not task.infeasible and verdict.goal != (task.variant == "verify"):
@@ -209,6 +218,7 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         error = str(exc)
     except PhoneError as exc:
         error = f"phone: {exc}"
+        unresponsive = isinstance(exc, PhoneUnresponsive)
         state = loop.state if loop is not None else state
     except LimitReached as exc:
         error = f"limit: {exc}"
@@ -223,12 +233,18 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         state = loop.state if loop is not None else state
     finally:
+        watchdog.leave(deadline)
         log.close()
         shots.close()
+        if loop is not None:
+            _write_requests(out_dir, loop, endpoint, task)
 
     teardown_error = None
     try:
-        run_steps(task.teardown, phone, profile)
+        if unresponsive:  # asking a phone that stopped answering would only wait again
+            raise PhoneUnresponsive("skipped: the phone did not answer during the episode")
+        with watchdog.deadline(TEARDOWN_LIMIT_S, "teardown"):
+            run_steps(task.teardown, phone, profile)
     except Exception as exc:  # the outcome stands; the next episode finds out about the phone
         teardown_error = f"teardown: {type(exc).__name__}: {exc}"
         with (out_dir / "error.txt").open("a", encoding="utf-8") as f:
@@ -258,12 +274,22 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
         goal_lost_step=j.goal_lost_step, goal_final=j.goal_final, complete_step=j.complete_step,
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
         wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
-        wall_s=round(time.monotonic() - t_start, 3), times=_sum_times(setup_times, state.times),
+        wall_s=round(watchdog.elapsed(t_start), 3), times=_sum_times(setup_times, state.times),
         usage=state.usage, server_metrics=server_metrics, cached_share=share,
         cached_share_source=share_source, reason=reason, answer=state.answer,
         exhausted=state.exhausted if j.outcome == "exhausted" else None)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
+
+
+def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Any, task: Any) -> None:
+    """requests.json: what every request sent, to rebuild it byte for byte (config/requests.py)."""
+    from agent_host.config.requests import REQUESTS, RequestLog
+    from agent_host.serving.endpoint import task_header
+
+    log = RequestLog(model=endpoint.model, headers=task_header(task.key), tools=loop.tools,
+                     messages=loop.messages, requests=loop.requests)
+    write_json_atomic(out_dir / REQUESTS, log.model_dump(mode="json"))
 
 
 def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | None
@@ -313,6 +339,7 @@ class Bounded:
             timeout = min(timeout, left)
         if hasattr(self.base, "with_options"):
             self.model.client = self.base.with_options(timeout=timeout, max_retries=0)
+        self.model.timeout = timeout
         t0 = time.monotonic()
         try:
             return self.model.chat(messages, tools)
@@ -323,7 +350,7 @@ class Bounded:
             if timeout < self.request_timeout:
                 raise LimitReached(f"episode wall-clock limit of {self.episode_timeout:g} s reached while "
                                    f"waiting for the model (--episode-timeout)") from exc
-            raise LimitReached(f"model request timed out after {time.monotonic() - t0:.0f} s "
+            raise LimitReached(f"model request timed out after {watchdog.elapsed(t0):.0f} s "
                                f"(limit {self.request_timeout:g} s, --request-timeout)") from exc
 
 
@@ -331,12 +358,15 @@ def _sum_times(a: PhaseTimes, b: PhaseTimes) -> PhaseTimes:
     return PhaseTimes(**{k: round(getattr(a, k) + getattr(b, k), 4) for k in PhaseTimes.model_fields})
 
 
+METRICS_LIMIT_S = 10.0
+
+
 def _metrics(endpoint: Any) -> dict[str, float] | None:
     if not getattr(endpoint, "metrics_url", None):
         return None
     try:
-        return metrics.snapshot(endpoint)
-    except Exception:
+        return watchdog.call(lambda: metrics.snapshot(endpoint), METRICS_LIMIT_S, "metrics")
+    except Exception:  # a server that trickles /metrics costs the episode its counters, no more
         return None
 
 

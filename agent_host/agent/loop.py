@@ -31,6 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_host import watchdog
 from agent_host.agent import prompt as prompts
 from agent_host.agent.model_client import ContextExceeded, ModelClient, ServerError
 from agent_host.agent.perform import act, describe_result
@@ -145,6 +146,7 @@ class StepLoop:
         self.state = LoopState(goals=[goal_initial])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
         self._context_tokens = 0                 # prompt + reply tokens of the latest request
+        self.requests: list[dict[str, Any]] = []  # each answered request: step, attempt, end, options, sha256
 
     def run(self) -> LoopState:
         try:
@@ -179,8 +181,10 @@ class StepLoop:
         if pending is not None:
             pending.result()
 
-    def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]]) -> dict[str, Any]:
+    def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]], step: int) -> dict[str, Any]:
         reply = self.model.chat(self.messages, self.tools)
+        if getattr(reply, "sent", None) is not None:
+            self.requests.append({"step": step, "attempt": len(raws), **reply.sent})
         self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
         times.model += reply.seconds
         usage.prompt_tokens += reply.usage.prompt_tokens
@@ -214,7 +218,7 @@ class StepLoop:
         t0 = time.monotonic()
         obs = self.obs
         shot = self.screenshot(n)
-        times.observe += time.monotonic() - t0
+        times.observe += watchdog.elapsed(t0)
 
         text = prompts.first_message(self.goal, obs.text, self.max_steps) if n == 1 else \
             prompts.step_message(n, obs.text)
@@ -230,7 +234,7 @@ class StepLoop:
         parsed: Parsed | None = None
         try:
             for attempt in range(2):
-                message = self._ask(times, usage, raws)
+                message = self._ask(times, usage, raws, n)
                 p = parse_reply(message, indices=indices, apps=self.apps, editable=editable)
                 if p.error is None:
                     parsed = p
@@ -262,7 +266,7 @@ class StepLoop:
         t_b = time.monotonic()
         self.before_act()            # the screenshot of this screen was taken while the model ran
         self._judged()               # and the last step was judged
-        times.observe += time.monotonic() - t_b
+        times.observe += watchdog.elapsed(t_b)
         raw_output = raws[-1] if raws else {}
         if len(raws) > 1:
             raw_output = {**raws[-1], "retried": raws[:-1]}
@@ -276,7 +280,7 @@ class StepLoop:
         else:
             t1 = time.monotonic()
             action = act(self.phone, parsed.name or "", parsed.args, obs.screen, self.profile)
-            times.act += time.monotonic() - t1
+            times.act += watchdog.elapsed(t1)
             result = describe_result(action, obs.screen)
             if parsed.name == "answer":
                 st.answer = parsed.args["text"]
@@ -294,7 +298,7 @@ class StepLoop:
                 # from its last, i.e. from now
                 next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s,
                                         since=None if parsed.name == "type_text" else t1)
-                times.settle += time.monotonic() - t2
+                times.settle += watchdog.elapsed(t2)
                 goal_screen = next_obs.screen
                 if parsed.call_id is not None:
                     self._answer_calls(self.messages[-1], result)
@@ -303,9 +307,9 @@ class StepLoop:
         if parsed is None:
             t2 = time.monotonic()
             next_obs = self._settle(0.0)
-            times.settle += time.monotonic() - t2
+            times.settle += watchdog.elapsed(t2)
             goal_screen = next_obs.screen
-        wall_s = round(time.monotonic() - t0, 4)
+        wall_s = round(watchdog.elapsed(t0), 4)
 
         def finish(verdict: Any) -> None:
             times.judge = verdict.seconds       # beside the next step, not in this one's wall time

@@ -14,11 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
+from agent_host.config.requests import body_sha256, request_body
 from agent_host.serving.endpoint import task_header
 
 
 class ServerError(Exception):
     """The model server failed (connection, timeout, 5xx, auth, unknown model)."""
+
+
+# A watched request ends this long after its socket timeout would have: the socket timeout
+# (the `limit:` labels) fires first for a silent server, the watchdog for one that trickles.
+WATCH_MARGIN_S = 1.0
 
 
 class ContextExceeded(Exception):
@@ -34,6 +40,7 @@ class Reply:
     finish_reason: str | None
     seconds: float
     reasoning: str | None = None
+    sent: dict[str, Any] | None = None  # end, options and sha256 of the request as sent (requests.json)
 
 
 class ModelClient:
@@ -46,6 +53,7 @@ class ModelClient:
         self.sampling = sampling
         self.seed = seed
         self.headers = task_header(task) if task else {}
+        self.timeout = timeout    # total seconds per request, enforced by the watchdog
         self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
                                               timeout=timeout, max_retries=1)
         self.tool_choice: str | None = "required"
@@ -71,13 +79,22 @@ class ModelClient:
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
         import openai
+
+        from agent_host import watchdog
         t0 = time.monotonic()
         for _ in range(3):
+            options = self._kwargs()
+            # hashed before sending: the reply is appended to `messages` afterwards
+            sent = {"end": len(messages), "options": options,
+                    "sha256": body_sha256(request_body(self.endpoint.model, messages, tools, options))}
             try:
-                resp = self.client.chat.completions.create(
+                resp = watchdog.call(lambda: self.client.chat.completions.create(
                     model=self.endpoint.model, messages=messages, tools=tools,
-                    extra_headers=self.headers or None, **self._kwargs())
+                    extra_headers=self.headers or None, **options), self.timeout + WATCH_MARGIN_S, "model request")
                 break
+            except watchdog.Overdue as exc:
+                raise ServerError(f"{exc}: the server kept the request open without finishing it "
+                                  f"(total limit per request: --request-timeout)") from exc
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
                 if "context" in text and ("length" in text or "window" in text or "maximum" in text):
@@ -96,7 +113,7 @@ class ModelClient:
                 raise ServerError(f"{type(exc).__name__}: {exc}") from exc
         else:  # pragma: no cover - each retry changes one option, so this cannot loop
             raise ServerError("server rejected the request")
-        seconds = time.monotonic() - t0
+        seconds = watchdog.elapsed(t0)
         if not resp.choices:
             raise ServerError("server answered without choices")
         choice = resp.choices[0]
@@ -117,6 +134,6 @@ class ModelClient:
             usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
                           completion_tokens=resp.usage.completion_tokens or 0,
                           cached_tokens=getattr(details, "cached_tokens", None) if details else None)
-        return Reply(message, usage, choice.finish_reason, seconds, reasoning)
+        return Reply(message, usage, choice.finish_reason, seconds, reasoning, sent)
 
 

@@ -46,7 +46,3 @@ def step_message(step: int, observation: str) -> str:
 def retry_message(error: str) -> str:
     return (f"Your reply was not a valid tool call: {error}. Reply with exactly one tool call "
             "for the current screen.")
-
-
-def result_message(text: str) -> str:
-    return text

@@ -72,3 +72,23 @@ def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str],
     return Parsed(name=name, args=args, call_id=call_id)
 
 
+
+
+def reply_action(message: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+    """The action a reply asks for, unvalidated, for comparing two builds' replies: the first
+    tool call's name and its arguments as a dict (None when they are not a JSON object).
+    `(None, None)`: no tool call at all."""
+    calls = message.get("tool_calls") or []
+    if calls:
+        name, raw = calls[0]["function"]["name"], calls[0]["function"]["arguments"]
+    else:
+        found = text_tool_call(message.get("content"))
+        if found is None:
+            return None, None
+        name, raw = found
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            return name, None
+    return name, raw if isinstance(raw, dict) else None

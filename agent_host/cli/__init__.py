@@ -31,6 +31,7 @@ VERBS = [
     "probe",
     "serve",
     "fidelity",
+    "replay",
     "quantize",
 ]
 
@@ -69,6 +70,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command and return its exit code (tests call this in their own process)."""
+    return _main(argv)
+
+
+def entry() -> None:
+    """The process entry point (`agent-host`, `python -m agent_host`): main, then exit.
+
+    Only here may the process leave without its atexit hooks: main() itself returns, since a
+    caller in the same process (a test, a script) must go on; an earlier os._exit in main()
+    ended a whole pytest session, silently and with status 0, at the first in-process command
+    after any test that had abandoned a call."""
+    code = main()
+    from agent_host import watchdog
+    if watchdog.abandoned():
+        # A call given up on (a frozen phone, a trickling server) may still hold a library's
+        # lock that an atexit hook waits for (uiautomator2's stop_uiautomator): everything
+        # this process started is already stopped by its `with` blocks, so leave at once.
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, unwinding like Ctrl-C (exit 143 instead of 130)."""
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -80,17 +112,31 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _terminate)
     try:
         _check_environment()
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # inside the try: a reader that left (`| head`) is seen here
+        return code
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `agent-host ... --json | head`: the reader has what it wanted. Exit as a tool killed
+        # by SIGPIPE would, without a traceback, and keep Python's final flush from failing.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
 
 
 def _terminate(signum: int, _frame: object) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 def _check_environment() -> None:

@@ -15,7 +15,8 @@ examples:
   ANDROID_ADB_SERVER_PORT=15037 agent-host devices     ask another adb server
 
 States are adb's: device (ready), offline, unauthorized, ...; model and Android
-version are read only from phones in state "device".
+version are read only from phones in state "device". HELD BY names the agent-host
+process driving the phone now (run, episode, tasks check-solutions, demo: one per phone).
 """
 
 
@@ -26,6 +27,7 @@ class DeviceRow:
     model: str = ""
     android_version: str = ""
     sdk: str = ""
+    held_by: str = ""      # the agent-host process driving it now (one per phone), "" when free
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def list_devices() -> list[DeviceRow]:
     import adbutils
 
+    from agent_host.runs.phone_lock import describe, holder
     from virtual_phone import adb_server
 
     # Ensure the server ourselves: adbutils would start one holding our stdout open.
@@ -55,6 +58,9 @@ def list_devices() -> list[DeviceRow]:
                 row.model, row.android_version, row.sdk = (x.strip() for x in lines)
             except adbutils.AdbError:
                 row.state = "unreachable"
+        held = holder(info.serial)
+        if held is not None:
+            row.held_by = describe(held)
         rows.append(row)
     return rows
 
@@ -70,8 +76,9 @@ def _run(args: argparse.Namespace) -> int:
     if not rows:
         print("no devices (start one with: agent-host phone start)")
         return 0
-    header = ("SERIAL", "STATE", "MODEL", "ANDROID")
-    table = [header] + [(r.serial, r.state, r.model or "-", r.android_version or "-") for r in rows]
+    header = ("SERIAL", "STATE", "MODEL", "ANDROID", "HELD BY")
+    table = [header] + [(r.serial, r.state, r.model or "-", r.android_version or "-", r.held_by or "-")
+                        for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())

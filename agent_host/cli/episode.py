@@ -7,7 +7,9 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
+from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
@@ -54,6 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-screenshots", action="store_true", help="do not save step screenshots")
     p.add_argument("--json", action="store_true", help="print one JSON object (the episode record)")
     p.add_argument("--quiet", action="store_true", help="no per-step lines on stderr")
+    add_wait_flag(p)
     p.set_defaults(func=_run)
 
 
@@ -110,6 +113,14 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"{field}: {first.get('msg')}") from None
     if args.out:
         check_dir_usable(args.out, "--out")
+    from agent_host.runs.phone_lock import PhoneLocks
+    with PhoneLocks([args.phone], wait=wait_seconds(args)):
+        return _episode_on(args, task, profile, endpoint, sampling)
+
+
+def _episode_on(args: argparse.Namespace, task: Any, profile: Any, endpoint: Any, sampling: Any) -> int:
+    from agent_host.agent.episode import run_episode
+    from agent_host.phone.device import Phone, PhoneError
     try:
         phone = Phone.connect(args.phone)
     except PhoneError as exc:

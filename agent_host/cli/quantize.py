@@ -57,21 +57,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
+def calibration_screens() -> list[tuple[str, str]]:
+    """(goal, screen as the agent renders it) of the default calibration set: twelve real
+    uiautomator dumps of phones other than the virtual phone (serving/data/calibration/),
+    held out from the fidelity probe and the shipped tasks' screens (docs/builds.md)."""
+    import yaml
+
+    from agent_host.phone.parse import parse
+    from agent_host.phone.render import render
+    from agent_host.serving.models import CALIBRATION_SCREENS
+
+    listing = yaml.safe_load((CALIBRATION_SCREENS / "screens.yaml").read_text(encoding="utf-8"))
+    return [(s["goal"], render(parse((CALIBRATION_SCREENS / s["dump"]).read_text(encoding="utf-8-sig"))))
+            for s in listing["screens"]]
+
+
 def agent_samples() -> list[dict]:
-    """The agent's own first turns: its system prompt and tools, the shipped phone screens."""
+    """The agent's own first turns (its system prompt and tools) on the calibration screens."""
     from agent_host.agent.prompt import first_message, system_prompt
     from agent_host.agent.tools import tool_schemas
     from agent_host.config.phones import load_phone_profile
-    from agent_host.serving.fidelity import load_prompts
 
     apps = sorted(load_phone_profile("virtual").apps)
     tools, system = tool_schemas(apps), system_prompt(apps)
-    out = []
-    for p in load_prompts().prompts:
-        out.append({"messages": [{"role": "system", "content": system},
-                                 {"role": "user", "content": first_message(p.goal, p.screen, 20)}],
-                    "tools": tools})
-    return out
+    return [{"messages": [{"role": "system", "content": system},
+                          {"role": "user", "content": first_message(goal, screen, 20)}],
+             "tools": tools} for goal, screen in calibration_screens()]
 
 
 def file_samples(path: Path) -> list[dict]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError
 
 EXAMPLES = """\
@@ -33,7 +34,8 @@ policy (docs/policies.md: scripts, suites of task solutions with seeded flaws).
 
 Episodes that fail because of the phone, the server, the harness or a time limit are labelled
 `error`, retried (--max-attempts) and never counted as model failures. One process at a time
-per run directory (a second run or resume is refused, naming the holder). A phone that stops
+per run directory and per phone (a second one is refused, naming the holder; --wait-for-phone
+waits for the phone instead). A phone that stops
 answering is waited for (--phone-wait) and used again when it is back. On a full disk the run
 stops, says how many episodes are recorded, and exits non-zero; resume it when there is room.
 The run directory's episodes.jsonl is the source of truth; `agent-host report RUN_DIR` reads it.
@@ -89,6 +91,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="with --until-decided: at most this many episodes (e.g. 600), or this long (90m, 2h); "
                         f"default: as many episodes as 10 repeats of everything")
     p.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    add_wait_flag(p)
     p.add_argument("--quiet", action="store_true", help="no live progress display")
     p.set_defaults(func=_run)
 
@@ -163,7 +166,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.resume:
             result = resume_run(args.resume, phones=_csv(args.phones) or None,
                                 max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
-                                hook=live.hook, limits=limits, driver=_driver_for)
+                                hook=live.hook, limits=limits, wait_for_phone=wait_seconds(args),
+                                driver=_driver_for)
         else:
             from agent_host.config.hosts import find_build
             from agent_host.config.phones import load_phone_profile
@@ -194,6 +198,7 @@ def _run(args: argparse.Namespace) -> int:
                                startup_timeout=args.startup_timeout, hook=live.hook,
                                extra_manifest={"baseline": baseline, **seq},
                                limits={k: v for k, v in limits.items() if v is not None},
+                               wait_for_phone=wait_seconds(args),
                                driver=_driver_for(seq))
     out = stdout_console()
     print_summary(result, console=out)
@@ -232,8 +237,7 @@ def _together(builds: list) -> tuple[bool, str]:
 
 def _shared(builds: list, together: bool) -> list[str]:
     """Local model builds whose servers are up together: their speed figures are marked."""
-    from agent_host.serving.kinds import KINDS
-    local = [b.id for b in builds if getattr(KINDS.get(b.server), "LOCAL_MODEL", True)]
+    local = [b.id for b in builds if b.traits.local_model]
     return local if together and len(local) > 1 else []
 
 

@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          description="Load every task file and list every error, one line each: "
                                      "FILE:LINE: field.path: message. Exits 1 if there is any.",
                          epilog="examples:\n  agent-host tasks validate\n"
-                                "  agent-host tasks validate tasks/alarm-0730.yaml\n",
+                                "  agent-host tasks validate tasks/alarm-set.yaml\n",
                          formatter_class=argparse.RawDescriptionHelpFormatter)
     v.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                    help="task files or directories (default: tasks/)")
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           description="List every task instance (params expanded) with its variants.",
                           epilog="examples:\n  agent-host tasks list\n  agent-host tasks list --json\n"
                                  "  agent-host tasks list --counts --json\n"
-                                 "  agent-host tasks list tasks/alarm-0730.yaml\n",
+                                 "  agent-host tasks list tasks/alarm-set.yaml\n",
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     ls.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                     help="task files or directories (default: tasks/)")
@@ -72,13 +72,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "phone (default: a fresh virtual phone) and fail unless every "
                                       "episode ends in `success` (`infeasible_claimed` on infeasible tasks).",
                           epilog="examples:\n  agent-host tasks check-solutions\n"
-                                 "  agent-host tasks check-solutions wifi-on tasks/alarm-0730.yaml\n"
+                                 "  agent-host tasks check-solutions wifi-on tasks/alarm-set.yaml\n"
                                  "  agent-host tasks check-solutions --phone 127.0.0.1:5601\n",
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     cs.add_argument("tasks", nargs="*", metavar="TASK",
                     help="task ids, files or directories (default: tasks/)")
     cs.add_argument("--phone", metavar="SERIAL", help="a running phone (default: start a virtual phone)")
     cs.add_argument("--out", metavar="DIR", help="where the episode folders go (default: a new temporary directory)")
+    from agent_host.cli.locking import add_wait_flag
+    add_wait_flag(cs)
     cs.set_defaults(func=_check_solutions)
 
 

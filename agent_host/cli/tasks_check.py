@@ -86,11 +86,7 @@ def check(tasks: list[Any], serial: str, *, out_root: Path, profile: Any, consol
 
 
 def run(args: argparse.Namespace) -> int:
-
     from agent_host.cli.output import stdout_console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
-
     from agent_host.config.phones import load_phone_profile
 
     console = stdout_console()
@@ -102,6 +98,18 @@ def run(args: argparse.Namespace) -> int:
     serial = getattr(args, "phone", None)
     if getattr(args, "out", None):
         check_dir_usable(args.out, "--out")
+    if serial:
+        from agent_host.cli.locking import wait_seconds
+        from agent_host.runs.phone_lock import PhoneLocks
+        with PhoneLocks([serial], wait=wait_seconds(args)):
+            return _check_on(args, console, tasks, profile, serial)
+    return _check_on(args, console, tasks, profile, None)
+
+
+def _check_on(args: argparse.Namespace, console: Any, tasks: list[Any], profile: Any, serial: str | None) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
     if serial:
         from agent_host.phone.device import Phone, PhoneError
         try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -35,7 +36,26 @@ class Sampling(Strict):
     max_tokens: int = Field(256, ge=1, le=32768)
 
 
-ServerKind = Literal["vllm", "llama.cpp", "policy", "openai"]
+@dataclass(frozen=True)
+class ServerTraits:
+    """What a kind of server is, asked by every caller instead of comparing kind names."""
+    managed: bool          # agent-host starts and stops it (else: someone else's endpoint)
+    local_model: bool      # it serves model files on this machine
+    scripted: bool         # its replies come from a script, not a model (speed means nothing)
+    prompt_logprobs: bool  # it can score a given reply (vLLM's prompt_logprobs)
+    python_module: str | None = None   # what must import for it to start
+
+
+# The one table of server kinds: `server:` accepts these names, serving/kinds has one module
+# each (a test checks the two agree), and a new kind is a row here plus its module.
+SERVER_KINDS: dict[str, ServerTraits] = {
+    "vllm": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=True,
+                         python_module="vllm"),
+    "llama.cpp": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=False),
+    "policy": ServerTraits(managed=True, local_model=False, scripted=True, prompt_logprobs=False),
+    "openai": ServerTraits(managed=False, local_model=False, scripted=False, prompt_logprobs=False),
+}
+ServerKind = Literal[tuple(SERVER_KINDS)]  # type: ignore[valid-type]  (derived from the table)
 Role = Literal["candidate", "reference", "bar", "default", "example"]
 Priority = Literal["speed", "fidelity"]
 
@@ -110,6 +130,24 @@ class Build(Strict):
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
                 raise ValueError(f"{k!r} is not an environment variable name")
         return v
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        import httpx
+        try:
+            url = httpx.URL(v)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise ValueError(f"{v!r} is not a URL ({exc})") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"{v!r} is not an http:// or https:// URL with a host")
+        return v
+
+    @property
+    def traits(self) -> ServerTraits:
+        return SERVER_KINDS[self.server]
 
     def missing_packages(self) -> list[str]:
         """The `requires_packages` not installed in this Python environment."""
@@ -215,7 +253,7 @@ def model_location(build: Build) -> tuple[str | None, str]:
     m = build.model
     if not m:
         return None, "no model"
-    if build.server == "openai":
+    if not build.traits.managed:
         return None, f"remote model {m!r}"
     mapped = resolve_model_name(m)
     if mapped:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -46,8 +46,23 @@ class ShellCheckSpec(Strict):
     matches: str | None = Field(
         None, description="a regular expression searched for in the output (multi-line); "
                           "without it, exit code 0 alone means true")
+    count: int | None = Field(
+        None, ge=0, description="with matches: true only when the output holds exactly this many "
+                                "non-overlapping matches (rows, lines); 0 means none")
+    lines: list[str] | None = Field(
+        None, description="the output's lines, in order, compared as answers are (case, spaces, "
+                          "punctuation ignored); blank lines, headings (# ..., a line ending in ':') "
+                          "and list markers (-, *, 1., 1), [ ]) do not count")
 
     _v = field_validator("matches")(lambda cls, v: v if v is None else regex(v))
+
+    @model_validator(mode="after")
+    def _operators(self):
+        if self.count is not None and self.matches is None:
+            raise fail("count counts the matches of matches: give matches too")
+        if self.lines is not None and self.matches is not None:
+            raise fail("give one of matches, lines")
+        return self
 
 
 class ShellCheck(Strict):
@@ -94,8 +109,15 @@ class ForegroundCheck(Strict):
     foreground: ForegroundSpec
 
 
+AnswerFormat = Literal["text", "time", "phone", "number"]
+
+
 class AnswerSpec(Text):
     expected: str | None = Field(None, description="the answer, compared ignoring case, spaces and punctuation")
+    format: AnswerFormat = Field(
+        "text", description="how answers compare: text (letters and digits), time (the same minute of "
+                            "the day, 12- or 24-hour), phone (the same national digits), number (the "
+                            "answer's one number, digits or a word)")
     shell: str | None = Field(None, min_length=1,
                               description="a command whose output gives the expected answer")
     pattern: str | None = Field(None, description="with shell: a regular expression; the first group of "
@@ -133,8 +155,7 @@ CHECK_KINDS: dict[str, type[BaseModel]] = {
     "answer": AnswerCheck, "all": AllCheck, "any": AnyCheck, "not": NotCheck,
 }
 Check, _ = one_key_union(CHECK_KINDS, "check")
-AnyCheckModel = Union[SettingCheck, ShellCheck, UiCheck, ForegroundCheck, AnswerCheck, AllCheck, AnyCheck,
-                      NotCheck]
+AnyCheckModel = Union[tuple(CHECK_KINDS.values())]  # type: ignore[valid-type]  (derived from the table)
 for _m in (AllCheck, AnyCheck, NotCheck):
     _m.model_rebuild()
 

@@ -41,10 +41,6 @@ def host_profile_paths() -> dict[str, Path]:
     return out
 
 
-def list_host_profiles() -> list[str]:
-    return sorted(host_profile_paths())
-
-
 class EmbeddedBuilds(Strict):
     builds: list[Build] = Field(min_length=1)
 
@@ -198,11 +194,16 @@ def hardware_problems(build: Build, cpu_flags: frozenset[str] | set[str] | None 
     CPU flags cannot be read)."""
     if not build.requires_cpu_flags:
         return []
-    if cpu_flags is None:
+    here = cpu_flags is None
+    if here:
         cpu_flags = machine.read_cpu_flags()
         if cpu_flags is None:
             return []
     missing = [f for f in build.requires_cpu_flags if f not in cpu_flags]
+    if not missing and here and "amx_tile" in build.requires_cpu_flags \
+            and machine.read_amx_permitted() is False:
+        return [f"kernel {build.kernel or '?'} needs AMX, whose flags this CPU shows but whose tile "
+                "state this kernel (or hypervisor) does not grant (arch_prctl XTILEDATA)"]
     if not missing:
         return []
     return [f"needs CPU flags {', '.join(missing)} for kernel {build.kernel or '?'}, which this "

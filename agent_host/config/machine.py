@@ -36,6 +36,10 @@ class HostFacts:
     memory_gib: float | None = None
     gpus: tuple[Gpu, ...] = ()
     jetson_model: str | None = None            # set on a Jetson
+    # Linux hands a process AMX tile state only on request (arch_prctl XTILEDATA); a kernel or
+    # hypervisor that cannot save it leaves the flags in cpuinfo while every tile instruction
+    # faults. None: not read (facts from elsewhere, or not x86 Linux).
+    amx_permitted: bool | None = None
     notes: tuple[str, ...] = ()                # what could not be read
 
     def to_json(self) -> dict:
@@ -131,6 +135,27 @@ def _jetson_model() -> str | None:
     return None
 
 
+_ARCH_GET_XCOMP_SUPP = 0x1021
+_XFEATURE_XTILEDATA = 18
+
+
+def read_amx_permitted() -> bool | None:
+    """Whether this kernel can give a process AMX tile state (ARCH_GET_XCOMP_SUPP has
+    XTILEDATA), or None where that cannot be asked (not x86-64 Linux)."""
+    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "amd64"):
+        return None
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        mask = ctypes.c_uint64(0)
+        if libc.syscall(158, _ARCH_GET_XCOMP_SUPP, ctypes.byref(mask)) != 0:  # 158: arch_prctl
+            return False
+    except (OSError, AttributeError):
+        return None
+    return bool(mask.value >> _XFEATURE_XTILEDATA & 1)
+
+
 def read_facts() -> HostFacts:
     """Everything `classify` needs, read from this machine."""
     notes: list[str] = []
@@ -144,7 +169,8 @@ def read_facts() -> HostFacts:
     return HostFacts(
         arch=platform.machine(), cpu_model=model, cpu_flags=flags, cores=os.cpu_count() or 1,
         usable_cores=usable, memory_gib=_memory_gib(), gpus=_nvidia_gpus(notes),
-        jetson_model=_jetson_model(), notes=tuple(notes))
+        jetson_model=_jetson_model(),
+        amx_permitted=read_amx_permitted() if "amx_tile" in flags else None, notes=tuple(notes))
 
 
 # ------------------------------------------------------------------------- classifying
@@ -163,11 +189,13 @@ def _cpu_class(facts: HostFacts) -> tuple[str | None, str, list[str]]:
     if arch in ("x86_64", "amd64", "x64"):
         amx = {"amx_tile", "amx_bf16"} <= f
         avx512 = "avx512f" in f
-        if amx:
+        if amx and facts.amx_permitted is not False:
             return ("x86-amx", "x86-64 with AMX (amx_tile, amx_bf16)" + (" and AVX-512" if avx512 else ""),
                     ["CPU flags amx_tile and amx_bf16: the W4A8 kernel int4_scaled_mm_cpu can run"])
         partial = sorted(f & {"amx_tile", "amx_bf16"})
         amx_note = (f"incomplete AMX ({', '.join(partial)} only)" if partial else "no AMX")
+        if amx:
+            amx_note = "AMX flags but the kernel grants no AMX tile state (arch_prctl)"
         if avx512:
             bf = " (with avx512_bf16)" if "avx512_bf16" in f else ""
             return ("x86-avx512", f"x86-64 with AVX-512{bf}, {amx_note}",

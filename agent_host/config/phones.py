@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agent_host.config.loading import load_model
 from agent_host.errors import ConfigError, UserError
@@ -16,8 +16,9 @@ from agent_host.errors import ConfigError, UserError
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PHONES_DIR = Path("device_profiles") / "phones"
 
-# The packages of a Pixel on Android 14, which the virtual phone uses too. Checks fall back to
-# these when no profile is at hand (e.g. evaluating a `foreground: {app: clock}` check in tests).
+# The one table of app aliases: the packages of a Pixel on Android 14, which the virtual phone
+# uses too. A profile's `apps` lists only where its phone differs; checks fall back to these
+# when no profile is at hand (e.g. evaluating a `foreground: {app: clock}` check in tests).
 DEFAULT_APPS: dict[str, str] = {
     "settings": "com.android.settings",
     "clock": "com.google.android.deskclock",
@@ -49,7 +50,10 @@ class PhoneProfile(Strict):
     description: str
     android_version: int = Field(ge=8, le=20)
     screen: Screen
-    apps: dict[str, str] = Field(description="app alias -> package (settings, clock, contacts, ...)")
+    apps: dict[str, str] = Field(
+        default_factory=dict, validate_default=True,
+        description="app alias -> package where this phone differs from the Pixel's (DEFAULT_APPS); "
+                    "a new alias adds an app, null removes one this phone lacks")
     command_variants: dict[str, str] = Field(
         default_factory=dict,
         description="exact shell command -> the command this phone needs instead; the judge runs "
@@ -63,6 +67,13 @@ class PhoneProfile(Strict):
         description="dump until two rendered observations agree after each action, for a phone whose "
                     "dumps do not wait for the UI to go idle (uiautomator's do: one dump is enough)")
     notes: str = ""
+
+    @field_validator("apps", mode="before")
+    @classmethod
+    def _onto_defaults(cls, apps: object) -> object:
+        if not isinstance(apps, dict):
+            return apps   # pydantic names the field and the type it expected
+        return {k: v for k, v in {**DEFAULT_APPS, **apps}.items() if v is not None}
 
     def package(self, alias_or_package: str) -> str:
         """The package for an app alias; a name with a dot is taken as a package already."""

@@ -292,10 +292,6 @@ def has_verify(task: Task) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Loading
 
-class _TaskList(BaseModel):
-    tasks: list[Task]
-
-
 _Parsed = tuple[list[Task], list[str], str, dict[str, int]]
 _PARSED: dict[tuple[str, int, int], _Parsed] = {}
 

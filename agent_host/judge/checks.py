@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from agent_host.config.checks import (AnswerCheck, CHECK_KINDS, ForegroundCheck, SettingCheck, ShellCheck,
                                       UiCheck, check_kind, children)
 from agent_host.config.phones import resolve_app
+from agent_host.judge.answers import same_answer
 from agent_host.phone.select import matches
 from agent_host.text import normalise_answer
 
@@ -63,11 +64,35 @@ def _setting(check: SettingCheck, facts: Facts) -> bool:
     return re.fullmatch(spec.matches, value) is not None  # type: ignore[arg-type]
 
 
+# what a line of a note may carry besides its entry: a list marker, a checkbox
+_MARKER = re.compile(r"^\s*(?:(?:[-*+\u2022]|\d+[.)])\s+)?(?:\[[ xX]?\]\s*)?")
+
+
+def entry_lines(text: str) -> list[str]:
+    """The entries of a list written as lines: blank lines and headings (`# ...`, a line ending
+    in ':') left out, list markers stripped, each compared as an answer is (normalise_answer)."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#") or line.rstrip().endswith(":"):
+            continue
+        entry = normalise_answer(_MARKER.sub("", line, count=1))
+        if entry:
+            out.append(entry)
+    return out
+
+
 def _shell(check: ShellCheck, facts: Facts) -> bool:
     stdout, code = facts.output(check.shell.command)
+    spec = check.shell
     if code != 0:
         return False
-    return check.shell.matches is None or re.search(check.shell.matches, stdout, re.MULTILINE) is not None
+    if spec.lines is not None:
+        return entry_lines(stdout) == [normalise_answer(x) for x in spec.lines]
+    if spec.matches is None:
+        return True
+    if spec.count is not None:
+        return sum(1 for _ in re.finditer(spec.matches, stdout, re.MULTILINE)) == spec.count
+    return re.search(spec.matches, stdout, re.MULTILINE) is not None
 
 
 def _ui(check: UiCheck, facts: Facts) -> bool:
@@ -103,7 +128,7 @@ def _answer(check: AnswerCheck, facts: Facts) -> bool:
     want = expected_answer(check, facts)
     if want is None or facts.answer is None:
         return False
-    return normalise_answer(facts.answer) == normalise_answer(want)
+    return same_answer(facts.answer, want, check.answer.format)
 
 
 EVALUATORS: dict[str, Callable[[Any, Facts], bool]] = {

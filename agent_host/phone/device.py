@@ -32,6 +32,18 @@ class PhoneError(Exception):
     """The phone (adb transport, adb server, uiautomator2 server) failed us."""
 
 
+class PhoneUnresponsive(PhoneError):
+    """A call to the phone did not return within its total deadline (a frozen phone, a
+    stalled transport): abandoned, and nothing more should be asked of this connection."""
+
+
+# Total seconds one UI call (dump, tap, screenshot, ...) may take: uiautomator waits for idle
+# at most 10 s before a dump, so 30 s is a phone that is not answering. A shell call gets its
+# own timeout plus this margin; connecting gets its `timeout`.
+CALL_LIMIT_S = 30.0
+SHELL_MARGIN_S = 10.0
+
+
 @dataclass(frozen=True)
 class ShellResult:
     command: str
@@ -169,6 +181,14 @@ class Phone:
         `adb -a start-server` or reached through an SSH tunnel); everything then goes through
         that server, uiautomator2's streams included.
         """
+        from agent_host import watchdog
+        try:
+            return watchdog.call(lambda: cls._connect(serial, timeout), timeout, f"{serial}: connect")
+        except watchdog.Overdue as exc:
+            raise PhoneUnresponsive(f"{serial}: cannot connect: {exc}") from None
+
+    @classmethod
+    def _connect(cls, serial: str, timeout: float) -> Phone:
         import adbutils
         import uiautomator2 as u2
         try:
@@ -187,19 +207,25 @@ class Phone:
             raise PhoneError(f"{serial}: cannot connect: {type(exc).__name__}: {exc}") from exc
         return cls(serial, dev, ud)
 
-    def _call(self, what: str, fn: Callable[[], Any], lock: Any = None) -> Any:
+    def _call(self, what: str, fn: Callable[[], Any], lock: Any = None, limit: float = CALL_LIMIT_S) -> Any:
+        from agent_host import watchdog
         t0 = time.monotonic()
-        with lock or self._lock:
-            try:
+
+        def locked() -> Any:
+            with lock or self._lock:
                 return fn()
-            except PhoneError:
-                raise
-            except Exception as exc:
-                if _is_transport_error(exc):
-                    raise PhoneError(f"{self.serial}: {what}: {type(exc).__name__}: {exc}") from exc
-                raise
-            finally:
-                _waited(time.monotonic() - t0)
+        try:
+            return watchdog.call(locked, limit, what)
+        except watchdog.Overdue as exc:
+            raise PhoneUnresponsive(f"{self.serial}: {exc} (the phone is not answering)") from None
+        except PhoneError:
+            raise
+        except Exception as exc:
+            if _is_transport_error(exc):
+                raise PhoneError(f"{self.serial}: {what}: {type(exc).__name__}: {exc}") from exc
+            raise
+        finally:
+            _waited(watchdog.elapsed(t0))
 
     # -- UI ----------------------------------------------------------------------
 
@@ -297,7 +323,7 @@ class Phone:
         except ValueError as exc:
             raise PhoneError(f"{self.serial}: shell batch: {exc}") from None
         raw = self._call("shell", lambda: self.adb.shell(script, timeout=timeout, encoding=None, rstrip=False),
-                         lock=self._shell_lock)
+                         lock=self._shell_lock, limit=timeout + SHELL_MARGIN_S)
         try:
             return parse_batch(cmds, raw, nonce)
         except ValueError as exc:

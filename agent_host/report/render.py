@@ -30,6 +30,8 @@ from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
 from agent_host.report.tables import breakdown_table, builds_table, comparisons_table
+from agent_host.config.replay_log import ROLES
+from agent_host.report.replay import load_summaries, rate_text, viewer_lines
 
 TEMPLATES = Path(__file__).with_name("templates")
 SHOT_MAX_WIDTH = 300
@@ -55,7 +57,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters.update(pct=pct, interval=interval, signed_pp=signed_pp, num=num, pval=pval, md=md_cell,
-                       tojson_script=json_for_script)
+                       tojson_script=json_for_script, rate=rate_text)
     env.globals.update(colours=OUTCOME_COLOURS, bar_labels=stats.BAR_LABELS)
     return env
 
@@ -254,6 +256,10 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
             "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
             "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
         })
+    replayed = viewer_lines(run.dir)         # each candidate's answer at a replayed step
+    for ep in episodes:
+        for row in ep["steps"]:
+            row["replay"] = replayed.get(ep["id"], {}).get(str(row["step"]))
     srcs, refs = store.encode_all()
     for row, i in pending:
         row["shot"] = refs[i]
@@ -292,11 +298,12 @@ def _tables(results: Results) -> dict[str, Any]:
             "breakdown": breakdown_table(results)}
 
 
-def render_markdown(results: Results) -> str:
-    return _env(False).get_template("report.md.j2").render(r=results, tables=_tables(results))
+def render_markdown(results: Results, replays: list[dict[str, Any]] | None = None) -> str:
+    return _env(False).get_template("report.md.j2").render(r=results, tables=_tables(results),
+                                                           replays=replays or [], roles=ROLES)
 
 
-def render_html(results: Results, viewer: dict[str, Any]) -> str:
+def render_html(results: Results, viewer: dict[str, Any], replays: list[dict[str, Any]] | None = None) -> str:
     js = (TEMPLATES / "viewer.js").read_text(encoding="utf-8").replace("</", "<\\/")
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8").replace("</", "")
     # Only this exact script may run (CSP hash): an injected <script> would be blocked even
@@ -304,7 +311,7 @@ def render_html(results: Results, viewer: dict[str, Any]) -> str:
     digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode()
     return _env(True).get_template("report.html.j2").render(
         r=results, tables=_tables(results), viewer=viewer, bars=outcome_bars(results), speed=speed_plot(results),
-        script=Markup(js), style=Markup(css), script_hash=Markup(f"'sha256-{digest}'"))
+        replays=replays or [], roles=ROLES, script=Markup(js), style=Markup(css), script_hash=Markup(f"'sha256-{digest}'"))
 
 
 def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None,
@@ -331,6 +338,7 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     w.writerow(header)
     w.writerows([[csv_safe(c) for c in row] for row in rows])
     write_text_atomic(paths["csv"], buf.getvalue())
-    write_text_atomic(paths["md"], render_markdown(results))
-    write_text_atomic(paths["html"], render_html(results, viewer))
+    replays = finite(load_summaries(run.dir))      # agent-host replay's replay.json files
+    write_text_atomic(paths["md"], render_markdown(results, replays))
+    write_text_atomic(paths["html"], render_html(results, viewer, replays))
     return {**paths, "results": data, "model": results}

@@ -6,6 +6,7 @@ import datetime as dt
 import statistics
 from typing import Any
 
+from agent_host.config.builds import SERVER_KINDS
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
 from agent_host.report import intervals, sequential, stats
@@ -141,7 +142,8 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
         s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
-        s["speed"]["scripted"] = servers.get(s["build"]) == "policy"
+        kind = SERVER_KINDS.get(servers.get(s["build"]) or "")
+        s["speed"]["scripted"] = bool(kind and kind.scripted)
         if s["speed"]["scripted"]:
             # A script decodes nothing: its "tokens" are the policy server's length estimates.
             s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")

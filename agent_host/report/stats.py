@@ -208,11 +208,6 @@ def per_unit_counts(c: UnitCounts, name: str) -> tuple[int, int] | None:
     return c.labels[name], c.n
 
 
-def per_unit_rate(c: UnitCounts, name: str) -> float | None:
-    kn = per_unit_counts(c, name)
-    return None if kn is None else kn[0] / kn[1]
-
-
 def task_counts(units: Sequence[UnitCounts], name: str) -> tuple[list[tuple[int, int]], int]:
     """Per task (cluster), the (numerator, denominator) of a named rate pooled over the task's
     instances it applies to; and how many instances that was."""
@@ -233,6 +228,14 @@ def rate_summary(units: Sequence[UnitCounts], name: str) -> dict[str, Any]:
     Korn-Graubard interval over tasks (intervals.py); pooled counts beside it. With a single
     task, the Wilson interval of that task's episodes (method says which)."""
     rows, instances = task_counts(units, name)
+    return rows_summary(rows, instances)
+
+
+def rows_summary(rows: Sequence[tuple[int, int]], instances: int | None = None) -> dict[str, Any]:
+    """A rate from per-task (numerator, denominator) rows: the mean over tasks with its
+    Korn-Graubard interval (Wilson for a single task), pooled counts beside it."""
+    rows = [r for r in rows if r[1] > 0]
+    instances = len(rows) if instances is None else instances
     k = sum(a for a, _ in rows)
     n = sum(b for _, b in rows)
     out: dict[str, Any] = {"mean": None, "low": None, "high": None, "n_tasks": len(rows),

@@ -30,6 +30,7 @@ from agent_host.runs.store import RunStore
 REQUEST_TIMEOUT_S = 120.0      # one model request (a step's answer); was 600 s, retried once
 EPISODE_TIMEOUT_S = 1200.0     # one episode, wall clock
 PHONE_WAIT_S = 60.0            # a phone that stopped answering is waited for this long
+PROBE_S = 10.0                 # one health probe of a phone (connect, `echo ok`), in total
 
 
 @dataclass
@@ -51,6 +52,7 @@ class RunOptions:
     request_timeout: float | None = None   # seconds per model request (None: the build's)
     episode_timeout: float | None = None   # wall-clock seconds per episode (None: the build's)
     phone_wait: float = PHONE_WAIT_S       # how long a phone that stopped answering is waited for
+    stop: Any = None                       # a threading.Event: once set, no new episode starts
     servers: dict | None = None            # build id -> a server already up (runs/sequential.py keeps them)
 
 
@@ -96,8 +98,8 @@ def _is_disk_error(exc: BaseException) -> bool:
 def _phone_alive(serial: str) -> bool:
     from agent_host.phone.device import Phone  # imported here: keeps the CLI start fast
     try:
-        phone = Phone.connect(serial)
-        phone.shell("echo ok")
+        phone = Phone.connect(serial, timeout=PROBE_S)
+        phone.shell("echo ok", timeout=PROBE_S)
         return True
     except Exception:
         return False
@@ -129,8 +131,8 @@ def reconnect(serial: str, wait: float, give_up: Callable[[], bool] = lambda: Fa
         if n and give_up():
             return None, f"not answering ({why})"
         try:
-            phone = Phone.connect(serial)
-            phone.shell("echo ok")
+            phone = Phone.connect(serial, timeout=PROBE_S)
+            phone.shell("echo ok", timeout=PROBE_S)
             return phone, ""
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"[:200]

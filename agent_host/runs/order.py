@@ -22,9 +22,7 @@ LOCAL_SHARE_GIB = 6.0        # a local model server's memory, for the plan (a 1-
 def servers_together(builds: Sequence[Any], cores: int, memory_gib: float | None) -> tuple[bool, str]:
     """(whether every build's server can be up at once, why): remote endpoints and scripted
     policies cost nothing; local model servers need LOCAL_SHARE_GIB each and two cores each."""
-    from agent_host.serving.kinds import KINDS
-
-    local = [b for b in builds if getattr(KINDS.get(b.server), "LOCAL_MODEL", True)]
+    local = [b for b in builds if b.traits.local_model]
     if len(local) <= 1:
         return True, "servers up together (" + ("no local model server)" if not local else "one local model server)")
     need_mem, need_cores = LOCAL_SHARE_GIB * len(local), 2 * len(local)

@@ -13,6 +13,7 @@ from agent_host.errors import UserError, check_dir_usable
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
 from agent_host.runs.lock import RunLock
 from agent_host.runs.manifest import build_manifest
+from agent_host.runs.phone_lock import PhoneLocks
 from agent_host.runs.plan import plan
 from agent_host.runs.store import RunStore
 
@@ -96,7 +97,7 @@ def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) 
     """Everything that can fail before a run directory exists fails here: policy scripts,
     the phone profile's app aliases for these tasks."""
     for b in builds:
-        if getattr(b, "server", None) == "policy":
+        if b.traits.scripted:
             if not b.script:
                 raise UserError(f"build {b.id}: `script` is required for server policy")
             from agent_host.policy.suite import load_policy
@@ -116,7 +117,8 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
               phones: Sequence[str], profile: Any, out: Path | None = None,
               max_attempts: int = 3, startup_timeout: float | None = None,
               hook: ProgressHook | None = None, extra_manifest: dict | None = None,
-              limits: dict | None = None, driver: Driver | None = None) -> RunResult:
+              limits: dict | None = None, wait_for_phone: float | None = None,
+              stop: Any = None, driver: Driver | None = None) -> RunResult:
     check_bounds(repeats=repeats, phones=phones, max_attempts=max_attempts)
     if not phones:
         raise UserError("no phones given (--phones SERIAL,...); `agent-host devices` lists them")
@@ -140,27 +142,29 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
         planned = plan([b.id for b in builds], tasks, repeats, seed)
     except ValueError as exc:
         raise UserError(str(exc)) from None
-    manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
-                              phones=_fingerprints(phones), command=sys.argv,
-                              extra={"phone_profile": profile.id, "max_attempts": max_attempts,
-                                     "episodes_planned": len(planned), **(limits or {}),
-                                     **(extra_manifest or {})})
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"--out {run_dir}: cannot create it ({exc.strerror or exc})") from None
-    with RunLock(run_dir):
+    # The phones first: a run refused because another process drives one writes nothing.
+    with PhoneLocks(phones, wait=wait_for_phone):
+        manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
+                                  phones=_fingerprints(phones), command=sys.argv,
+                                  extra={"phone_profile": profile.id, "max_attempts": max_attempts,
+                                         "episodes_planned": len(planned), **(limits or {}),
+                                         **(extra_manifest or {})})
         try:
-            store.create(manifest)
-        except FileExistsError as exc:
-            raise UserError(str(exc)) from None
-        except OSError as exc:  # a full or read-only disk before the first episode
-            raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
-        opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
-                          run_id=run_id, **_limits(limits))
-        if driver is not None:   # a sequential run (runs/sequential.py) plays its own rounds
-            return RunResult(run_dir, *driver(builds, tasks, store, phones, opts, hook))
-        progress = execute(builds, planned, store, phones, opts, hook)
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--out {run_dir}: cannot create it ({exc.strerror or exc})") from None
+        with RunLock(run_dir):
+            try:
+                store.create(manifest)
+            except FileExistsError as exc:
+                raise UserError(str(exc)) from None
+            except OSError as exc:  # a full or read-only disk before the first episode
+                raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
+            opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
+                              run_id=run_id, stop=stop, **_limits(limits))
+            if driver is not None:   # a sequential run (runs/sequential.py) plays its own rounds
+                return RunResult(run_dir, *driver(builds, tasks, store, phones, opts, hook))
+            progress = execute(builds, planned, store, phones, opts, hook)
     return RunResult(run_dir, progress, len(planned))
 
 
@@ -175,7 +179,8 @@ def _limits(limits: dict | None) -> dict:
 
 def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attempts: int | None = None,
                startup_timeout: float | None = None, hook: ProgressHook | None = None,
-               limits: dict | None = None, driver: Callable[[dict], Driver | None] | None = None) -> RunResult:
+               limits: dict | None = None, wait_for_phone: float | None = None,
+               stop: Any = None, driver: Callable[[dict], Driver | None] | None = None) -> RunResult:
     from agent_host.config.builds import Build
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
@@ -221,23 +226,24 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     check_bounds(repeats=int(manifest["repeats"]), phones=serials, max_attempts=attempts)
     check_before_run(builds, tasks, profile)
     planned = plan([b.id for b in builds], tasks, manifest["repeats"], manifest["seed"])
-    if phones:
-        _fingerprints(serials)
-    with RunLock(store.dir):
-        store.records()  # again, now that no other process can append
-        try:
-            store.open_existing()
-            store.update_manifest(resumed_at=[*manifest.get("resumed_at", []),
-                                              dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")])
-        except OSError as exc:  # a disk still full, or read-only
-            raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc}); "
-                            f"nothing was run") from None
-        saved = {k: manifest.get(k) for k in ("request_timeout", "episode_timeout", "phone_wait")}
-        opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
-                          run_id=manifest.get("run_id", run_dir.name),
-                          **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
-        chosen = driver(manifest) if driver is not None else None   # a sequential run continues its rounds
-        if chosen is not None:
-            return RunResult(run_dir, *chosen(builds, tasks, store, serials, opts, hook))
-        progress = execute(builds, planned, store, serials, opts, hook)
+    with PhoneLocks(serials, wait=wait_for_phone):
+        if phones:
+            _fingerprints(serials)
+        with RunLock(store.dir):
+            store.records()  # again, now that no other process can append
+            try:
+                store.open_existing()
+                store.update_manifest(resumed_at=[*manifest.get("resumed_at", []),
+                                                  dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")])
+            except OSError as exc:  # a disk still full, or read-only
+                raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc}); "
+                                f"nothing was run") from None
+            saved = {k: manifest.get(k) for k in ("request_timeout", "episode_timeout", "phone_wait")}
+            opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
+                              run_id=manifest.get("run_id", run_dir.name), stop=stop,
+                              **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
+            chosen = driver(manifest) if driver is not None else None   # a sequential run continues its rounds
+            if chosen is not None:
+                return RunResult(run_dir, *chosen(builds, tasks, store, serials, opts, hook))
+            progress = execute(builds, planned, store, serials, opts, hook)
     return RunResult(run_dir, progress, len(planned))

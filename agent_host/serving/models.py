@@ -220,6 +220,7 @@ def _build_tiny(out: Path, progress=None) -> dict:
 # ------------------------------------------------------------------- quantized builds
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
+CALIBRATION_SCREENS = Path(__file__).parent / "data" / "calibration"   # the dumps it is made from
 BASE_VERSIONS = {"smollm2-135m": "v1", "tiny-random": "v2"}
 # name -> (the model it is made from, the `agent-host quantize` options)
 QUANTIZED: dict[str, tuple[str, dict]] = {
@@ -231,9 +232,9 @@ QUANTIZED: dict[str, tuple[str, dict]] = {
 
 
 def calibration_samples() -> list[dict]:
-    """The agent's own first turns (system prompt, tools, the shipped phone screens), kept as
-    data here because serving sits below the agent; a test checks they equal what the agent
-    sends today (cli.quantize.agent_samples)."""
+    """The agent's own first turns (system prompt, tools) on twelve real phones' screens held
+    out from every measure, kept as data here because serving sits below the agent; a test
+    checks they equal what the agent sends today (cli.quantize.agent_samples)."""
     return [json.loads(line) for line in CALIBRATION.read_text().splitlines() if line.strip()]
 
 

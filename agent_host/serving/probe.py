@@ -85,10 +85,10 @@ def _blockers(build) -> list[str]:
     missing = build.missing_packages()
     if missing:
         out.append(f"Python packages not installed: {', '.join(missing)}")
-    if build.server == "vllm":
+    if (module := build.traits.python_module):
         import importlib.util
-        if importlib.util.find_spec("vllm") is None:
-            out.append("vLLM is not installed (run `make setup`)")
+        if importlib.util.find_spec(module) is None:
+            out.append(f"{module} is not installed (run `make setup`)")
     from agent_host.serving.launch import unmakeable
 
     if why := unmakeable(build):
@@ -144,5 +144,5 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
     from agent_host.config.hosts import embedded_builds
     listed = [b.id for b in profile.builds]
     candidates = list(profile.builds) + [b for k, b in embedded_builds().items() if k not in listed]
-    advice.runs_now = [b.id for b in candidates if b.server != "openai" and not _blockers(b)]
+    advice.runs_now = [b.id for b in candidates if b.traits.managed and not _blockers(b)]
     return advice

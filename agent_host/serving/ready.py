@@ -41,26 +41,55 @@ def _headers(ep: Endpoint) -> dict[str, str]:
     return {"Authorization": f"Bearer {ep.api_key}"} if ep.api_key else {}
 
 
+def _watched(what: str, timeout: float, fn: Callable[[], httpx.Response]) -> httpx.Response:
+    """An HTTP call that ends within `timeout` s in total: httpx's timeout bounds each read, so
+    a server trickling its body would hold the call (and the run's startup) forever."""
+    from agent_host import watchdog
+    try:
+        return watchdog.call(fn, timeout + 1.0, what)
+    except watchdog.Overdue as exc:
+        raise httpx.ReadTimeout(f"{exc} (the server kept the request open)") from None
+
+
+def _json_object(r: httpx.Response, what: str) -> dict:
+    """The body as a JSON object, else ValueError naming what came back."""
+    try:
+        body = r.json()
+    except ValueError:
+        raise ValueError(f"{what}: the answer is not JSON ({r.text[:120]!r})") from None
+    if not isinstance(body, dict):
+        raise ValueError(f"{what}: the answer is a JSON {type(body).__name__}, not an object ({r.text[:120]!r})")
+    return body
+
+
 def list_models(ep: Endpoint, *, timeout: float = 10.0) -> list[str]:
-    r = httpx.get(f"{ep.base_url.rstrip('/')}/models", headers=_headers(ep), timeout=timeout)
+    r = _watched("GET /v1/models", timeout, lambda: httpx.get(f"{ep.base_url.rstrip('/')}/models",
+                                                              headers=_headers(ep), timeout=timeout))
     r.raise_for_status()
-    return [m.get("id", "") for m in r.json().get("data", [])]
+    data = _json_object(r, "/v1/models").get("data", [])
+    if not isinstance(data, list):
+        raise ValueError(f"/v1/models: `data` is not a list ({r.text[:120]!r})")
+    return [str(m.get("id", "")) for m in data if isinstance(m, dict)]
 
 
 def warmup_completion(ep: Endpoint, *, timeout: float = 120.0) -> float:
     """One short greedy chat completion; returns its latency in seconds."""
     t0 = time.monotonic()
-    r = httpx.post(
+    r = _watched("warm-up completion", timeout, lambda: httpx.post(
         f"{ep.base_url.rstrip('/')}/chat/completions",
         headers=_headers(ep),
         json={"model": ep.model, "messages": [{"role": "user", "content": "Hello"}],
               "max_tokens": 2, "temperature": 0},
         timeout=timeout,
-    )
+    ))
     if r.status_code != 200:
         raise NotReady(f"warm-up completion failed: HTTP {r.status_code}: {r.text[:300]}", "warmup")
-    body = r.json()
-    if not body.get("choices"):
+    try:
+        body = _json_object(r, "warm-up completion")
+    except ValueError as exc:
+        raise NotReady(str(exc), "warmup") from None
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise NotReady(f"warm-up completion returned no choices: {str(body)[:300]}", "warmup")
     return time.monotonic() - t0
 
@@ -88,7 +117,7 @@ def wait_ready(ep: Endpoint, how: Readiness, *, deadline: float,
         while True:
             check_alive("health")
             try:
-                code = httpx.get(url, timeout=5).status_code
+                code = _watched("GET /health", 5, lambda: httpx.get(url, timeout=5)).status_code
                 if code == 200:
                     break
                 last = f"/health: HTTP {code}"

@@ -58,6 +58,12 @@ def on_cpu() -> bool:
     return not (shutil.which("nvidia-smi") or Path("/dev/nvidia0").exists())
 
 
+def key_env(names: tuple[str, ...], api_key: str) -> dict[str, str]:
+    """The environment that hands `api_key` to a server reading it from `names` (a kind's
+    KEY_ENV): keys never go on a command line."""
+    return {name: api_key for name in names} if api_key else {}
+
+
 def cpu_list() -> str:
     """The CPUs this process may use, as a vLLM OMP bind list: '0-1', '0,2,4-7'."""
     try:

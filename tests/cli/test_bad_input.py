@@ -147,7 +147,7 @@ def test_policy_build_without_a_usable_script_fails_before_the_run_dir(tmp_path,
 def test_phone_profile_missing_an_alias_the_tasks_need(tmp_path):
     prof = tmp_path / "prof.yaml"
     prof.write_text("id: p\ndescription: x\nandroid_version: 14\nscreen: {width: 1080, height: 2400, density: 420}\n"
-                    "apps: {clock: com.google.android.deskclock}\n")
+                    "apps: {settings: null}\n")
     out = agent_host(*run_args(tmp_path, "--tasks", "wifi-on", "--phone-profile", str(prof)), cwd=tmp_path)
     assert_user_error(out, "wifi-on", "settings", "phone profile 'p'")
     assert not (tmp_path / "run").exists()

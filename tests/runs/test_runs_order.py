@@ -52,7 +52,8 @@ def test_alternating_blocks_when_servers_cannot_be_up_together():
 
 class _Build:
     def __init__(self, server: str):
-        self.server = server
+        from agent_host.config.builds import SERVER_KINDS
+        self.server, self.traits = server, SERVER_KINDS[server]
 
 
 def test_servers_together_says_why():

@@ -24,7 +24,7 @@ from agent_host.runs.store import read_records
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ["wifi-off", "bluetooth-on", "dnd-on", "sms-unread-count", "calllog-last-caller", "voicemail-transcript",
+TASKS = ["wifi-off", "bluetooth-on", "dnd-on", "sms-unread-count", "calllog-last-caller", "fm-radio-on",
          "files-new-folder", "calendar-when"]
 
 

@@ -481,3 +481,20 @@ def test_server_kind_registry_matches_the_config_names():
     for name, mod in KINDS.items():
         assert mod.KIND == name and callable(mod.plan) and isinstance(mod.KEY_ENV, tuple)
         assert isinstance(mod.MANAGED, bool) and isinstance(mod.LOCAL_MODEL, bool)
+
+
+def test_no_caller_compares_a_server_kind_by_name():
+    """Issue 22: callers ask a kind's traits (config.builds.SERVER_KINDS), so adding a kind
+    touches its row and its module only; a name compared elsewhere is a place left out."""
+    import re
+    from pathlib import Path
+
+    from agent_host.config.builds import SERVER_KINDS
+
+    root = Path(__file__).resolve().parents[2] / "agent_host"
+    names = "|".join(re.escape(k) for k in SERVER_KINDS)
+    compared = re.compile(r"""(==|!=)\s*["'](""" + names + r""")["']|\bin\s*[(\[{]\s*["'](""" + names + r""")["']""")
+    bad = [f"{p.relative_to(root.parent)}:{i}" for p in root.rglob("*.py") if "serving/kinds" not in p.as_posix()
+           for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if "server" in line and compared.search(line)]
+    assert bad == [], "ask build.traits instead: " + ", ".join(bad)

@@ -96,7 +96,7 @@ def test_shipped_instances_source_and_hash():
 
 def test_lookup_by_id_key_and_instance_id():
     assert [t.key for t in load_tasks(["dnd-on@verify"])] == ["dnd-on@verify"]
-    assert [t.key for t in load_tasks(["alarm-set"], variants=("base",))] == ["alarm-set[0]", "alarm-set[1]"]
+    assert [t.key for t in load_tasks(["alarm-set"], variants=("base",))] == ["alarm-set[0]", "alarm-set[1]", "alarm-set[2]"]
     assert [t.key for t in load_tasks(["alarm-set[1]"])] == ["alarm-set[1]", "alarm-set[1]@verify"]
     assert [t.key for t in load_tasks(["alarm-set[1]"], variants=("verify",))] == ["alarm-set[1]@verify"]
     assert [t.key for t in load_tasks(["screen-timeout-2min", "wifi-on", "wifi-on"], ("base",))] == [

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "tasks"
 FILES = sorted(TASKS.glob("*.yaml"))
 REQUIRED = ["wifi-on", "wifi-off", "bluetooth-off", "airplane-mode-on", "dark-theme-on", "brightness-max",
-            "screen-timeout-1min", "dnd-on", "location-off", "battery-saver-on", "alarm-0730", "contact-add"]
+            "screen-timeout-1min", "dnd-on", "location-off", "battery-saver-on", "alarm-set[2]", "contact-add"]
 ALIASES = ["settings", "clock", "contacts", "phone", "messages", "chrome", "camera", "photos"]
 
 # How real Android 13-15 is driven over `adb shell` (docs/android-state.md);
@@ -68,7 +68,7 @@ def instances():
 
 def test_every_shipped_task_validates(report, instances):
     assert report.errors == []
-    ids = {t.id for t, _, _ in report.tasks}
+    ids = {t.id for t in instances}   # instance ids: screen-timeout-1min is a parameter set
     assert set(REQUIRED) <= ids
     base = [t for t in instances if t.variant == "base"]
     assert len(base) >= 15
@@ -139,6 +139,11 @@ def test_phone_profiles():
         assert p.package("com.example.app") == "com.example.app"
         assert p.command("settings get global wifi_on") == "settings get global wifi_on"
     assert virtual.apps == pixel.apps == DEFAULT_APPS
+    # Issue 22: one alias table; a profile names only where its phone differs.
+    samsung = PhoneProfile(id="s", description="d", android_version=14, screen={"width": 1080, "height": 2340},
+                           apps={"clock": "com.sec.android.app.clockpackage", "notes": "com.samsung.android.app.notes"})
+    assert samsung.package("clock") == "com.sec.android.app.clockpackage"
+    assert samsung.package("contacts") == DEFAULT_APPS["contacts"] and samsung.package("notes").startswith("com.samsung")
     with pytest.raises(UserError, match="unknown app alias 'radio'"):
         virtual.package("radio")
     with pytest.raises(ConfigError, match="unknown phone profile 'galaxy'"):

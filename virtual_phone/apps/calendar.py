@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 from ..calendar_provider import DAY_MS, HOUR_MS, Event, day_start, fmt_date, fmt_time, utc_ms
 from ..core import App, AppHost, Dialog, Screen
-from ..hierarchy import SCREEN_W, Node, clip
+from ..hierarchy import SCREEN_H, SCREEN_W, Node, clip
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll,
     confirm, popup_menu, window_frame,
@@ -115,14 +116,16 @@ class EventEditor(Screen):
         if e is not None:
             self.values = {"title": e.title or "", "location": e.location or "", "description": e.description or ""}
             self.start, self.end, self.all_day = e.dtstart, e.dtend, e.all_day
+            self.rrule = e.rrule
         else:
             now = int(time.time() * 1000)
             self.start = now - now % HOUR_MS + HOUR_MS  # the next full hour, as Calendar proposes
             self.end = self.start + HOUR_MS
             self.values = {"title": "", "location": "", "description": ""}
             self.all_day = False
+            self.rrule = None
         self.focus: str | None = None
-        self.original = (dict(self.values), self.start, self.end, self.all_day)
+        self.original = (dict(self.values), self.start, self.end, self.all_day, self.rrule)
 
     @property
     def title(self) -> str:
@@ -166,6 +169,11 @@ class EventEditor(Screen):
                                 on_click=lambda wh=which: self._pick_time(w, wh)))
             kids.append(Node(LL, (0, y, SCREEN_W, y + 140), children=row))
             y += 150
+        kids.append(Node(LL, (0, y, SCREEN_W, y + 140), clickable=True, focusable=True,
+                         on_click=lambda: self._pick_repeat(w), children=[
+                             Node(TV, (147, y + 30, 1017, y + 110), text=_repeat_label(self.rrule, self.start),
+                                  rid=C + "recurrence", desc="Repeat")]))
+        y += 150
         y += 40
         kids.append(self._field("location", "Add location", y))
         y += 190
@@ -215,6 +223,27 @@ class EventEditor(Screen):
 
         w.show_dialog(Dialog(build=lambda _w: picker.build(w, ok), pkg=PKG))
 
+    def _pick_repeat(self, w: AppHost) -> None:
+        """Calendar's repeat choices: daily at the most often; Custom counts days, weeks, months
+        or years (no hours), as on a Pixel."""
+        def choose(rule: str | None) -> Callable[[], None]:
+            def f() -> None:
+                self.rrule = rule
+                w.close_dialog()
+            return f
+
+        def custom() -> None:
+            w.close_dialog()
+            w.show_dialog(Dialog(build=lambda _w: _choices("Repeats every", [
+                (unit, choose(f"FREQ={freq}")) for unit, freq in
+                (("day", "DAILY"), ("week", "WEEKLY"), ("month", "MONTHLY"), ("year", "YEARLY"))]), pkg=PKG))
+
+        day = time.strftime("%A", time.gmtime(self.start / 1000))
+        rules = [None, "FREQ=DAILY", f"FREQ=WEEKLY;BYDAY={day[:2].upper()}", "FREQ=MONTHLY", "FREQ=YEARLY"]
+        w.show_dialog(Dialog(build=lambda _w: _choices("Repeat", [
+            *((_repeat_label(r, self.start), choose(r)) for r in rules), ("Custom…", custom)],
+            checked=_repeat_label(self.rrule, self.start)), pkg=PKG))
+
     def type_text(self, text: str) -> None:
         if self.focus is not None:
             self.values[self.focus] += text
@@ -229,17 +258,19 @@ class EventEditor(Screen):
         if self.event_id is None:
             e = cal.add(1, v["title"].strip() or None, self.start, self.end, all_day=self.all_day,
                         location=v["location"].strip() or None, description=v["description"].strip() or None)
+            e.rrule = self.rrule
             w.finish()
             w.open(EventDetails(e.id))
         else:
             cal.update(self.event_id, {"title": v["title"].strip() or None,
                                        "eventLocation": v["location"].strip() or None,
                                        "description": v["description"].strip() or None, "dtstart": str(self.start),
-                                       "dtend": str(self.end), "allDay": "1" if self.all_day else "0"})
+                                       "dtend": str(self.end), "allDay": "1" if self.all_day else "0",
+                                       "rrule": self.rrule})
             w.finish()
 
     def on_back(self, w: AppHost) -> bool:
-        if (self.values, self.start, self.end, self.all_day) == self.original:
+        if (self.values, self.start, self.end, self.all_day, self.rrule) == self.original:
             return False
 
         def discard() -> None:
@@ -248,6 +279,27 @@ class EventEditor(Screen):
 
         confirm(w, "Discard changes?", "", "Discard", discard, negative="Keep editing", pkg=PKG)
         return True
+
+
+def _repeat_label(rrule: str | None, start: int) -> str:
+    day = time.strftime("%A", time.gmtime(start / 1000))
+    freq = (rrule or "").split(";")[0]
+    return {"": "Does not repeat", "FREQ=DAILY": "Every day", "FREQ=WEEKLY": f"Every week on {day}",
+            "FREQ=MONTHLY": "Every month", "FREQ=YEARLY": "Every year"}.get(freq, "Custom")
+
+
+def _choices(title: str, items: list[tuple[str, Callable[[], None]]], checked: str = "") -> Node:
+    """A single-choice list dialog (radio rows, no buttons: a tap chooses and closes)."""
+    l, r = 84, 996
+    top = (SCREEN_H - (126 + len(items) * 147 + 42)) // 2
+    rows: list[Node] = [Node(TV, (l + 63, top + 42, r - 63, top + 124), text=title, rid="android:id/alertTitle")]
+    for i, (label, action) in enumerate(items):
+        y = top + 126 + i * 147
+        rows.append(Node(LL, (l, y, r, y + 147), clickable=True, focusable=True, on_click=action, children=[
+            Node("android.widget.CheckedTextView", (l + 63, y + 20, r - 42, y + 127), text=label,
+                 rid="android:id/text1", checkable=True, checked=label == checked)]))
+    bottom = top + 126 + len(items) * 147 + 42
+    return Node(FL, (l, top, r, bottom), rid="android:id/content", children=rows)
 
 
 class DatePicker:

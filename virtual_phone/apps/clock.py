@@ -9,7 +9,8 @@ from ..core import App, AppHost, Dialog, Intent, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from ..state import Alarm, DeviceState
 from .base import (
-    BUTTON, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll, window_frame,
+    BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Category, Pref,
+    Scroll, alert_dialog, lay_out_list, popup_menu, window_frame,
 )
 
 
@@ -49,12 +50,20 @@ class Clock(Screen):
                                       rid=C + "navigation_bar_item_large_label_view", selected=name == self.tab)]))
         top = Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
             Node(IMAGE_BUTTON, (954, 174, 1080, 300), desc="More options", clickable=True, focusable=True,
-                 on_click=lambda: None)])
+                 on_click=lambda: self._menu(w))])
         return window_frame([Node(VIEW_GROUP, (0, 0, SCREEN_W, NAV_TOP), rid=C + "main_layout", children=[
             top, body, Node(FL, (0, 2127, SCREEN_W, NAV_TOP), rid=C + "bottom_navigation", children=tabs)])])
 
     def _select(self, w: AppHost, name: str) -> None:
         self.tab = name
+
+    def _menu(self, w: AppHost) -> None:
+        def settings() -> None:
+            w.close_dialog()
+            w.open(ClockSettings())
+        noop = w.close_dialog
+        w.show_dialog(Dialog(build=lambda _w: popup_menu([
+            ("Screen saver", noop), ("Settings", settings), ("Send feedback", noop), ("Help", noop)]), pkg=PKG))
 
     def _alarms(self, w: AppHost) -> Node:
         top, bottom = 300, 2127
@@ -138,6 +147,76 @@ class Clock(Screen):
             w.close_dialog()
 
         w.show_dialog(Dialog(build=lambda _w: picker.build(w, ok), pkg=PKG))
+
+
+SNOOZE_MINUTES = range(1, 31)   # Google Clock's Snooze length picker: 1 to 30 minutes, nothing longer
+
+
+class ClockSettings(Screen):
+    """Clock's Settings: the Alarms rows, Snooze length among them. Its values live in the app's
+    own preferences on a real phone (no shell reads them); here in DeviceState, which `pm clear` resets."""
+    pkg = PKG
+    activity = "com.android.deskclock.settings.SettingsActivity"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scroll = Scroll()
+
+    @property
+    def title(self) -> str:
+        return "Settings"
+
+    def build(self, w: AppHost) -> Node:
+        noop = lambda: None  # noqa: E731
+        items = [Category(title="Clock"), Pref(title="Style", summary="Digital", on_click=noop),
+                 Pref(title="Display time with seconds", switch=False, on_click=noop),
+                 Category(title="Alarms"), Pref(title="Silence after", summary="10 minutes", on_click=noop),
+                 Pref(title="Snooze length", summary=_minutes(w.state.clock_snooze_min), on_click=lambda: self._snooze(w)),
+                 Pref(title="Alarm volume", on_click=noop),
+                 Pref(title="Gradually increase volume", summary="Never", on_click=noop),
+                 Pref(title="Start week on", summary="Sunday", on_click=noop)]
+        bar = Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 300), rid=C + "toolbar", children=[
+            Node(IMAGE_BUTTON, (0, STATUS_H, 147, 300), desc="Navigate up", clickable=True, focusable=True,
+                 on_click=w.back),
+            Node(TV, (189, 180, 700, 260), text="Settings")])
+        return window_frame([bar, lay_out_list(items, 300, NAV_TOP, self.scroll)])
+
+    def _snooze(self, w: AppHost) -> None:
+        picker = {"v": w.state.clock_snooze_min}
+
+        def step(d: int) -> None:
+            picker["v"] = min(SNOOZE_MINUTES[-1], max(SNOOZE_MINUTES[0], picker["v"] + d))
+
+        def typed(text: str) -> None:   # NumberPicker keeps a typed value only inside its range
+            if text.strip().isdigit() and int(text) in SNOOZE_MINUTES:
+                picker["v"] = int(text)
+
+        def ok() -> None:
+            w.state.clock_snooze_min = picker["v"]
+            w.close_dialog()
+
+        def rows(y: int) -> tuple[list[Node], int]:
+            v, l, r = picker["v"], 390, 690
+            kids = []
+            if v > SNOOZE_MINUTES[0]:
+                kids.append(Node(BUTTON, (l, y, r, y + 120), text=str(v - 1), clickable=True, focusable=True,
+                                 on_click=lambda: step(-1)))
+            kids.append(Node(EDIT_TEXT, (l, y + 120, r, y + 240), text=str(v), rid="android:id/numberpicker_input",
+                             clickable=True, focusable=True, on_text=typed))
+            if v < SNOOZE_MINUTES[-1]:
+                kids.append(Node(BUTTON, (l, y + 240, r, y + 360), text=str(v + 1), clickable=True, focusable=True,
+                                 on_click=lambda: step(1)))
+            return [Node("android.widget.NumberPicker", (l, y, r, y + 360), scrollable=True, focusable=True,
+                         on_scroll=lambda dy: step(1 if dy > 0 else -1), children=kids),
+                    Node(TV, (r + 21, y + 150, r + 250, y + 210), text="minutes")], 400
+
+        w.show_dialog(Dialog(build=lambda _w: alert_dialog(
+            "Snooze length", "", [("OK", "android:id/button1", ok), ("Cancel", "android:id/button2", w.close_dialog)],
+            extra=rows), pkg=PKG))
+
+
+def _minutes(n: int) -> str:
+    return f"{n} minute" if n == 1 else f"{n} minutes"
 
 
 class TimePicker:
@@ -229,6 +308,12 @@ def _show_alarms(w: AppHost, intent: Intent) -> bool:
     return True
 
 
+def _clear(state: DeviceState) -> None:
+    """`pm clear`: the app's alarms and its preferences go."""
+    state.clear_alarms()
+    state.clock_snooze_min = 10
+
+
 APP = App(pkg=PKG, label="Clock", activity="com.android.deskclock.DeskClock", root=Clock,
-          clear=DeviceState.clear_alarms,
+          clear=_clear,
           intents={"android.intent.action.SET_ALARM": _set_alarm, "android.intent.action.SHOW_ALARMS": _show_alarms})

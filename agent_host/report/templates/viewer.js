@@ -185,6 +185,14 @@
       (a.point ? "  at (" + a.point.join(", ") + ")" : "") + (a.to ? " → (" + a.to.join(", ") + ")" : "") +
       (a.error ? "\nerror: " + a.error : "") : (s.step === 0 ? "after setup: no action yet" : "no valid tool call (wasted step)")));
     if (s.retry_error) d.appendChild(el("pre", "retry", "fed back to the model: " + s.retry_error));
+    if (s.replay && s.replay.length) {      // agent-host replay: other builds asked this exact request
+      d.appendChild(el("h4", null, "Replayed on other builds"));
+      s.replay.forEach(function (x) {
+        d.appendChild(el("pre", "replay " + (x.match === "same_action" ? "good" : "bad"), x.build + " · " + x.match +
+          (x.attempt ? " · retry" : "") + " · " + x.role + (x.gap !== null && x.gap !== undefined ? " · log-prob gap " + fmt(x.gap, 3) : "") +
+          "\n" + x.reply));
+      });
+    }
     var g = el("div", "kv");
     g.appendChild(el("span", s.goal ? "good" : "bad", "goal after this step: " + s.goal));
     if (this.ep.goal_first_step === s.step) g.appendChild(el("span", "good", "goal first reached here"));
@@ -271,6 +279,20 @@
     a.addEventListener("click", function () {
       Object.keys(FILTERS).forEach(function (k) { FILTERS[k].value = a.getAttribute("data-" + k) || ""; });
       filter();
+    });
+  });
+
+  // a link to one replayed step (the replay section's largest gaps): its episode, at that step
+  Array.prototype.forEach.call(document.querySelectorAll("a.replay-link"), function (a) {
+    a.addEventListener("click", function () {
+      Object.keys(FILTERS).forEach(function (k) { FILTERS[k].value = ""; });
+      filter();
+      var j = shown.findIndex(function (e) { return e.id === a.getAttribute("data-episode"); });
+      if (j < 0) return;
+      select(j);
+      var step = Number(a.getAttribute("data-step"));
+      var f = main.frames.findIndex(function (x) { return x.kind === "step" && x.s.step === step; });
+      if (f >= 0) main.go(f);
     });
   });
 

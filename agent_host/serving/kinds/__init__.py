@@ -25,7 +25,3 @@ def kind(build: Build) -> ModuleType:
         raise UserError(f"build {build.id}: unknown server kind {build.server!r} "
                         f"(known: {', '.join(KINDS)})") from None
 
-
-def key_env(kind_name: str, api_key: str) -> dict[str, str]:
-    """The environment that hands `api_key` to a server of this kind."""
-    return {name: api_key for name in KINDS[kind_name].KEY_ENV} if api_key else {}

@@ -7,15 +7,15 @@ import os
 import shutil
 import sys
 
-from agent_host.config.builds import Build
+from agent_host.config.builds import SERVER_KINDS, Build
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
-from agent_host.serving.spec import HOST, LaunchSpec, resolve_chat_template, resolve_model
+from agent_host.serving.spec import HOST, LaunchSpec, resolve_chat_template, resolve_model, key_env
 from agent_host.serving.ready import Readiness
 
 KIND = "llama.cpp"
-MANAGED = True
-LOCAL_MODEL = True
+MANAGED = SERVER_KINDS[KIND].managed
+LOCAL_MODEL = SERVER_KINDS[KIND].local_model
 KEY_ENV = ("LLAMA_API_KEY", "API_KEY")   # llama-server; llama_cpp.server's settings
 
 
@@ -39,10 +39,8 @@ def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
 
 
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
-    from agent_host.serving.kinds import key_env
-
     model = resolve_model(build)
-    env = {**os.environ, **build.env, **key_env(KIND, api_key)}
+    env = {**os.environ, **build.env, **key_env(KEY_ENV, api_key)}
     return LaunchSpec(
         argv=argv(build, model, port, seed), env=env, env_set=dict(build.env),
         endpoint=Endpoint(f"http://{HOST}:{port}/v1", api_key, build.id, build.id, None),

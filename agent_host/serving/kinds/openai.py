@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 
-from agent_host.config.builds import Build
+from agent_host.config.builds import SERVER_KINDS, Build
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 from agent_host.serving.spec import LaunchSpec
 from agent_host.serving.ready import Readiness
 
 KIND = "openai"
-MANAGED = False
-LOCAL_MODEL = False
+MANAGED = SERVER_KINDS[KIND].managed
+LOCAL_MODEL = SERVER_KINDS[KIND].local_model
 KEY_ENV: tuple[str, ...] = ()   # the key is the user's, read from the build's api_key_env
 
 

@@ -6,18 +6,21 @@ import os
 import sys
 from pathlib import Path
 
-from agent_host.config.builds import Build
+from agent_host.config.builds import SERVER_KINDS, Build
+from agent_host.config.machine import read_cpu_flags
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 from agent_host.serving.spec import (
-    HOST, LaunchSpec, on_cpu, resolve_chat_template, resolve_model, vllm_env_defaults, vllm_flavour,
+    key_env, HOST, LaunchSpec, on_cpu, resolve_chat_template, resolve_model, vllm_env_defaults, vllm_flavour,
 )
 from agent_host.serving.ready import Readiness
 
 KIND = "vllm"
-MANAGED = True
-LOCAL_MODEL = True
+MANAGED = SERVER_KINDS[KIND].managed
+LOCAL_MODEL = SERVER_KINDS[KIND].local_model
 KEY_ENV = ("VLLM_API_KEY",)   # vLLM's api_server reads it when --api-key is absent
+# Its sitecustomize asks Linux for AMX tile state in every server process (why: its docstring).
+AMX_BOOT = Path(__file__).resolve().parents[1] / "amx_boot"
 
 
 def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
@@ -48,12 +51,13 @@ def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
 
 
 def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec:
-    from agent_host.serving.kinds import key_env
-
     model = resolve_model(build)
     env_set = {**vllm_env_defaults()}
-    env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **key_env(KIND, api_key)}
+    env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **key_env(KEY_ENV, api_key)}
     env_set.update(build.env)
+    if on_cpu() and "amx_tile" in (read_cpu_flags() or ()):
+        env_set["PYTHONPATH"] = env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(AMX_BOOT), os.environ.get("PYTHONPATH")) if p)
     base = f"http://{HOST}:{port}"
     return LaunchSpec(
         argv=argv(build, model, port, seed), env=env, env_set=env_set,

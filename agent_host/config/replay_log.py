@@ -1,0 +1,72 @@
+"""A replay's answers on disk: `RUN/replay/<reference>/replay.jsonl`, one JSON line per
+replayed request and pass, written by runs/replay.py and read by report/replay.py.
+
+A line: `pass` (a candidate build id, or `@reference` for the reference scoring its own
+replies), `build`, `episode_id`, `index` (the request in requests.json), `step`, `attempt`,
+`role` (ROLES), `task`, `task_id`, `variant`, `seconds`; for a candidate `reply`, `name`,
+`match` (`same_action`, `same_tool`, `different`), `exact`; with log-probs `logprob` (of the
+reference's reply), `reply_tokens`, `score_seconds`; `error` when the request failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from agent_host.errors import UserError
+
+REPLAY_DIR = "replay"
+LINES = "replay.jsonl"
+SUMMARY = "replay.json"
+REFERENCE_PASS = "@reference"
+ROLES = ("navigation", "completion", "after_goal", "infeasible")
+MATCHES = ("same_action", "same_tool", "different")
+
+
+def replay_dir(run_dir: Path, reference: str) -> Path:
+    return Path(run_dir) / REPLAY_DIR / reference
+
+
+class ReplayLog:
+    """`replay.jsonl`: one answer a line, appended and fsynced; a torn last line is cut off."""
+
+    def __init__(self, directory: Path):
+        self.dir = Path(directory)
+        self.path = self.dir / LINES
+
+    def read(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        out = []
+        for n, line in enumerate(lines[:-1], 1):        # the part after the last newline is torn
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    raise UserError(f"{self.path}:{n}: not a JSON line") from None
+        return out
+
+    def open(self) -> None:
+        """Cut a torn last line (kill -9 mid-write) before appending again."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            data = self.path.read_bytes()
+            keep = data.rfind(b"\n") + 1
+            if keep != len(data):
+                with self.path.open("r+b") as f:
+                    f.truncate(keep)
+        else:
+            self.path.touch()
+
+    def append(self, line: dict[str, Any]) -> None:
+        data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)

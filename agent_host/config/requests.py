@@ -1,0 +1,92 @@
+"""What an episode sent its model, kept so that every request can be rebuilt byte for byte.
+
+The conversation is append-only, so request n's messages are a prefix of the final
+conversation: `requests.json` keeps the final messages once, the tools once, and per
+request the index its messages end at (`end`), the options sent with them (sampling, seed,
+tool choice) and the sha256 of the request body as the client sent it. The reply to request
+n is `messages[end]` (the assistant message appended after it).
+
+`request_body` is the one definition of a request body (the model client sends it, replay
+rebuilds it); `body_sha256` hashes it in one canonical JSON form (sorted keys, no spaces,
+UTF-8), the form a test compares with what a real server received.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agent_host.errors import UserError
+
+REQUESTS = "requests.json"
+VERSION = 1
+
+
+def request_body(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                 options: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body of one chat request (what the openai client posts, headers aside)."""
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if tools is not None:
+        body["tools"] = tools
+    body.update(options)
+    return body
+
+
+def body_sha256(body: dict[str, Any]) -> str:
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SentRequest(BaseModel):
+    """One request the model answered: step and attempt (0, or 1 after an invalid reply)."""
+    step: int
+    attempt: int = 0
+    end: int                                   # messages[:end] were sent; messages[end] is the reply
+    options: dict[str, Any] = Field(default_factory=dict)
+    sha256: str
+
+
+class RequestLog(BaseModel):
+    """An episode's `requests.json`."""
+    version: int = VERSION
+    model: str
+    headers: dict[str, str] = Field(default_factory=dict)   # e.g. the X-Agent-Host-Task header
+    tools: list[dict[str, Any]] | None = None
+    messages: list[dict[str, Any]]
+    requests: list[SentRequest] = Field(default_factory=list)
+
+    def body(self, i: int) -> dict[str, Any]:
+        r = self.requests[i]
+        return request_body(self.model, self.messages[: r.end], self.tools, r.options)
+
+    def reply(self, i: int) -> dict[str, Any]:
+        """The assistant message that answered request i."""
+        return self.messages[self.requests[i].end]
+
+    def mismatches(self) -> list[int]:
+        """Indices of requests whose rebuilt body does not hash to what was sent."""
+        return [i for i, r in enumerate(self.requests) if body_sha256(self.body(i)) != r.sha256]
+
+
+def load_request_log(episode_dir: Path) -> RequestLog:
+    """An episode's request log; UserError with a one-line reason when it has none or it is unreadable."""
+    path = Path(episode_dir) / REQUESTS
+    if not path.exists():
+        raise UserError(f"{path}: missing: this episode was recorded before agent-host kept its requests "
+                        "(requests.json); re-run it to replay it")
+    try:
+        log = RequestLog.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise UserError(f"{path}: {where}: {first['msg']}") from None
+    if log.version != VERSION:
+        raise UserError(f"{path}: version {log.version}, this agent-host reads version {VERSION}")
+    bad = log.mismatches()
+    if bad:
+        raise UserError(f"{path}: request {bad[0]} does not rebuild to the body that was sent (sha256 differs)")
+    return log

@@ -1,0 +1,146 @@
+"""What a replay found (config/replay_log.py's lines): per candidate, agreement with the
+reference on the reference's own steps, by role, with intervals over tasks (the task is the
+unit, as everywhere in a report: stats.rows_summary); completion agreement; the first
+divergence of each episode; the log-prob gap of the reference's reply; the largest gaps.
+
+The log-prob gap of a request is log p_candidate(reference reply) - log p_reference(reference
+reply), each scored by its own server (the candidate's pass and the `@reference` pass): 0 when
+the candidate is the reference served deterministically, negative when the candidate finds the
+reference's choice less likely. It moves before an action flips.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from agent_host.config.replay_log import MATCHES, REFERENCE_PASS, REPLAY_DIR, ROLES, SUMMARY, ReplayLog
+from agent_host.report.stats import rows_summary
+
+TOP_GAPS = 10
+
+
+def rate_text(rate: dict[str, Any] | None) -> str:
+    """`25% [1, 84] (1/4)`: mean over tasks, its 95% interval, pooled counts; `- (0/0)` when no step qualifies."""
+    if not rate or rate.get("mean") is None:
+        return f"- ({(rate or {}).get('k', 0)}/{(rate or {}).get('n', 0)})"
+    return (f"{100 * rate['mean']:.0f}% [{100 * rate['low']:.0f}, {100 * rate['high']:.0f}] "
+            f"({rate['k']}/{rate['n']})")
+
+
+def _rate(lines: Iterable[dict[str, Any]], hit) -> dict[str, Any]:
+    per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for line in lines:
+        row = per_task[line["task_id"]]
+        row[0] += bool(hit(line))
+        row[1] += 1
+    return rows_summary([tuple(per_task[t]) for t in sorted(per_task)])
+
+
+def _mean(xs: list[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
+def first_divergences(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per episode, the first replayed request whose action differs (None: it never does)."""
+    by_ep: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line in lines:
+        by_ep[line["episode_id"]].append(line)
+    out = []
+    for ep in sorted(by_ep):
+        rows = sorted(by_ep[ep], key=lambda x: x["index"])
+        first = next((x for x in rows if x["match"] != "same_action"), None)
+        out.append({"episode_id": ep, "task": rows[0]["task"], "requests": len(rows),
+                    "step": first["step"] if first else None, "index": first["index"] if first else None,
+                    "role": first["role"] if first else None, "match": first["match"] if first else None})
+    return out
+
+
+def summarise_candidate(lines: list[dict[str, Any]], ref_scores: dict[tuple[str, int], float]) -> dict[str, Any]:
+    ok = [x for x in lines if "error" not in x]
+    by_role = {role: [x for x in ok if x["role"] == role] for role in ROLES}
+    gaps = []
+    for x in ok:
+        ref = ref_scores.get((x["episode_id"], x["index"]))
+        if x.get("logprob") is not None and ref is not None:
+            gaps.append({**{k: x[k] for k in ("episode_id", "task", "index", "step", "role", "match")},
+                         "gap": x["logprob"] - ref, "logprob": x["logprob"], "reference_logprob": ref,
+                         "tokens": x.get("reply_tokens"), "name": x.get("name")})
+    seconds = sum(x.get("seconds", 0.0) + x.get("score_seconds", 0.0) for x in lines)
+    steps = len({(x["episode_id"], x["step"]) for x in ok})
+    return {
+        "requests": len(lines), "errors": len(lines) - len(ok),
+        "error_examples": sorted({x["error"] for x in lines if "error" in x})[:3],
+        "episodes": len({x["episode_id"] for x in ok}), "tasks": len({x["task_id"] for x in ok}),
+        "matches": {m: sum(x["match"] == m for x in ok) for m in MATCHES},
+        "exact": sum(bool(x.get("exact")) for x in ok),
+        "agreement": _rate(ok, lambda x: x["match"] == "same_action"),
+        "same_tool": _rate(ok, lambda x: x["match"] != "different"),
+        "by_role": {role: _rate(rows, lambda x: x["match"] == "same_action") for role, rows in by_role.items()},
+        # the seed finding's two sides: completion recognised where the reference recognised it,
+        # and claimed where the goal did not hold
+        "completion_agreement": _rate(by_role["completion"], lambda x: x.get("name") == "task_complete"),
+        "false_completion": _rate(by_role["navigation"], lambda x: x.get("name") == "task_complete"),
+        "first_divergence": first_divergences(ok),
+        "logprob_gap": {"all": _mean([g["gap"] for g in gaps]), "n": len(gaps),
+                        "max_abs": max((abs(g["gap"]) for g in gaps), default=None),
+                        "by_role": {role: _mean([g["gap"] for g in gaps if g["role"] == role]) for role in ROLES}},
+        "largest_gaps": sorted(gaps, key=lambda g: -abs(g["gap"]))[:TOP_GAPS],
+        "model_seconds": round(seconds, 3),
+        "steps_per_minute": round(steps / seconds * 60, 2) if seconds > 0 else None,
+    }
+
+
+def summarise(lines: list[dict[str, Any]], reference: str) -> dict[str, Any]:
+    """replay.json: per candidate (in the order they were replayed) its summary."""
+    ref_scores = {(x["episode_id"], x["index"]): x["logprob"] for x in lines
+                  if x["pass"] == REFERENCE_PASS and x.get("logprob") is not None}
+    passes = list(dict.fromkeys(x["pass"] for x in lines if x["pass"] != REFERENCE_PASS))
+    ref_lines = [x for x in lines if x["pass"] == REFERENCE_PASS]
+    return {"reference": reference,
+            "reference_scoring": {"requests": len(ref_lines), "scored": len(ref_scores),
+                                  "model_seconds": round(sum(x.get("seconds", 0.0) + x.get("score_seconds", 0.0)
+                                                             for x in ref_lines), 3)},
+            "candidates": {p: summarise_candidate([x for x in lines if x["pass"] == p], ref_scores)
+                           for p in passes}}
+
+
+def write_summary(replay_dir: Path) -> dict[str, Any]:
+    from agent_host.config.records import write_json_atomic
+
+    data = summarise(ReplayLog(replay_dir).read(), replay_dir.name)
+    write_json_atomic(replay_dir / SUMMARY, data)
+    return data
+
+
+def load_summaries(run_dir: Path) -> list[dict[str, Any]]:
+    """Every replay of a run (one per reference), as written to replay.json."""
+    root = Path(run_dir) / REPLAY_DIR
+    out = []
+    for path in sorted(root.glob(f"*/{SUMMARY}")) if root.is_dir() else []:
+        try:
+            out.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError):
+            continue
+    return out
+
+
+def viewer_lines(run_dir: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """For the trajectory viewer: per reference episode and step, each candidate's answer."""
+    root = Path(run_dir) / REPLAY_DIR
+    out: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for d in sorted(root.iterdir()) if root.is_dir() else []:
+        lines = ReplayLog(d).read()
+        ref = {(x["episode_id"], x["index"]): x.get("logprob") for x in lines if x["pass"] == REFERENCE_PASS}
+        for x in lines:
+            if x["pass"] == REFERENCE_PASS or "error" in x:
+                continue
+            r = ref.get((x["episode_id"], x["index"]))
+            gap = x["logprob"] - r if x.get("logprob") is not None and r is not None else None
+            out[x["episode_id"]][str(x["step"])].append(
+                {"build": x["pass"], "attempt": x["attempt"], "role": x["role"], "match": x["match"],
+                 "reply": json.dumps(x.get("reply"), ensure_ascii=False), "gap": gap})
+    return {k: dict(v) for k, v in out.items()}

@@ -1,0 +1,158 @@
+"""One process drives a phone at a time: an exclusive lock per phone, held for the life of a
+run, a resume, an episode, a `tasks check-solutions` or a demo.
+
+Two runs on one phone interleave their actions: each one's episodes land on the other's
+screens and are counted as model failures, silently. So the lock is taken before anything
+touches the phone or writes a run directory, and a second process is refused in one line
+naming the holder (or waits, `--wait-for-phone`).
+
+A phone is named by the adb server it is reached through and its serial (`HOST:PORT/SERIAL`,
+a plain serial being the local server's, ANDROID_ADB_SERVER_PORT or 5037). The lock is `flock`
+on one file per phone under the lock directory (AGENT_HOST_LOCK_DIR, default
+`/tmp/agent-host-<uid>/phones`); the kernel drops a flock when its holder exits in any way
+(kill -9 included), so a lock left by a dead process is stale and simply taken over. The file
+names its holder (pid, command, since) for the refusal message and for `agent-host devices`.
+Phones are locked in sorted order, so two processes waiting for overlapping sets cannot
+deadlock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent_host.errors import UserError
+
+LOCK_DIR_ENV = "AGENT_HOST_LOCK_DIR"
+POLL_S = 0.25
+
+
+class PhoneBusy(UserError):
+    """Another process holds the phone."""
+
+
+def lock_dir() -> Path:
+    raw = os.environ.get(LOCK_DIR_ENV, "").strip()
+    return Path(raw) if raw else Path("/tmp") / f"agent-host-{os.getuid()}" / "phones"
+
+
+def phone_key(spec: str) -> str:
+    """`HOST:PORT/SERIAL` for any serial: a plain serial is the local adb server's."""
+    if "/" in spec:
+        server, _, serial = spec.partition("/")
+        host, _, port = server.rpartition(":")
+        if host in ("localhost", "::1", "[::1]"):
+            host = "127.0.0.1"
+        return f"{host}:{port}/{serial}"
+    port = os.environ.get("ANDROID_ADB_SERVER_PORT", "").strip() or "5037"
+    return f"127.0.0.1:{port}/{spec}"
+
+
+def lock_path(spec: str) -> Path:
+    return lock_dir() / (re.sub(r"[^A-Za-z0-9._-]", "_", phone_key(spec)) + ".lock")
+
+
+def _read(fd: int) -> dict[str, Any]:
+    try:
+        raw = os.pread(fd, 4096, 0)
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def describe(info: dict[str, Any]) -> str:
+    if not info.get("pid"):
+        return "another process"
+    cmd = " ".join(str(c) for c in info.get("command") or [])[:120]
+    return (f"pid {info['pid']}" + (f" ({cmd})" if cmd else "")
+            + (f" since {info['since']}" if info.get("since") else ""))
+
+
+def holder(spec: str) -> dict[str, Any] | None:
+    """Who holds the phone's lock now (pid, command, since), None when it is free."""
+    try:
+        fd = os.open(lock_path(spec), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read(fd) or {"pid": None}
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+class PhoneLocks:
+    """`with PhoneLocks(serials, wait=None):` ...; raises PhoneBusy naming the holder.
+
+    `wait`: seconds to wait for a held phone (None or 0: refuse at once; inf: forever)."""
+
+    def __init__(self, serials: Sequence[str], *, wait: float | None = None):
+        self.serials = sorted(set(serials), key=phone_key)
+        self.wait = wait or 0.0
+        self._fds: list[int] = []
+
+    def _take(self, spec: str, deadline: float) -> int:
+        path = lock_path(spec)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise PhoneBusy(f"phone {spec}: cannot take its lock {path} ({exc.strerror or exc}); "
+                            f"set {LOCK_DIR_ENV} to a writable directory") from None
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise PhoneBusy(
+                            f"phone {spec}: in use by {describe(_read(fd))}; one process per phone at a "
+                            f"time (--wait-for-phone S waits for it)") from None
+                    time.sleep(POLL_S)
+            me = {"pid": os.getpid(), "command": sys.argv[:8],
+                  "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def acquire(self) -> "PhoneLocks":
+        deadline = time.monotonic() + self.wait
+        try:
+            for spec in self.serials:
+                self._fds.append(self._take(spec, deadline))
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    def release(self) -> None:
+        fds, self._fds = self._fds, []
+        for fd in fds:
+            try:
+                os.ftruncate(fd, 0)  # no holder named once it is free
+            except OSError:
+                pass
+            os.close(fd)  # drops the flock
+
+    def __enter__(self) -> "PhoneLocks":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
