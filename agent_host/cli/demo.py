@@ -15,6 +15,8 @@ DEMO_BUILDS = "embedded-bf16,embedded-w4a16"
 # Without fast bf16 the 16-bit reference would be an emulated bf16 (5.6x slower matmuls on an
 # AVX2 EPYC): the fp32 build is the reference there, as the 4-bit builds' activations are fp32.
 DEMO_BUILDS_NO_FAST_BF16 = "embedded-default,embedded-w4a16"
+# ...and where vLLM's library has no 4-bit kernel (AVX2): the same GPTQ weights dequantized
+DEMO_BUILDS_NO_4BIT_KERNEL = "embedded-default,embedded-w4a16-dequant"
 
 EPILOG = f"""\
 what it does:
@@ -76,7 +78,8 @@ def _prepare(builds, console) -> None:
 
     todo = [b.model for b in builds if b.model in models.KNOWN and not models.is_made(b.model)]
     for name in dict.fromkeys(todo):
-        first = "GPTQ through llmcompressor, ~3-5 min on 2 free cores" if name in models.QUANTIZED else "~1 min"
+        first = "GPTQ through llmcompressor, ~3-5 min on 2 free cores" if (
+            name in models.QUANTIZED or name in models.DEQUANTIZED) else "~1 min"
         with step_progress(f"making {name}", console, expect=f"first time only: {first}") as bar:
             models.ensure_model(name, progress=bar.update)
 
@@ -135,12 +138,18 @@ def _run(args: argparse.Namespace) -> int:
 def default_builds(facts=None) -> tuple[str, str | None]:
     """(the demo's builds, a note on the reference or None): the bf16 reference where this CPU
     has fast bf16, else the fp32 one."""
+    from agent_host.config.hosts import embedded_builds, hardware_problems, with_cpu_dtype
     from agent_host.config.machine import cpu_dtype, fast_bf16, read_facts
 
     facts = facts or read_facts()
     if fast_bf16(facts):
         return DEMO_BUILDS, None
-    return DEMO_BUILDS_NO_FAST_BF16, f"32-bit (embedded-default), {cpu_dtype(facts)[1]}"
+    note = f"32-bit (embedded-default), {cpu_dtype(facts)[1]}"
+    if hardware_problems(with_cpu_dtype(embedded_builds()["embedded-w4a16"], facts), facts=facts):
+        return DEMO_BUILDS_NO_4BIT_KERNEL, note + ("; vLLM has no 4-bit kernel on this CPU, so the 4-bit side "
+                                                   "is the GPTQ weights dequantized (their behaviour exactly, "
+                                                   "not a 4-bit speed)")
+    return DEMO_BUILDS_NO_FAST_BF16, note
 
 
 def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: str | None = None) -> int:

@@ -272,6 +272,19 @@ def _quantized_builder(name: str) -> Callable[..., dict]:
     return build
 
 
+# name -> the quantized model whose weights it holds dequantized (serving/dequant.py)
+DEQUANTIZED = {"smollm2-135m-w4a16-dequant": "smollm2-135m-w4a16",
+               "tiny-random-w4a16-dequant": "tiny-random-w4a16"}
+
+
+def _dequantized_builder(name: str) -> Callable[..., dict]:
+    def build(out: Path, progress=None) -> dict:
+        from agent_host.serving.dequant import dequantize
+
+        return dequantize(ensure_model(DEQUANTIZED[name], progress), out)
+    return build
+
+
 # ---------------------------------------------------------------------------- registry
 
 # name -> (version, builder). Bump the version when a builder's output changes; quantized
@@ -280,6 +293,7 @@ KNOWN: dict[str, tuple[str, Callable[..., dict]]] = {
     "smollm2-135m": (BASE_VERSIONS["smollm2-135m"], _build_smollm2),
     "tiny-random": (BASE_VERSIONS["tiny-random"], _build_tiny),
     **{name: (_quantized_key(name), _quantized_builder(name)) for name in QUANTIZED},
+    **{name: (_quantized_key(q) + "-d1", _dequantized_builder(name)) for name, q in DEQUANTIZED.items()},
 }
 
 

@@ -106,3 +106,17 @@ def test_refused_before_start(monkeypatch):
     for f in (lambda: plan(b, port=1, api_key="k", seed=0), lambda: preflight(b)):
         with pytest.raises(UserError, match="embedded-w4a16: .*_C_AVX2 library"):
             f()
+
+
+@needs_vllm
+def test_demo_pair_per_tier():
+    """bf16 reference and W4A16 where bf16 is native; fp32 reference elsewhere; on AVX2 (no
+    4-bit kernel) the same GPTQ weights dequantized, said so in the reference note."""
+    from agent_host.cli.demo import default_builds
+
+    assert default_builds(AMX) == ("embedded-bf16,embedded-w4a16", None)
+    ids, note = default_builds(AVX512)
+    assert ids == "embedded-default,embedded-w4a16" and note.startswith("32-bit (embedded-default), ")
+    ids, note = default_builds(AVX2)
+    assert ids == "embedded-default,embedded-w4a16-dequant"
+    assert "no fast bf16" in note and "dequantized" in note and "not a 4-bit speed" in note
