@@ -273,8 +273,13 @@ def test_issue24_json_into_a_closed_pipe_exits_quietly(tmp_path):
     """Before: `agent-host tasks list --json | head` ended in a BrokenPipeError traceback, exit 0."""
     import subprocess
     import sys
-    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "tasks", "list", "--json"], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # far more JSON than a pipe holds (64 KiB), so the writer is still writing when the reader leaves
+    text = (ROOT / "tasks" / "screen-timeout.yaml").read_text()
+    many = "".join(f'  - {{short: "{i}s", label: "{i} seconds", ms: "{i}000"}}\n' for i in range(1, 3001))
+    head, rest = text.split("params:\n", 1)
+    (tmp_path / "many.yaml").write_text(head + "params:\n" + many + rest[rest.index("setup:"):])
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "tasks", "list", "--json", str(tmp_path / "many.yaml")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.read(10)
     proc.stdout.close()  # the reader leaves, as `head -c 10` does
     err = proc.stderr.read().decode()

@@ -50,4 +50,4 @@ def test_run_plan_with_phones_says_what_they_cannot_serve(virtual_phone_factory,
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "skipped 3 task instance(s) of 1 task(s), no phone has sim_sms: sms-send-number" in text
-    assert text.index("skipped") < text.index("1 task (1 task instances)")
+    assert text.index("skipped") < text.index("1 task (1 base instance)")
