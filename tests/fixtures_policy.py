@@ -42,3 +42,23 @@ def virtual_profile() -> Any:
     from agent_host.config.phones import load_phone_profile
 
     return load_phone_profile("virtual")
+
+
+def write_suite_builds(tmp: Path, flaws: dict[str, float], what: str = "the run test") -> Path:
+    """A host profile of two scripted builds over the shipped suite's solutions: `oracle` plays
+    each solution, `flawed` plays them with `flaws` (docs/policies.md). Returns its path."""
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp / "oracle.yaml").write_text(f"suite: [{root / 'tasks'}]\n")
+    (tmp / "flawed.yaml").write_text(f"suite: [{root / 'tasks'}]\nflaws: {json.dumps(flaws)}\n")
+    hosts = tmp / "scripted.yaml"
+    hosts.write_text(f"""\
+id: scripted
+description: two scripted builds for {what}
+hardware_class: x86-avx2
+builds:
+  - {{id: oracle, weight_path: scripted, server: policy, script: {tmp / 'oracle.yaml'}}}
+  - {{id: flawed, weight_path: scripted, server: policy, script: {tmp / 'flawed.yaml'}}}
+""")
+    return hosts

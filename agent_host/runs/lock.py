@@ -42,6 +42,24 @@ def _holder_text(info: dict[str, Any]) -> str:
             + (f" ({cmd})" if cmd else "") + (f" since {info.get('since')}" if info.get("since") else ""))
 
 
+def read_holder(fd: int) -> dict[str, Any]:
+    """What `write_holder` wrote ({} while nothing, or nothing readable, is there)."""
+    try:
+        raw = os.pread(fd, 4096, 0)
+        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_holder(fd: int, **extra: Any) -> None:
+    """Name this process in an flock'ed lock file (what a refused process quotes)."""
+    me = {"pid": os.getpid(), **extra, "command": sys.argv[:8],
+          "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+
+
 def _pid_alive(pid: Any) -> bool:
     try:
         os.kill(int(pid), 0)
@@ -61,12 +79,7 @@ class RunLock:
         self._fd: int | None = None
 
     def _read(self, fd: int) -> dict[str, Any]:
-        try:
-            raw = os.pread(fd, 4096, 0)
-            data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_holder(fd)
 
     def _holder_once_written(self, fd: int) -> dict[str, Any]:
         """The holder's name; it writes it just after taking the flock, so a file still empty
@@ -119,10 +132,7 @@ class RunLock:
             if info and info.get("host") == socket.gethostname() and info.get("pid") != os.getpid() \
                     and _pid_alive(info.get("pid")) and not flocked:
                 raise RunLocked(f"{self.dir}: in use by {_holder_text(info)}")
-            me = {"pid": os.getpid(), "host": socket.gethostname(), "command": sys.argv[:8],
-                  "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+            write_holder(fd, host=socket.gethostname())
         except BaseException:
             os.close(fd)
             raise

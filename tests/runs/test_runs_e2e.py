@@ -10,7 +10,6 @@ statistics computed here by hand.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import statistics
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures_policy import write_suite_builds
 from scipy import stats
 
 from agent_host.policy.suite import flaw_for
@@ -55,18 +55,7 @@ def predicted() -> dict[str, str]:
 
 
 def write_builds(tmp: Path) -> Path:
-    (tmp / "oracle.yaml").write_text(f"suite: [{ROOT / 'tasks'}]\n")
-    (tmp / "flawed.yaml").write_text(f"suite: [{ROOT / 'tasks'}]\nflaws: {json.dumps(FLAWS)}\n")
-    hosts = tmp / "scripted.yaml"
-    hosts.write_text(f"""\
-id: scripted
-description: two scripted builds for the run test
-hardware_class: x86-avx2
-builds:
-  - {{id: oracle, weight_path: scripted, server: policy, script: {tmp / 'oracle.yaml'}}}
-  - {{id: flawed, weight_path: scripted, server: policy, script: {tmp / 'flawed.yaml'}}}
-""")
-    return hosts
+    return write_suite_builds(tmp, FLAWS, "the run test")
 
 
 def agent_host(*args: str, **kw) -> subprocess.Popen:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from fixtures_policy import write_suite_builds
 
 from agent_host.config.tasks import load_tasks
 from agent_host.policy.suite import flaw_for
@@ -34,18 +35,7 @@ SEED = 3
 
 
 def write_builds(tmp: Path) -> Path:
-    (tmp / "oracle.yaml").write_text(f"suite: [{ROOT / 'tasks'}]\n")
-    (tmp / "flawed.yaml").write_text(f"suite: [{ROOT / 'tasks'}]\nflaws: {json.dumps(FLAWS)}\n")
-    hosts = tmp / "scripted.yaml"
-    hosts.write_text(f"""\
-id: scripted
-description: two scripted builds for the sequential run test
-hardware_class: x86-avx2
-builds:
-  - {{id: oracle, weight_path: scripted, server: policy, script: {tmp / 'oracle.yaml'}}}
-  - {{id: flawed, weight_path: scripted, server: policy, script: {tmp / 'flawed.yaml'}}}
-""")
-    return hosts
+    return write_suite_builds(tmp, FLAWS, "the sequential run test")
 
 
 def agent_host(*args: str) -> subprocess.Popen:
