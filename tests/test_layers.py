@@ -205,3 +205,17 @@ def test_an_import_of_the_enclosing_package_is_an_edge(tmp_path):
     (pkg / "vllm.py").write_text("def plan():\n    from agent_host.serving.kinds import key_env\n")
     mods = {"agent_host.serving.kinds": pkg / "__init__.py", "agent_host.serving.kinds.vllm": pkg / "vllm.py"}
     assert circles(imports(mods)) == [["agent_host.serving.kinds", "agent_host.serving.kinds.vllm"]]
+
+
+def test_the_module_map_lists_every_module():
+    """Issue 22: docs/architecture.md's module map names every module, so a newcomer finds each
+    one's job there; a module added without its row fails here."""
+    text = DOC.read_text(encoding="utf-8")
+    section = text[text.index("## Module map"):text.index("\n## ", text.index("## Module map") + 3)]
+    named = set(re.findall(r"`([a-z_]+(?:/[a-z_]+)*\.py)`", section))
+    mods = {p.relative_to(PKG).as_posix() for p in PKG.rglob("*.py")
+            if p.name != "__init__.py" and p.parent.name != "amx_boot"}
+    assert sorted(mods - named) == [], "add a row to the module map in docs/architecture.md"
+    gone = [n for n in named - mods if not n.startswith(("bench/", "tests/", "scripts/")) and not (ROOT / n).exists()]
+    assert sorted(gone) == [], \
+        "the module map names modules that do not exist"
