@@ -21,16 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from agent_host.config.strict import Closed
 from agent_host.errors import ConfigError
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Sampling(Strict):
+class Sampling(Closed):
     temperature: float = Field(0.0, ge=0, le=2)
     top_p: float = Field(1.0, gt=0, le=1)
     max_tokens: int = Field(256, ge=1, le=32768)
@@ -61,7 +58,7 @@ Role = Literal["candidate", "reference", "bar", "default", "example"]
 Priority = Literal["speed", "fidelity"]
 
 
-class Checkpoint(Strict):
+class Checkpoint(Closed):
     """How the weights on disk were made (facts that decide which kernels can run them)."""
     format: str = Field(description="safetensors, gptq, gguf, exported-graph, ...")
     bits: int | None = Field(None, ge=1, le=32, description="weight bits of the quantized layers")
@@ -71,7 +68,7 @@ class Checkpoint(Strict):
     calibration: str | None = Field(None, description="e.g. w8a16 for an exported NPU graph")
 
 
-class Measured(Strict):
+class Measured(Closed):
     """A speed measured on real hardware (the numbers of the weight-path study)."""
     decode_tok_s: float | None = Field(None, gt=0, description="single-stream decode tokens/s")
     machine: str | None = None
@@ -89,7 +86,7 @@ class Measured(Strict):
         return ""
 
 
-class Build(Strict):
+class Build(Closed):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     weight_path: str = Field(description="e.g. bf16, w4a8-amx, w4a16-tinygemm, w4a16-wna16, q4_k_m")
     server: ServerKind
@@ -167,12 +164,12 @@ class Build(Strict):
         return out
 
 
-class Recommendation(Strict):
+class Recommendation(Closed):
     build: str
     why: str
 
 
-class HostProfile(Strict):
+class HostProfile(Closed):
     id: str
     description: str
     hardware_class: str

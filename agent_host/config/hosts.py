@@ -16,7 +16,8 @@ from pathlib import Path
 from pydantic import Field
 
 from agent_host.config import machine
-from agent_host.config.builds import Build, HostProfile, Strict, config_dir
+from agent_host.config.builds import Build, HostProfile, config_dir
+from agent_host.config.strict import Closed
 from agent_host.config.loading import format_loc, line_of, load_model, load_yaml
 from agent_host.errors import ConfigError, UserError
 
@@ -41,7 +42,7 @@ def host_profile_paths() -> dict[str, Path]:
     return out
 
 
-class EmbeddedBuilds(Strict):
+class EmbeddedBuilds(Closed):
     builds: list[Build] = Field(min_length=1)
 
 

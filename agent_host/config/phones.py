@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from agent_host.config.loading import load_model
+from agent_host.config.strict import Closed
 from agent_host.errors import ConfigError, UserError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -35,21 +36,17 @@ DEFAULT_APPS: dict[str, str] = {
 }
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Screen(Strict):
+class ScreenSize(Closed):
     width: int = Field(gt=0, description="pixels, portrait")
     height: int = Field(gt=0, description="pixels, portrait")
     density: int = Field(420, gt=0, description="dpi (`wm density`)")
 
 
-class PhoneProfile(Strict):
+class PhoneProfile(Closed):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str
     android_version: int = Field(ge=8, le=20)
-    screen: Screen
+    screen: ScreenSize
     apps: dict[str, str] = Field(
         default_factory=dict, validate_default=True,
         description="app alias -> package where this phone differs from the Pixel's (DEFAULT_APPS); "

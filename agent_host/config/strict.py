@@ -11,7 +11,14 @@ from pydantic_core import PydanticCustomError
 
 
 class Strict(BaseModel):
+    """Task-file models: unknown keys refused, values frozen once loaded."""
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class Closed(BaseModel):
+    """Profile and build models: unknown keys refused; left mutable, since a build is copied
+    and adjusted for the machine (its dtype) before it is served."""
+    model_config = ConfigDict(extra="forbid")
 
 
 class Text(Strict):

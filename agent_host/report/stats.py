@@ -128,11 +128,12 @@ def select_latest(records: Iterable[EpisodeRecord]) -> Selection:
 
 # --------------------------------------------------------------------------- intervals
 
-def wilson(k: int, n: int, confidence: float = 1 - ALPHA) -> tuple[float, float] | None:
+def wilson_limits(k: int, n: int, confidence: float = 1 - ALPHA) -> tuple[float, float] | None:
+    """intervals.wilson for one count (None when there is nothing to count)."""
     if n <= 0:
         return None
-    ci = sst.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    lo, hi = intervals.wilson(k, n, 1 - confidence)
+    return float(lo), float(hi)
 
 
 def t_interval(values: Sequence[float], confidence: float = 1 - ALPHA,
@@ -264,7 +265,7 @@ def rows_summary(rows: Sequence[tuple[int, int]], instances: int | None = None) 
         mean, lo, hi = intervals.korn_graubard(rates, counts)
         out.update(mean=float(mean), low=float(lo), high=float(hi), method=intervals.METHOD)
     elif rows:
-        w = wilson(k, n)
+        w = wilson_limits(k, n)
         out.update(mean=k / n, low=w[0], high=w[1], method="wilson (one task)")
     else:
         out["method"] = "undefined (no task qualifies)"
@@ -337,7 +338,7 @@ def exhausted_summary(recs: Sequence[EpisodeRecord]) -> dict[str, Any]:
 
 
 def unit_row(c: UnitCounts) -> dict[str, Any]:
-    w = wilson(c.successes, c.n)
+    w = wilson_limits(c.successes, c.n)
     return {"task": c.task, "variant": c.variant, "infeasible": c.infeasible, "k": c.successes,
             "n": c.n, "rate": c.rate, "low": w[0] if w else None, "high": w[1] if w else None,
             "errors": c.errors}

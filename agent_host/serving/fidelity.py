@@ -32,7 +32,8 @@ from typing import Any
 import httpx
 from pydantic import Field
 
-from agent_host.config.builds import Build, Strict
+from agent_host.config.builds import Build
+from agent_host.config.strict import Closed
 from agent_host.config.loading import load_model
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
@@ -44,14 +45,14 @@ UNIT_WORDS = "whitespace words"
 
 # ------------------------------------------------------------------------------ prompts
 
-class Prompt(Strict):
+class Prompt(Closed):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     goal: str
     screen: str
     history: list[str] = Field(default_factory=list)
 
 
-class PromptSet(Strict):
+class PromptSet(Closed):
     system: str
     prompts: list[Prompt] = Field(min_length=1)
 

@@ -49,10 +49,10 @@ def by_build(results):
 
 def test_wilson_matches_closed_formula():
     for k, n in [(0, 3), (1, 3), (2, 3), (3, 3), (0, 2), (7, 20)]:
-        lo, hi = stats.wilson(k, n)
+        lo, hi = stats.wilson_limits(k, n)
         elo, ehi = wilson_by_hand(k, n)
         assert lo == pytest.approx(elo, abs=1e-9) and hi == pytest.approx(ehi, abs=1e-9), (k, n)
-    assert stats.wilson(0, 0) is None
+    assert stats.wilson_limits(0, 0) is None
 
 
 def test_per_task_counts_and_wilson(results):
