@@ -39,7 +39,7 @@ U2_JAR = "/data/local/tmp/u2.jar"
 WorldFactory = Callable[..., Any]
 
 
-class PhoneError(RuntimeError):
+class VirtualPhoneError(RuntimeError):
     pass
 
 
@@ -59,7 +59,7 @@ def _free_port() -> int:
             port = s.getsockname()[1]
         if port not in _EMULATOR_PORTS:
             return port
-    raise PhoneError("no free port outside the adb emulator range")
+    raise VirtualPhoneError("no free port outside the adb emulator range")
 
 
 class VirtualPhone:
@@ -141,7 +141,7 @@ class VirtualPhone:
     @property
     def serial(self) -> str:
         if not self.port:
-            raise PhoneError("phone not started")
+            raise VirtualPhoneError("phone not started")
         return f"{HOST}:{self.port}"
 
     @property
@@ -152,7 +152,7 @@ class VirtualPhone:
         if self._loop is not None:
             return self
         if self._stopped:
-            raise PhoneError("a stopped VirtualPhone cannot start again; make a new one")
+            raise VirtualPhoneError("a stopped VirtualPhone cannot start again; make a new one")
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="vphone-loop",
                                         daemon=True)
@@ -188,7 +188,7 @@ class VirtualPhone:
             except adbutils.AdbError as exc:
                 state = str(exc)
             time.sleep(0.1)
-        raise PhoneError(f"{self.serial} did not come online in the adb server on port "
+        raise VirtualPhoneError(f"{self.serial} did not come online in the adb server on port "
                          f"{self.adb_port} (last state: {state})")
 
     def adb_state(self, client: Any = None) -> str:

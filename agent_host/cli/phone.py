@@ -116,7 +116,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _start(args: argparse.Namespace) -> int:
     from virtual_phone.adb_server import AdbServerError
     from virtual_phone.faults import parse_spec
-    from virtual_phone.phone import PhoneError, VirtualPhone
+    from virtual_phone.phone import VirtualPhone, VirtualPhoneError
 
     from virtual_phone.latency import make as make_latency
 
@@ -145,7 +145,7 @@ def _start(args: argparse.Namespace) -> int:
             phone.start()
         except OSError as exc:
             raise UserError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-        except (PhoneError, AdbServerError) as exc:
+        except (VirtualPhoneError, AdbServerError) as exc:
             raise UserError(str(exc)) from None
         print(f"serial: {phone.serial}", flush=True)
         print(f"adb server: 127.0.0.1:{phone.adb_port}", flush=True)
