@@ -23,7 +23,7 @@ from agent_host.config.tasks import load_tasks
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-TASKS = ["wifi-on", "dnd-on", "fm-radio-on", "alarm-set", "voicemail-transcript"]
+TASKS = ["wifi-on", "dnd-on", "fm-radio-on", "alarm-set", "sms-unsend"]
 
 
 def test_trivial_builds_score_what_the_report_computes_from_the_tasks(tmp_path, virtual_phone_factory):
