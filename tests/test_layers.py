@@ -219,3 +219,13 @@ def test_the_module_map_lists_every_module():
     gone = [n for n in named - mods if not n.startswith(("bench/", "tests/", "scripts/")) and not (ROOT / n).exists()]
     assert sorted(gone) == [], \
         "the module map names modules that do not exist"
+
+
+def test_the_report_reads_run_directories_only():
+    """docs/architecture.md: the report reads run directories only, through config: it may
+    import config, errors and text, nothing that drives a phone, a model or a judge
+    (report/trivial.py once imported judge.outcome; the outcome rule now lives in config)."""
+    allowed = {"report", "config", "errors", "text"}
+    bad = [f"{src}:{line} imports {dst}" for src, dst, line, _ in imports(modules())
+           if unit(src) == "report" and unit(dst) not in allowed]
+    assert bad == [], "\n".join(bad)

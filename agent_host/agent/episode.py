@@ -30,7 +30,7 @@ from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, Serv
                                    cached_share, render_key, tally_record)
 from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
 from agent_host.judge.checks import Judge
-from agent_host.judge.outcome import label
+from agent_host.config.outcome import label
 from agent_host import watchdog
 from agent_host.config.requirements import UnboundPhoneFact
 from agent_host.phone.device import (PhoneError, PhoneUnresponsive, RoundTripTally, counting_into, png_bytes,

@@ -4,8 +4,8 @@
 task_infeasible. Neither does anything, so no figure a build earns should be within reach of
 theirs; what they score depends only on the tasks (which are infeasible, which have verify
 variants), so it is computed from the run's task instances, not run. Each instance's episode is
-labelled by the judge's own rule (judge/outcome.py: the goal is as setup left it, true on a
-verify variant) and the rates come from stats.build_summary, the code every build's rates come
+labelled by the one outcome rule (config/outcome.py, the rule the agent labels its own episodes
+with; the goal is as setup left it, true on a verify variant) and the rates come from stats.build_summary, the code every build's rates come
 from, so the two cannot drift apart.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from agent_host.config.records import EpisodeRecord
-from agent_host.judge.outcome import label
+from agent_host.config.outcome import label
 from agent_host.report import stats
 
 POLICIES = {"complete_at_once": "complete at once", "infeasible_at_once": "infeasible at once"}

@@ -10,7 +10,7 @@ import pytest
 from agent_host.agent.episode import run_episode
 from agent_host.config.records import StepRecord
 from agent_host.config.tasks import load_tasks
-from agent_host.judge.outcome import label
+from agent_host.config.outcome import label
 from agent_host.phone.device import Phone
 
 # Wi-Fi on at step 4, off again at 5, on at 6; back at 7 keeps it on; complete at 8.

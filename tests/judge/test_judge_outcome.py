@@ -1,4 +1,4 @@
-"""Outcome labels exactly as docs/concepts.md defines them (agent_host.judge.outcome)."""
+"""Outcome labels exactly as docs/concepts.md defines them (agent_host.config.outcome)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from agent_host.config.records import OUTCOMES
-from agent_host.judge.outcome import label
+from agent_host.config.outcome import label
 
 T, F = True, False
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from agent_host.config.records import EpisodeRecord
-from agent_host.judge.outcome import label
+from agent_host.config.outcome import label
 from agent_host.report.load import Run
 from agent_host.report.results import analyse
 from agent_host.report.trivial import trivial_baselines

@@ -8,7 +8,7 @@ import pytest
 
 from agent_host.config.tasks import load_tasks
 from agent_host.judge.checks import Judge
-from agent_host.judge.outcome import label
+from agent_host.config.outcome import label
 from agent_host.phone.device import Phone
 from agent_host.phone.requirements import bind_task
 from agent_host.phone.steps import run_steps
