@@ -55,21 +55,34 @@ def _env() -> dict[str, str]:
     return env
 
 
+def listener(port: int, timeout: float = 3.0) -> str:
+    """Who holds 127.0.0.1:port: "adb" (answers `host:version`), "none" (nothing listens), or
+    "other" (something that is not an adb server: it answered otherwise, closed, or kept silent).
+    Telling "other" apart matters: `adb start-server` on a held port waits out its whole timeout."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b"000chost:version")
+            return "adb" if s.recv(4) == b"OKAY" else "other"
+    except ConnectionRefusedError:
+        return "none"
+    except OSError:
+        return "other"
+
+
 def is_running(port: int) -> bool:
     """True if an adb server answers `host:version` on 127.0.0.1:port."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0) as s:
-            s.sendall(b"000chost:version")
-            return s.recv(4) == b"OKAY"
-    except OSError:
-        return False
+    return listener(port, timeout=1.0) == "adb"
 
 
 def ensure_server(port: int | None = None, timeout: float = 20.0) -> int:
     """Start an adb server on `port` unless one runs there; returns the port."""
     port = server_port() if port is None else port
-    if is_running(port):
+    held = listener(port)
+    if held == "adb":
         return port
+    if held == "other":
+        raise AdbServerError(f"port {port} is held by a program that is not an adb server "
+                             f"(set ANDROID_ADB_SERVER_PORT to another port)")
     # The daemon inherits our file descriptors; holding a caller's output pipe open would make
     # CI wait for it until its time limit, so it gets none of them.
     subprocess.run(

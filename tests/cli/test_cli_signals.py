@@ -95,3 +95,41 @@ def test_main_returns_after_an_abandoned_call_and_only_the_entry_point_leaves_at
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert "main returned ok" in out.stdout, out.stderr[-2000:]
     assert out.returncode == 0 and "atexit ran" not in out.stdout
+
+
+@pytest.mark.parametrize("answer", [b"HTTP/1.1 400 Bad Request\r\n\r\n", b""])
+def test_devices_against_a_listener_that_is_not_adb_fails_at_once(answer):
+    """Before: `adb start-server` waited on the held port and `devices` failed after ~21 s.
+    Now the port's listener is asked first and the error is one line, in seconds."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+
+    def serve():
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            conn.recv(64)
+            if answer:
+                conn.sendall(answer)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    env = {**os.environ, "ANDROID_ADB_SERVER_PORT": str(port)}
+    t0 = time.monotonic()
+    try:
+        out = subprocess.run([sys.executable, "-m", "agent_host", "devices"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        srv.close()
+    assert time.monotonic() - t0 < 15
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        f"error: adb server: port {port} is held by a program that is not an adb server "
+        f"(set ANDROID_ADB_SERVER_PORT to another port)"]
