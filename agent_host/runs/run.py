@@ -154,11 +154,12 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
                                   extra={"phone_profile": profile.id, "max_attempts": max_attempts,
                                          "episodes_planned": len(planned), **(limits or {}),
                                          **sched.manifest(), **(extra_manifest or {})})
+        existed = run_dir.exists()
         try:
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UserError(f"--out {run_dir}: cannot create it ({exc.strerror or exc})") from None
-        with RunLock(run_dir):
+        with RunLock(run_dir), store.discarded_if_nothing_ran(existed):
             try:
                 store.create(manifest)
             except FileExistsError as exc:

@@ -7,6 +7,7 @@ most a partial last line, which the next open cuts off before appending again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import threading
 from pathlib import Path
 
 from agent_host.config.records import EpisodeRecord, read_episode_log, write_json_atomic
+from agent_host.errors import UserError
 
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
@@ -31,6 +33,7 @@ class RunStore:
         self.servers_dir = self.dir / "servers"
         self.log_path = self.dir / EPISODES
         self._lock = threading.Lock()
+        self._created = False
 
     # -- creation and reopening -------------------------------------------------
     def create(self, manifest: dict) -> None:
@@ -41,6 +44,32 @@ class RunStore:
         self.servers_dir.mkdir(exist_ok=True)
         write_json_atomic(self.dir / MANIFEST, manifest)
         self.log_path.touch()
+        self._created = True
+
+    @contextlib.contextmanager
+    def discarded_if_nothing_ran(self, existed: bool):
+        """A fresh run that fails before recording its first episode (its server never got
+        ready, an unreachable endpoint) leaves no run directory: an empty one would look like
+        a run to resume and to report. It stays when a server log in it says why."""
+        try:
+            yield
+        except UserError as exc:
+            if not self._created or self.log_path.stat().st_size:
+                raise
+            if any(f.is_file() and f.stat().st_size for f in self.servers_dir.iterdir()):
+                raise UserError(f"{exc}\n(nothing ran; {self.dir} is kept for its server log: "
+                                f"resume with --resume {self.dir}, or delete it)") from None
+            self._remove_created(existed)
+            raise UserError(f"{exc} (nothing ran; no run directory kept)") from None
+
+    def _remove_created(self, existed: bool) -> None:
+        if not existed:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            return
+        for name in (MANIFEST, EPISODES):   # a directory the user made stays, emptied of ours
+            (self.dir / name).unlink(missing_ok=True)
+        for d in (self.episodes_dir, self.servers_dir):
+            shutil.rmtree(d, ignore_errors=True)
 
     def open_existing(self) -> dict:
         data = self.read_manifest()

@@ -109,3 +109,36 @@ def test_tool_arguments_nested_10000_deep_are_the_models_malformed_call():
 
     with pytest.raises(ToolError, match="nested too deeply"):
         parse_arguments('{"a": ' + "[" * 10_000 + "]" * 10_000 + "}")
+
+
+@pytest.mark.parametrize("given", ["new-out", "empty-out"])
+def test_a_run_whose_server_never_gets_ready_leaves_nothing_behind(tmp_path, virtual_phone, given):
+    """Before: the one-line error, and a run directory holding a manifest and an empty log that
+    `report` and `--resume` took for a run. Now nothing is left (a directory the user made stays,
+    empty)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server = FakeServer(answer({}), warmup=answer(b"<html>"))
+    run = tmp_path / "run"
+    if given == "empty-out":
+        run.mkdir()
+    hosts = tmp_path / "h.yaml"
+    hosts.write_text("id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
+                     f"  - {{id: w, weight_path: remote, server: openai, base_url: {server.url}, model: m,"
+                     f" startup_timeout_s: 5}}\n")
+    try:
+        out = subprocess.run([sys.executable, "-m", "agent_host", "run", "--builds", "w", "--host-profile",
+                              str(hosts), "--tasks", "wifi-on", "--variants", "base", "--phones",
+                              virtual_phone.serial, "--out", str(run), "--quiet", "--no-report"],
+                             cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True, timeout=120)
+    finally:
+        server.close()
+    assert out.returncode != 0
+    assert "nothing ran; no run directory kept" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+    if given == "empty-out":
+        assert run.is_dir() and not any(run.iterdir()), list(run.iterdir())
+    else:
+        assert not run.exists()
