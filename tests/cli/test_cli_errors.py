@@ -115,7 +115,8 @@ def test_report_episode_log_that_is_a_directory(tmp_path):
 
 @pytest.mark.parametrize("flag, value", [("--phones", "0"), ("--max-steps", "0"), ("--variants", "foo"),
                                          ("--startup-timeout", "0"), ("--phones", "100000"),
-                                         ("--repeats", "1000000000000"), ("--max-steps", "1000000")])
+                                         ("--repeats", "1000000000000"), ("--max-steps", "1000000"),
+                                         ("--fidelity-max-tokens", "0")])
 def test_demo_bad_options_start_nothing(tmp_path, flag, value):
     out = agent_host("demo", "--out", str(tmp_path / "run"), flag, value, cwd=tmp_path)
     line = assert_user_error(out, flag)

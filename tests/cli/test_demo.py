@@ -64,7 +64,7 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
         pytest.skip(f"refused as it should be: vLLM's {lib} library ({tier_description(lib)}) "
                     "has no 4-bit kernel, so no 4-bit build serves on this tier")
     rc = main(["demo", "--builds", "tiny-random,tiny-random-w4a16", "--tasks", "wifi-on", "--repeats", "2",
-               "--max-steps", "2", "--fidelity-max-tokens", "8", "--out", str(out), "--startup-timeout", "600"])
+               "--max-steps", "2", "--fidelity", "--fidelity-max-tokens", "8", "--out", str(out), "--startup-timeout", "600"])
     assert rc == 0
     text = capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())
@@ -112,7 +112,7 @@ def test_a_demo_whose_second_build_fails_writes_the_report_failure_first(tmp_pat
                     "script": str(script), "args": ["--no-such-flag"]}]}))
     out = tmp_path / "run"
     rc = main(["demo", "--builds", "demofail/pol-ref,demofail/pol-broken", "--tasks", "wifi-on",
-               "--variants", "base", "--repeats", "1", "--max-steps", "2", "--fidelity-max-tokens", "4",
+               "--variants", "base", "--repeats", "1", "--max-steps", "2", "--fidelity", "--fidelity-max-tokens", "4",
                "--out", str(out), "--startup-timeout", "60"])
     assert rc == 1
     results = json.loads((out / "results.json").read_text())
