@@ -158,13 +158,11 @@ def default_builds(facts=None) -> tuple[str, str | None]:
 
 
 def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: str | None = None) -> int:
-    from rich.console import Console
-
     from agent_host.cli.fidelity import agent_tools
-    from agent_host.config.phones import load_phone_profile
-    from agent_host.runs.progress import RunProgress
-    from agent_host.runs.run import start_run
+    from agent_host.cli.steps import run_progress, status_progress
     from agent_host.cli.summary import print_summary, write_report
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.runs.run import start_run
     from agent_host.serving.fidelity import run_fidelity
     from virtual_phone import adb_server
     from virtual_phone.phone import VirtualPhone
@@ -179,7 +177,7 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: 
     if len(builds) > 1 and args.fidelity:
         err.print(f"fidelity: {', '.join(b.id for b in builds[1:])} against {reference.id} "
                   "(12 agent prompts, one server at a time)")
-        with err.status("fidelity") as status:
+        with status_progress("fidelity", err) as status:
             fid = run_fidelity(builds[1:], reference, max_tokens=args.fidelity_max_tokens,
                                tools=agent_tools(), tool_choice="required",
                                log_dir=tmp / "servers",
@@ -205,7 +203,7 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: 
                       f"[bold]episodes:[/] {len(tasks) * args.repeats * len(builds)}")
         result = None
         try:
-            with RunProgress(Console(stderr=True)) as live:
+            with run_progress(err) as live:
                 result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
                                    phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
                                    out=out, startup_timeout=args.startup_timeout, hook=live.hook,
@@ -250,12 +248,13 @@ def _record_failures(out: Path, failures: list[str]) -> None:
 def _replay(run_dir: Path, reference, candidates, args, err) -> None:
     """Every step of the reference's episodes sent again to the other builds (agent-host replay):
     its completion agreement goes into the report's first lines, beside the episode comparison."""
+    from agent_host.cli.steps import status_progress
     from agent_host.report.replay import write_summary
     from agent_host.runs.replay import replay_run
 
     err.print(f"replay: {reference.id}'s steps on {', '.join(b.id for b in candidates)} (one server at a time)")
     try:
-        with err.status("replay") as status:
+        with status_progress("replay", err) as status:
             out = replay_run(run_dir, reference, candidates, startup_timeout=args.startup_timeout,
                              hook=status.update)
     except UserError as exc:      # e.g. every reference episode failed: the episodes still report

@@ -81,9 +81,11 @@ def _run(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
+    from agent_host.cli.steps import status_progress
+
     tools, choice = (agent_tools(), "required") if args.tools == "agent" else (None, None)
     err = Console(stderr=True, highlight=False)
-    with err.status("fidelity") as status:
+    with status_progress("fidelity", err) as status:
         report = run_fidelity(builds, reference, prompts=prompts, max_tokens=args.max_tokens,
                               tools=tools, tool_choice=choice,
                               seed=args.seed, log_dir=out / "servers", startup_timeout=args.startup_timeout,

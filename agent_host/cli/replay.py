@@ -67,6 +67,7 @@ def resolve_builds(manifest: dict, ids: list[str], host_profile: str | None) -> 
 def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from agent_host.cli.steps import status_progress
     from agent_host.report.replay import write_summary
     from agent_host.runs.replay import replay_run
     from agent_host.runs.store import RunStore
@@ -89,7 +90,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UserError(f"build {b.id} is listed but not runnable: {' '.join(b.notes.split())}")
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()] if args.tasks else None
     err = Console(stderr=True, highlight=False)
-    with err.status("replay") as status:
+    with status_progress("replay", err) as status:
         out = replay_run(args.run_dir, reference, candidates, tasks=tasks, logprobs=not args.no_logprobs,
                          startup_timeout=args.startup_timeout, hook=status.update)
     data = write_summary(out)

@@ -238,11 +238,11 @@ def _run(args: argparse.Namespace) -> int:
 def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop: threading.Event):
     from rich.console import Console
 
-    from agent_host.runs.progress import RunProgress
+    from agent_host.cli.steps import run_progress
     from agent_host.runs.run import resume_run, start_run
 
     console = Console(stderr=True)
-    with RunProgress(console, enabled=not args.quiet) as live:
+    with run_progress(console, enabled=not args.quiet) as live:
         if args.resume:
             return resume_run(args.resume, phones=_csv(args.phones) or None,
                               max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,

@@ -9,7 +9,8 @@ import time
 from collections.abc import Callable
 
 HEARTBEAT_S = 30.0
-MIN_GAP_S = 5.0
+MIN_GAP_S = 5.0      # between lines of the same phase
+CHANGE_GAP_S = 2.0   # between lines of a changed phase: a replay changes it every request
 
 
 def _mmss(s: float) -> str:
@@ -22,9 +23,9 @@ class PlainProgress:
 
     def __init__(self, label: str, write: Callable[[str], None], *, expect: str = "",
                  clock: Callable[[], float] = time.monotonic, heartbeat_s: float = HEARTBEAT_S,
-                 min_gap_s: float = MIN_GAP_S) -> None:
+                 min_gap_s: float = MIN_GAP_S, change_gap_s: float = CHANGE_GAP_S) -> None:
         self.label, self.write, self.clock = label, write, clock
-        self.heartbeat_s, self.min_gap_s = heartbeat_s, min_gap_s
+        self.heartbeat_s, self.min_gap_s, self.change_gap_s = heartbeat_s, min_gap_s, change_gap_s
         self.t0 = clock()
         self.last_line = -1e18
         self.state: tuple[int, int | None, str] = (0, None, "starting")
@@ -62,7 +63,10 @@ class PlainProgress:
                 # the rate counts from the event before the first unit: loading is not a unit
                 self.first = (self._last_event, prev[0])
             self._last_event = now
-            if what != prev[2] or now - self.last_line >= self.min_gap_s or (total and done >= total):
+            since = now - self.last_line
+            first = prev == (0, None, "starting")   # the first event after "started"
+            if first or (what != prev[2] and since >= self.change_gap_s) or since >= self.min_gap_s \
+                    or (total and done >= total and prev[0] < total):
                 self._say(self.line())
 
     def _say(self, text: str) -> None:
@@ -120,5 +124,59 @@ def step_progress(label: str, console, *, expect: str = ""):
         if expect:
             console.print(f"{label} ({expect})")
         return _Bar(label, console)
-    return PlainProgress(label, lambda text: console.print(text, soft_wrap=True, highlight=False),
-                         expect=expect)
+    return PlainProgress(label, _writer(console), expect=expect)
+
+
+class _PlainStatus(PlainProgress):
+    """rich's `console.status` where output is not a terminal: `.update(text)` as lines."""
+
+    def update(self, text: str) -> None:  # type: ignore[override]
+        prefix = f"{self.label}: "
+        super().update(0, None, text[len(prefix):] if text.startswith(prefix) else text)
+
+
+def _writer(console) -> Callable[[str], None]:
+    return lambda text: console.print(text, soft_wrap=True, highlight=False)
+
+
+def status_progress(label: str, console):
+    """A context manager with `.update(text)`: rich's spinner on a terminal, else plain lines."""
+    if console.is_terminal:
+        return console.status(label)
+    return _PlainStatus(label, _writer(console))
+
+
+class PlainRunProgress:
+    """The run's live view (runs/progress.RunProgress) as plain lines, for logs and CI."""
+
+    def __init__(self, console, label: str = "episodes") -> None:
+        self.console, self.label = console, label
+        self.builds: dict[str, object] = {}
+        self.lines: PlainProgress | None = None
+
+    def __enter__(self) -> PlainRunProgress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.lines is not None:
+            self.lines.__exit__(*exc)
+
+    def hook(self, p, rec) -> None:
+        from agent_host.runs.progress import tallies
+
+        if self.lines is None:   # first report: a run refused while being checked prints only its error
+            self.lines = PlainProgress(self.label, _writer(self.console)).__enter__()
+        self.builds[p.build] = p
+        done = sum(b.done for b in self.builds.values())
+        total = sum(b.total for b in self.builds.values())
+        what = "; ".join(f"{b.build} {b.done}/{b.total} {tallies(b)}" for b in self.builds.values())
+        self.lines.update(done, total, what)
+
+
+def run_progress(console, enabled: bool = True):
+    """The run's progress: rich's bars on a terminal, plain lines elsewhere, nothing if not enabled."""
+    from agent_host.runs.progress import RunProgress
+
+    if enabled and not console.is_terminal:
+        return PlainRunProgress(console)
+    return RunProgress(console, enabled=enabled)

@@ -47,3 +47,48 @@ def test_exit_says_done_or_failed():
     except RuntimeError:
         pass
     assert lines[-1] == "q: failed in 0 s"
+
+
+def test_a_status_is_lines_without_its_repeated_label_and_at_most_one_per_change_gap():
+    """Before: `err.status(...)` printed nothing when stderr was not a terminal, so a redirected
+    demo sat silent through its fidelity probe and replay (9 min seen)."""
+    from agent_host.cli.steps import _PlainStatus
+
+    clock, lines = Clock(), []
+    s = _PlainStatus("replay", lines.append, clock=clock)
+    clock.t = 3.0
+    s.update("replay: w4 1/40")
+    assert lines[-1] == "replay: w4 1/40, 3 s elapsed"
+    clock.t = 4.0
+    s.update("replay: w4 2/40")                # a change within 2 s of the last line: held
+    assert len(lines) == 2
+    clock.t = 5.2
+    s.update("replay: w4 3/40")
+    assert lines[-1] == "replay: w4 3/40, 5 s elapsed"
+    clock.t = 40.0
+    s.beat()
+    assert lines[-1] == "replay: w4 3/40, 40 s elapsed"
+
+
+def test_a_run_off_a_terminal_prints_lines_per_build():
+    import io
+
+    from rich.console import Console
+
+    from agent_host.cli.steps import PlainRunProgress, run_progress
+    from agent_host.runs.execute import BuildProgress
+    from agent_host.runs.progress import RunProgress
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=False, width=200)
+    assert isinstance(run_progress(console, enabled=False), RunProgress)
+    live = run_progress(console)
+    assert isinstance(live, PlainRunProgress)
+    with live:
+        a = BuildProgress(build="bf16", total=4)
+        a.done, a.outcomes["success"] = 1, 1
+        live.hook(a, None)
+    out = buf.getvalue().splitlines()
+    assert out[0] == "episodes: started"
+    assert out[1].startswith("episodes: bf16 1/4 ok 1, 1/4, ")
+    assert out[-1].startswith("episodes: done in ")
