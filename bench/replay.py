@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_host.config.replay_log import REFERENCE_PASS, ReplayLog, replay_dir  # noqa: E402
+from agent_host.errors import UserError  # noqa: E402
 from agent_host.report import stats  # noqa: E402
 from agent_host.report.load import load_run  # noqa: E402
 from agent_host.report.replay import summarise  # noqa: E402
@@ -80,7 +81,10 @@ def main() -> int:
     ap.add_argument("--reference", help="the replayed reference (default: the run's baseline)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    data = measure(args.run_dir, args.reference)
+    try:
+        data = measure(args.run_dir, args.reference)
+    except UserError as exc:
+        raise SystemExit(f"error: {exc}") from None
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

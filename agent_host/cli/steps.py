@@ -1,6 +1,7 @@
-"""Progress of a long step (a model build, a GPTQ run) that a log or CI can read: a rich bar on
-a terminal; elsewhere plain lines, one per progress event at most every few seconds, with an
-ETA, and a heartbeat at least every 30 s, so a redirected `make demo` never looks hung."""
+"""Progress of a long step (a model build, a GPTQ run, a fidelity probe, a replay, a run's
+episodes) that a log or CI can read: a rich bar on a terminal; elsewhere plain lines, one per
+progress event at most every few seconds, with an ETA, and a heartbeat at least every 30 s, so a
+redirected `make demo` never looks hung."""
 
 from __future__ import annotations
 
