@@ -168,13 +168,20 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
                 raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
             opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
                               run_id=run_id, stop=stop, serves=sched.serves, **_limits(limits))
-            if driver is not None:   # a sequential run (runs/sequential.py) plays its own rounds
-                return RunResult(run_dir, *driver(builds, sched.tasks(tasks), store, phones, opts, hook),
-                                 sched.lines(),
-                                 stopped=bool(stop is not None and stop.is_set()))
-            progress = execute(builds, planned, store, phones, opts, hook)
-    return RunResult(run_dir, progress, len(planned), sched.lines(),
-                     stopped=bool(stop is not None and stop.is_set()))
+            # a sequential run (runs/sequential.py) plays its own rounds
+            return _play(driver, builds, tasks, planned, sched, store, phones, opts, hook)
+
+
+def _play(driver: Driver | None, builds, tasks, planned, sched, store: RunStore, phones: Sequence[str],
+          opts: RunOptions, hook: ProgressHook | None) -> RunResult:
+    """What start and resume share once the run directory is theirs: the episodes played,
+    by the driver if there is one, else as planned."""
+    if driver is not None:
+        progress, n_planned = driver(builds, sched.tasks(tasks), store, phones, opts, hook)
+    else:
+        progress, n_planned = execute(builds, planned, store, phones, opts, hook), len(planned)
+    return RunResult(store.dir, progress, n_planned, sched.lines(),
+                     stopped=bool(opts.stop is not None and opts.stop.is_set()))
 
 
 def _scheduled(planned: list, phones: Sequence[str]):
@@ -263,10 +270,4 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
                               run_id=manifest.get("run_id", run_dir.name), stop=stop, serves=sched.serves,
                               **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
             chosen = driver(manifest) if driver is not None else None   # a sequential run continues its rounds
-            if chosen is not None:
-                return RunResult(run_dir, *chosen(builds, sched.tasks(tasks), store, serials, opts, hook),
-                                 sched.lines(),
-                                 stopped=bool(stop is not None and stop.is_set()))
-            progress = execute(builds, planned, store, serials, opts, hook)
-    return RunResult(run_dir, progress, len(planned), sched.lines(),
-                     stopped=bool(stop is not None and stop.is_set()))
+            return _play(chosen, builds, tasks, planned, sched, store, serials, opts, hook)
