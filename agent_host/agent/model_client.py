@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
-from agent_host.config.requests import body_sha256, request_body
+from agent_host.config.requests import body_sha256, call_from_json, calls_schema, request_body
 from agent_host.serving.endpoint import task_header
 
 
@@ -58,6 +58,7 @@ class ModelClient:
                                               timeout=timeout, max_retries=1)
         self.tool_choice: str | None = "required"
         self.parallel: bool | None = False
+        self.calls_as_json = bool(getattr(endpoint, "calls_as_json", False))
 
     def max_tokens(self) -> int:
         """The per-reply token cap every request carries."""
@@ -84,6 +85,8 @@ class ModelClient:
         t0 = time.monotonic()
         for _ in range(3):
             options = self._kwargs()
+            if self.calls_as_json:
+                options["response_format"] = calls_schema(tools)
             # hashed before sending: the reply is appended to `messages` afterwards
             sent = {"end": len(messages), "options": options,
                     "sha256": body_sha256(request_body(self.endpoint.model, messages, tools, options))}
@@ -136,6 +139,10 @@ class ModelClient:
             calls.append({"id": c.id or f"call_{secrets.token_hex(6)}", "type": "function",
                           "function": {"name": capped(getattr(fn, "name", "") or "", 200),
                                        "arguments": capped(getattr(fn, "arguments", "") or "", cap)}})
+        if not calls and self.calls_as_json:
+            calls = call_from_json(message["content"])
+            if calls:
+                message["content"] = None
         if calls:
             message["tool_calls"] = calls
         reasoning = getattr(msg, "reasoning_content", None) or (msg.model_extra or {}).get("reasoning_content")

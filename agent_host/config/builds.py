@@ -42,6 +42,10 @@ class ServerTraits:
     prompt_logprobs: bool  # it can score a given reply (vLLM's prompt_logprobs)
     python_module: str | None = None   # what must import for it to start
     dtype_flag: str | None = None      # the argument that sets its activation dtype (CPU rule)
+    # Its grammar for tool_choice="required" lets free text come first, and a small model
+    # rambles there to max_tokens (llama-server 11434): the call is asked as one JSON object
+    # (response_format json_schema over the tools) and read from the reply's content.
+    calls_as_json: bool = False
 
 
 # The one table of server kinds: `server:` accepts these names, serving/kinds has one module
@@ -49,7 +53,8 @@ class ServerTraits:
 SERVER_KINDS: dict[str, ServerTraits] = {
     "vllm": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=True,
                          python_module="vllm", dtype_flag="--dtype"),
-    "llama.cpp": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=False),
+    "llama.cpp": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=False,
+                              calls_as_json=True),
     "policy": ServerTraits(managed=True, local_model=False, scripted=True, prompt_logprobs=False),
     "openai": ServerTraits(managed=False, local_model=False, scripted=False, prompt_logprobs=False),
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,29 @@ from agent_host.errors import UserError
 
 REQUESTS = "requests.json"
 VERSION = 1
+
+
+def calls_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `response_format` that makes a reply exactly one call of one of `tools`:
+    {"name": ..., "arguments": {...}}, the arguments held to the tool's own parameters."""
+    one_of = [{"type": "object", "additionalProperties": False, "required": ["name", "arguments"],
+               "properties": {"name": {"const": t["function"]["name"]},
+                              "arguments": t["function"].get("parameters") or {"type": "object"}}}
+              for t in tools]
+    return {"type": "json_schema", "json_schema": {"name": "tool_call", "schema": {"anyOf": one_of}}}
+
+
+def call_from_json(content: Any) -> list[dict[str, Any]]:
+    """The tool call a reply asked through `calls_schema` holds; [] when it holds none (then
+    the agent's usual "no tool call" applies)."""
+    try:
+        obj = json.loads(content) if isinstance(content, str) else None
+    except ValueError:
+        return []
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or "arguments" not in obj:
+        return []
+    return [{"id": f"call_{secrets.token_hex(6)}", "type": "function",
+             "function": {"name": obj["name"], "arguments": json.dumps(obj["arguments"], ensure_ascii=False)}}]
 
 
 def request_body(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,

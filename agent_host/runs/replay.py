@@ -37,7 +37,7 @@ import httpx
 from agent_host.agent.reply import reply_action
 from agent_host.config.records import EpisodeRecord, StepRecord
 from agent_host.config.replay_log import REFERENCE_PASS, ReplayLog, replay_dir
-from agent_host.config.requests import RequestLog, load_request_log
+from agent_host.config.requests import RequestLog, call_from_json, calls_schema, load_request_log
 from agent_host.errors import UserError
 from agent_host.runs.lock import RunLock
 from agent_host.runs.store import RunStore
@@ -140,10 +140,14 @@ def _post(endpoint: Any, body: dict[str, Any], headers: dict[str, str], timeout:
     return r.json()
 
 
-def _message(resp: dict[str, Any]) -> dict[str, Any]:
+def _message(resp: dict[str, Any], calls_as_json: bool = False) -> dict[str, Any]:
     msg = (resp.get("choices") or [{}])[0].get("message") or {}
     out: dict[str, Any] = {"role": "assistant", "content": msg.get("content")}
-    if msg.get("tool_calls"):
+    if calls_as_json and not msg.get("tool_calls"):
+        calls = call_from_json(msg.get("content"))
+        if calls:
+            out.update(content=None, tool_calls=calls)
+    elif msg.get("tool_calls"):
         out["tool_calls"] = [{"id": c.get("id"), "type": "function",
                               "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
                              for c in msg["tool_calls"]]
@@ -153,7 +157,7 @@ def _message(resp: dict[str, Any]) -> dict[str, Any]:
 def score(endpoint: Any, log: RequestLog, i: int, prompt_tokens: int, timeout: float) -> tuple[float, int]:
     """Log-probability of the reference's reply to request i under this server, and its tokens."""
     body = log.body(i)
-    for k in ("tool_choice", "parallel_tool_calls"):
+    for k in ("tool_choice", "parallel_tool_calls", "response_format"):
         body.pop(k, None)
     body.update(model=endpoint.model, messages=[*body["messages"], log.reply(i)], max_tokens=1,
                 temperature=0.0, prompt_logprobs=0, add_generation_prompt=False)
@@ -176,6 +180,11 @@ def ask(endpoint: Any, log: RequestLog, item: Item, *, greedy: bool, logprobs: b
     scoring pass, one token) and, with `logprobs`, the reference reply's log-probability."""
     body = log.body(item.index)
     body.update(model=endpoint.model, temperature=0.0)
+    # the candidate is asked for its call the way its kind of server is (config/builds.ServerTraits)
+    body.pop("response_format", None)
+    calls_as_json = bool(getattr(endpoint, "calls_as_json", False))
+    if calls_as_json and body.get("tools"):
+        body["response_format"] = calls_schema(body["tools"])
     if not greedy:
         body["max_tokens"] = 1
     line: dict[str, Any] = {"episode_id": item.episode_id, "index": item.index, "step": item.step,
@@ -186,7 +195,7 @@ def ask(endpoint: Any, log: RequestLog, item: Item, *, greedy: bool, logprobs: b
         resp = _post(endpoint, body, log.headers, timeout)
         line["seconds"] = round(time.monotonic() - t0, 4)
         if greedy:
-            reply = _message(resp)
+            reply = _message(resp, calls_as_json)
             cand = reply_action(reply)
             line.update(reply=reply, name=cand[0], match=match_of((item.ref_name, item.ref_args), cand),
                         exact=cand == (item.ref_name, item.ref_args)     # the reason text too

@@ -27,3 +27,4 @@ class Endpoint:
     model: str                    # the served model name requests must use
     build_id: str = ""
     metrics_url: str | None = None  # Prometheus /metrics, when the server has one
+    calls_as_json: bool = False   # ask tool calls as a JSON object (config/builds.ServerTraits)

@@ -35,6 +35,7 @@ from pydantic import Field
 from agent_host.config.builds import Build
 from agent_host.config.strict import Closed
 from agent_host.config.loading import load_model
+from agent_host.config.requests import call_from_json, calls_schema
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 
@@ -227,6 +228,8 @@ def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
         body.update(tools=tools, parallel_tool_calls=False)
         if tool_choice:
             body["tool_choice"] = tool_choice
+        if ep.calls_as_json:
+            body["response_format"] = calls_schema(tools)
     from agent_host import watchdog
     try:  # a total limit: httpx's bounds each read, and a trickling server never trips it
         r = watchdog.call(lambda: httpx.post(f"{ep.base_url.rstrip('/')}/chat/completions", headers=_headers(ep),
@@ -237,7 +240,11 @@ def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
         raise UserError(f"build {ep.build_id}: chat completion failed: HTTP {r.status_code}: {r.text[:300]}")
     try:
         choice = r.json()["choices"][0]
-        return Answer.from_message(choice.get("message") or {}), choice.get("finish_reason")
+        message = choice.get("message") or {}
+        if tools and ep.calls_as_json and not message.get("tool_calls"):
+            calls = call_from_json(message.get("content"))
+            message = {"content": None, "tool_calls": calls} if calls else message
+        return Answer.from_message(message), choice.get("finish_reason")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise UserError(f"build {ep.build_id}: the server's answer is not a chat completion: {r.text[:200]!r}") from None
 

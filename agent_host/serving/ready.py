@@ -7,6 +7,8 @@ dies on its first request).
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -134,7 +136,7 @@ def wait_ready(ep: Endpoint, how: Readiness, *, deadline: float,
                 if ep.model in names:
                     break
                 if how.adopt_model and len(names) == 1:
-                    ep = Endpoint(ep.base_url, ep.api_key, names[0], ep.build_id, ep.metrics_url)
+                    ep = dataclasses.replace(ep, model=names[0])
                     break
                 last = f"/v1/models lists {names}, not {ep.model!r}"
                 if names:  # the server answers but serves another name: waiting will not help

@@ -79,5 +79,6 @@ def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSp
     env = {**os.environ, **build.env, **key_env(KEY_ENV, api_key)}
     return LaunchSpec(
         argv=argv(build, model, port, seed), env=env, env_set=dict(build.env),
-        endpoint=Endpoint(f"http://{HOST}:{port}/v1", api_key, build.id, build.id, None),
+        endpoint=Endpoint(f"http://{HOST}:{port}/v1", api_key, build.id, build.id, None,
+                          calls_as_json=SERVER_KINDS[KIND].calls_as_json),
         readiness=Readiness(health=False, models=True, warmup=True))
