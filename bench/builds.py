@@ -65,8 +65,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as logs:
         for b in builds:
             print(f"[bench] {b.id}: starting", file=sys.stderr, flush=True)
-            if b.server == "vllm":   # llama-server's prefix cache is off per request (speed.measure)
-                b = b.model_copy(update={"args": list(b.args) + speed.NO_PREFIX_CACHE})
+            b = b.model_copy(update={"args": [*b.args, *b.traits.no_prefix_cache_args]})
             try:
                 with start(b, log_dir=Path(logs)) as srv:
                     rows[b.id] = speed.measure(srv.endpoint, prompts, max_tokens=args.max_tokens)

@@ -46,13 +46,17 @@ class ServerTraits:
     # rambles there to max_tokens (llama-server 11434): the call is asked as one JSON object
     # (response_format json_schema over the tools) and read from the reply's content.
     calls_as_json: bool = False
+    # the arguments that turn its prefix cache off (speed benchmarks measure uncached prefill);
+    # () where the cache is off per request (llama-server: speed.measure sends cache_prompt false)
+    no_prefix_cache_args: tuple[str, ...] = ()
 
 
 # The one table of server kinds: `server:` accepts these names, serving/kinds has one module
 # each (a test checks the two agree), and a new kind is a row here plus its module.
 SERVER_KINDS: dict[str, ServerTraits] = {
     "vllm": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=True,
-                         python_module="vllm", dtype_flag="--dtype"),
+                         python_module="vllm", dtype_flag="--dtype",
+                         no_prefix_cache_args=("--no-enable-prefix-caching",)),
     "llama.cpp": ServerTraits(managed=True, local_model=True, scripted=False, prompt_logprobs=False,
                               calls_as_json=True),
     "policy": ServerTraits(managed=True, local_model=False, scripted=True, prompt_logprobs=False),

@@ -15,8 +15,7 @@ from agent_host.serving import metrics
 from agent_host.serving.endpoint import Endpoint
 
 # Prefill is measured on uncached tokens: the shared system prompt would otherwise hit the
-# prefix cache from the second request on.
-NO_PREFIX_CACHE = ["--no-enable-prefix-caching"]
+# prefix cache from the second request on (each server kind's no_prefix_cache_args).
 
 
 def measure(ep: Endpoint, prompts: list[list[dict]], *, max_tokens: int = 64,
