@@ -74,7 +74,7 @@ def test_report_html_in_chromium(browser, tmp_path):
     assert page.evaluate("() => document.querySelectorAll('b script, pre script, .panel script').length") == 0
 
     # a task in the per-task table opens its episodes in the viewer
-    page.click('a.unit-link[data-unit="wifi-on@verify"]')
+    page.click('#per-task a.viewer-filter[data-task="wifi-on@verify"]')
     assert page.locator("#ep-counter").text_content() == "1 / 6"
     assert "wifi-on@verify" in page.locator("#main-panel .head").text_content()
 
@@ -230,7 +230,7 @@ def test_viewer_shows_every_step_of_a_long_trajectory(browser, tmp_path):
     problems = []
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto(html.as_uri(), wait_until="load")
-    page.click('a.unit-link[data-unit="impossible"]')
+    page.click('#per-task a.viewer-filter[data-task="impossible"]')
     page.wait_for_function("() => /^1 \\/ 2001 /.test(document.querySelector('#main-panel .step-counter').textContent)")
     assert page.locator("#main-panel .timeline button").count() == 2001       # after setup, steps 1-2000
     page.click("#main-panel .timeline button >> nth=-1")

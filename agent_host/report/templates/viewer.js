@@ -308,11 +308,6 @@
   document.getElementById("ep-prev").addEventListener("click", function () { select(Math.max(0, cur - 1)); });
   document.getElementById("ep-next").addEventListener("click", function () { select(Math.min(shown.length - 1, cur + 1)); });
   filter();
-  Array.prototype.forEach.call(document.querySelectorAll("a.unit-link"), function (a) {
-    a.addEventListener("click", function () {
-      fTask.value = a.getAttribute("data-unit"); fBuild.value = ""; fOutcome.value = ""; fKind.value = ""; fApp.value = ""; filter();
-    });
-  });
   // a link that sets the filters it names (data-kind, data-app, ...) and clears the others
   var FILTERS = { build: fBuild, outcome: fOutcome, task: fTask, kind: fKind, app: fApp };
   Array.prototype.forEach.call(document.querySelectorAll("a.viewer-filter"), function (a) {
