@@ -36,7 +36,7 @@ from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
 from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, outcomes_table, pass_k_table,
-                                      per_task_table, speed_table, trivial_table)
+                                      per_task_table, provenance_table, speed_table, trivial_table)
 from agent_host.config.replay_log import ROLES
 from agent_host.report.replay import load_summaries, rate_text, viewer_lines, with_replay
 
@@ -310,7 +310,8 @@ def _tables(results: Results) -> dict[str, Any]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results),
             "breakdown": breakdown_table(results), "trivial": trivial_table(results),
             "outcomes": outcomes_table(results, stats.BAR_LABELS), "pass_k": pass_k_table(results),
-            "per_task": per_task_table(results), "speed": speed_table(results)}
+            "per_task": per_task_table(results), "speed": speed_table(results),
+            "provenance": provenance_table(results)}
 
 
 def render_markdown(results: Results, replays: list[dict[str, Any]] | None = None) -> str:

@@ -236,3 +236,42 @@ def speed_table(results: Results) -> Table:
                                                title="share of prompt tokens served from the prefix cache, from step 2 on")),
     ]
     return Table.of(cols, results.builds)
+
+
+def _or(x: Any, blank: str = "–") -> str:
+    return blank if x is None or x == "" else str(x)
+
+
+def _phone_name(ph: Any) -> str:
+    return str(ph.get("serial") or ph.get("id") or ph) if isinstance(ph, dict) else str(ph)
+
+
+def _provenance_rows(results: Results) -> list[tuple[str, Cell]]:
+    p, t = results.provenance, results.totals
+    dirty = {True: " (dirty working tree)", None: " (dirty state unknown)"}.get(p.get("git_dirty"), "")
+    resumed = f" (resumed {', '.join(p['resumed_at'])})" if p.get("resumed_at") else ""
+    attempts = f", max attempts {p['max_attempts']}" if p.get("max_attempts") else ""
+    planned = f" of {p['episodes_planned']} planned" if p.get("episodes_planned") else ""
+    order = p.get("order_mode")
+    return [
+        ("run", Cell(_or(p.get("run_id")), f"({p.get('run_dir')})", cls="")),
+        ("created", Cell(_or(p.get("created_at")) + resumed, cls="")),
+        ("git", Cell(_or(p.get("git_revision"), "unknown") + dirty, cls="dirty" if p.get("git_dirty") else "")),
+        ("agent-host", Cell(_or(p.get("agent_host_version")), cls="")),
+        ("versions", Cell(", ".join(f"{k} {_or(v)}" for k, v in (p.get("versions") or {}).items()), cls="")),
+        ("python / platform", Cell(f"{_or(p.get('python'))} / {_or(p.get('platform'))}", cls="")),
+        ("command", Cell(" ".join(p.get("command") or []), cls="")),
+        ("repeats / seed", Cell(f"{_or(p.get('repeats'))} / {_or(p.get('seed'))}{attempts}", cls="")),
+        ("order", Cell(f"interleaved, randomised by the seed: {order}" if order else "build after build", cls="")),
+        ("phones", Cell(", ".join(_phone_name(ph) for ph in p.get("phones") or []), cls="")),
+        ("episodes", Cell(f"{t['episodes']} ({t['counted']} counted, {t['errored']} ended in error, "
+                          f"{t['error_attempts']} error attempts, {t['superseded_attempts']} superseded attempts)"
+                          f"{planned}", cls="")),
+        ("phone profile", Cell(_or(p.get("phone_profile")), cls="")),
+    ]
+
+
+def provenance_table(results: Results) -> Table:
+    """What the run was: its id, code revision, versions, command, design and phones."""
+    cols = [Column("", lambda row: Cell(row[0], cls="")), Column("", lambda row: row[1])]
+    return Table.of(cols, _provenance_rows(results))
