@@ -135,3 +135,32 @@ def make_run(root: Path, *, xss: bool = True, planned: int | None = 18) -> Path:
     (run / "episodes.jsonl").write_text("".join(line + "\n" for line in lines))
     (run / "servers" / f"{BASE}.log").write_text("ok\n")
     return run
+
+
+def viewer_of(html_path: Path) -> dict:
+    """report.html's viewer data with each episode's page (trajectories/NNNN.js beside it)
+    read back into the episode, as the viewer has it once the page is loaded."""
+    import re
+    html = Path(html_path).read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html, re.S).group(1))
+    for n, ep in enumerate(data["episodes"]):
+        text = (Path(html_path).parent / ep["page"]).read_text()
+        prefix = f"agentHostEpisode({n}, "
+        assert text.startswith(prefix) and text.endswith(");\n"), text[:80]
+        ep.update(json.loads(text[len(prefix):-3]))
+    return data
+
+
+def lengthen_episode(run: Path, episode_id: str, n: int) -> None:
+    """Give one episode of a fixture run `n` steps (a screen-long observation each, every
+    tenth with a screenshot of its own), as a model that never stops would leave it."""
+    folder = run / "episodes" / episode_id
+    steps = []
+    for i in range(1, n + 1):
+        if i % 10 == 0:
+            _png(folder / f"step-{i:03d}.png", (i % 256, (i // 256) % 256, 99))
+        steps.append(StepRecord(
+            step=i, observation=f'[0] FrameLayout\n[3] TextView "long step {i}"' + FILLER,
+            screenshot=f"step-{i:03d}.png", raw_output={"content": f"step {i}"},
+            action=Action(name="tap", args={"index": 3}, point=(54, 60)), goal=False))
+    (folder / "steps.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in steps))

@@ -1,7 +1,11 @@
 """Write report.md, a self-contained report.html, results.json and episodes.csv.
 
-report.html fetches nothing: styles, scripts, charts (SVG) and screenshots (downscaled WebP
-data: URIs, each distinct image once) are inline, and a Content-Security-Policy forbids any other source. All text from
+report.html fetches nothing from the network: styles, scripts and charts (SVG) are inline,
+and a Content-Security-Policy forbids any other source. Each episode's steps and screenshots
+(downscaled WebP data: URIs, each distinct image once per episode) are a page of their own,
+trajectories/NNNN.js beside it, which the viewer loads by a <script> tag when the episode is
+shown: a run of long trajectories would otherwise make report.html as large as all of them
+(fetch() of a local file is refused under file://, a script tag is not). All text from
 the phone or the model reaches the page either through jinja2 autoescaping or as JSON inside
 a `<script type="application/json">` that the viewer reads and shows with textContent.
 """
@@ -15,6 +19,8 @@ import io
 import json
 import math
 import os
+import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +28,21 @@ import jinja2
 from markupsafe import Markup
 
 from agent_host.config.records import write_text_atomic
-from agent_host.errors import check_dir_usable
+from agent_host.errors import UserError, check_dir_usable
 from agent_host.report import stats
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
-from agent_host.report.tables import breakdown_table, builds_table, comparisons_table, trivial_table
+from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, outcomes_table, pass_k_table,
+                                      per_task_table, provenance_table, speed_table, trivial_table)
 from agent_host.config.replay_log import ROLES
 from agent_host.report.replay import load_summaries, rate_text, viewer_lines, with_replay
 
 TEMPLATES = Path(__file__).with_name("templates")
+PAGES = "trajectories"
+_PAGE_NAME = re.compile(r"\d{4,}\.js")
 SHOT_MAX_WIDTH = 300
 SHOT_QUALITY = 65
 
@@ -299,7 +308,10 @@ def csv_safe(cell: Any) -> Any:
 
 def _tables(results: Results) -> dict[str, Any]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results),
-            "breakdown": breakdown_table(results), "trivial": trivial_table(results)}
+            "breakdown": breakdown_table(results), "trivial": trivial_table(results),
+            "outcomes": outcomes_table(results, stats.BAR_LABELS), "pass_k": pass_k_table(results),
+            "per_task": per_task_table(results), "speed": speed_table(results),
+            "provenance": provenance_table(results)}
 
 
 def render_markdown(results: Results, replays: list[dict[str, Any]] | None = None) -> str:
@@ -307,15 +319,55 @@ def render_markdown(results: Results, replays: list[dict[str, Any]] | None = Non
                                                            replays=replays or [], roles=ROLES)
 
 
+def _episode_shots(ep: dict[str, Any], srcs: list[str]) -> list[str]:
+    """The episode's own list of the images it shows, its rows' indices renumbered into it."""
+    local: dict[int, int] = {}
+    for row in [*ep["steps"], *ep["extra_shots"]]:
+        if row["shot"] is not None:
+            i = local.setdefault(row["shot"]["i"], len(local))
+            row["shot"] = {**row["shot"], "i": i}
+    return [srcs[i] for i in local]
+
+
+def episode_pages(viewer: dict[str, Any]) -> dict[str, str]:
+    """Move every episode's steps and screenshots out of `viewer` into a page of its own
+    (relative path -> text), leaving the episode a reference to it (`page`)."""
+    srcs = viewer.pop("shots")
+    pages = {}
+    for n, ep in enumerate(viewer["episodes"]):
+        page = {"shots": _episode_shots(ep, srcs), "steps": ep.pop("steps"), "extra_shots": ep.pop("extra_shots")}
+        ep["page"] = f"{PAGES}/{n:04d}.js"
+        pages[ep["page"]] = f"agentHostEpisode({n}, {json_for_script(page)});\n"
+    return pages
+
+
+def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
+    """Write the episode pages, each atomically, and remove the pages of an earlier report
+    that this one no longer has (so the folder holds this report's pages only)."""
+    folder = out_dir / PAGES
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise UserError(f"{folder}: not a directory of the report (a symlink or a file); remove it")
+    folder.mkdir(exist_ok=True)
+    for name, text in pages.items():
+        write_text_atomic(out_dir / name, text)
+    keep = {Path(name).name for name in pages}
+    for old in folder.iterdir():
+        if _PAGE_NAME.fullmatch(old.name) and old.name not in keep and old.is_file():
+            old.unlink()
+
+
 def render_html(results: Results, viewer: dict[str, Any], replays: list[dict[str, Any]] | None = None) -> str:
     js = (TEMPLATES / "viewer.js").read_text(encoding="utf-8").replace("</", "<\\/")
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8").replace("</", "")
     # Only this exact script may run (CSP hash): an injected <script> would be blocked even
     # if escaping ever failed.
+    # The episode pages run by this render's nonce, which no text written before it can know.
     digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode()
+    nonce = secrets.token_urlsafe(18)
     return _env(True).get_template("report.html.j2").render(
         r=results, tables=_tables(results), viewer=viewer, bars=outcome_bars(results), speed=speed_plot(results),
-        replays=replays or [], roles=ROLES, script=Markup(js), style=Markup(css), script_hash=Markup(f"'sha256-{digest}'"))
+        replays=replays or [], roles=ROLES, script=Markup(js), style=Markup(css), nonce=nonce,
+        script_hash=Markup(f"'sha256-{digest}'"))
 
 
 def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None,
@@ -345,5 +397,7 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     w.writerows([[csv_safe(c) for c in row] for row in rows])
     write_text_atomic(paths["csv"], buf.getvalue())
     write_text_atomic(paths["md"], render_markdown(results, replays))
+    # the pages before the report that names them, so report.html never points at a page not yet there
+    write_pages(out_dir, episode_pages(viewer))
     write_text_atomic(paths["html"], render_html(results, viewer, replays))
     return {**paths, "results": data, "model": results}

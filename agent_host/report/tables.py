@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from agent_host.report.format import interval, md_cell, pct, pval, signed_pp
-from agent_host.report.model import BuildSummary, Comparison, GroupRow, Results
+from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
+from agent_host.report.model import BuildSummary, Comparison, GroupRow, Results, TaskRow
 
 
 @dataclass(frozen=True)
@@ -165,3 +165,113 @@ def breakdown_table(results: Results) -> Table:
         *(Column(f"{b.build} success", success(b.build)) for b in results.builds),
     ]
     return Table.of(cols, results.breakdown)
+
+
+def outcomes_table(results: Results, labels: Sequence[str]) -> Table:
+    """One row per build: the share (and count) of its counted episodes with each label."""
+    def share(label: str) -> Callable[[BuildSummary], Cell]:
+        return lambda b: Cell(f"{pct(b.outcomes[label].fraction)} ({b.outcomes[label].count})")
+    cols = [Column("build", lambda b: Cell(b.build, cls="")),
+            *(Column(label, share(label)) for label in labels)]
+    return Table.of(cols, results.builds)
+
+
+def pass_k_table(results: Results) -> Table:
+    """Two rows per build, pass^k and pass@k, a column per k."""
+    def at(k: int) -> Callable[[tuple[BuildSummary, str, list[Any]]], Cell]:
+        def fill(row: tuple[BuildSummary, str, list[Any]]) -> Cell:
+            x = row[2][k - 1] if k <= len(row[2]) else None
+            return Cell(pct(x.value), title=f"{x.n_tasks} tasks") if x is not None else Cell("")
+        return fill
+    cols = [Column("build", lambda row: Cell(row[0].build, cls="")),
+            Column("measure", lambda row: Cell(row[1], cls="")),
+            *(Column(f"k={k}", at(k)) for k in range(1, results.max_repeats + 1))]
+    rows = [row for b in results.builds for row in ((b, "pass^k", b.pass_hat_k), (b, "pass@k", b.pass_at_k))]
+    return Table.of(cols, rows)
+
+
+def per_task_table(results: Results) -> Table:
+    """One row per task instance: each build's successes of its counted episodes (Wilson
+    interval), then each comparison's difference on it."""
+    def tally(build: str) -> Callable[[TaskRow], Cell]:
+        def fill(t: TaskRow) -> Cell:
+            c = t.builds.get(build)
+            if c is None:
+                return Cell("–")
+            err = f" +{c.errors} err" if c.errors else ""
+            return Cell(f"{c.k}/{c.n}", interval(c.low, c.high) + err, cls="n bad" if c.errors else "n")
+        return fill
+
+    def diff(c: Comparison) -> Callable[[TaskRow], Cell]:
+        return lambda t: Cell(signed_pp(c.per_task.get(t.unit)), cls=_sign(c.per_task.get(t.unit)))
+
+    cols = [Column("task instance", lambda t: Cell(t.unit + (" (infeasible)" if t.infeasible else ""), cls="",
+                                                  title="show its episodes", filters=(("task", t.unit),))),
+            *(Column(b.build, tally(b.build)) for b in results.builds),
+            *(Column(f"{c.build} − {c.baseline}", diff(c)) for c in results.comparisons)]
+    return Table.of(cols, results.per_task)
+
+
+def _decode(b: BuildSummary) -> Cell:
+    s = b.speed
+    if s.scripted:
+        return Cell("n/a (scripted)", title="a scripted policy decodes nothing")
+    approx = " (approx)" if s.decode_source and s.decode_source.startswith("approx") else ""
+    return Cell(num(s.decode_tok_s, 1) + approx, title=s.decode_source or "no data")
+
+
+def speed_table(results: Results) -> Table:
+    """One row per build: decode speed, latency and cost per step and per episode."""
+    shared = results.provenance.get("shared_machine") or []
+    cols = [
+        Column("build", lambda b: Cell(b.build + (" (shared machine)" if b.build in shared else ""), cls="")),
+        Column("decode tok/s", _decode),
+        Column("TTFT s", lambda b: Cell(num(b.speed.ttft_s, 3))),
+        Column("s / step", lambda b: Cell(num(b.speed.step_s, 2))),
+        Column("model s / step", lambda b: Cell(num(b.speed.model_s_per_step, 2))),
+        Column("tokens / episode", lambda b: Cell(num(b.speed.tokens_per_episode, 0))),
+        Column("s / episode", lambda b: Cell(num(b.speed.episode_wall_s, 1))),
+        Column("prompt cached", lambda b: Cell(f"{num(100 * b.speed.cached_share, 0)} %"
+                                               if b.speed.cached_share is not None else "-",
+                                               title="share of prompt tokens served from the prefix cache, from step 2 on")),
+    ]
+    return Table.of(cols, results.builds)
+
+
+def _or(x: Any, blank: str = "–") -> str:
+    return blank if x is None or x == "" else str(x)
+
+
+def _phone_name(ph: Any) -> str:
+    return str(ph.get("serial") or ph.get("id") or ph) if isinstance(ph, dict) else str(ph)
+
+
+def _provenance_rows(results: Results) -> list[tuple[str, Cell]]:
+    p, t = results.provenance, results.totals
+    dirty = {True: " (dirty working tree)", None: " (dirty state unknown)"}.get(p.get("git_dirty"), "")
+    resumed = f" (resumed {', '.join(p['resumed_at'])})" if p.get("resumed_at") else ""
+    attempts = f", max attempts {p['max_attempts']}" if p.get("max_attempts") else ""
+    planned = f" of {p['episodes_planned']} planned" if p.get("episodes_planned") else ""
+    order = p.get("order_mode")
+    return [
+        ("run", Cell(_or(p.get("run_id")), f"({p.get('run_dir')})", cls="")),
+        ("created", Cell(_or(p.get("created_at")) + resumed, cls="")),
+        ("git", Cell(_or(p.get("git_revision"), "unknown") + dirty, cls="dirty" if p.get("git_dirty") else "")),
+        ("agent-host", Cell(_or(p.get("agent_host_version")), cls="")),
+        ("versions", Cell(", ".join(f"{k} {_or(v)}" for k, v in (p.get("versions") or {}).items()), cls="")),
+        ("python / platform", Cell(f"{_or(p.get('python'))} / {_or(p.get('platform'))}", cls="")),
+        ("command", Cell(" ".join(p.get("command") or []), cls="")),
+        ("repeats / seed", Cell(f"{_or(p.get('repeats'))} / {_or(p.get('seed'))}{attempts}", cls="")),
+        ("order", Cell(f"interleaved, randomised by the seed: {order}" if order else "build after build", cls="")),
+        ("phones", Cell(", ".join(_phone_name(ph) for ph in p.get("phones") or []), cls="")),
+        ("episodes", Cell(f"{t['episodes']} ({t['counted']} counted, {t['errored']} ended in error, "
+                          f"{t['error_attempts']} error attempts, {t['superseded_attempts']} superseded attempts)"
+                          f"{planned}", cls="")),
+        ("phone profile", Cell(_or(p.get("phone_profile")), cls="")),
+    ]
+
+
+def provenance_table(results: Results) -> Table:
+    """What the run was: its id, code revision, versions, command, design and phones."""
+    cols = [Column("", lambda row: Cell(row[0], cls="")), Column("", lambda row: row[1])]
+    return Table.of(cols, _provenance_rows(results))

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from agent_host.report import write_reports
-from fixtures_report import XSS, make_run
+from fixtures_report import XSS, lengthen_episode, make_run
 
 CHROMIUM = os.environ.get("AGENT_HOST_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -68,11 +68,13 @@ def test_report_html_in_chromium(browser, tmp_path):
     obs = page.locator("#main-panel pre.observation")
     assert XSS in obs.text_content()
     assert XSS in page.locator("#main-panel pre.raw").text_content()
-    assert page.locator("script").count() == 2
+    # the report's two scripts, and the episode pages the viewer loaded beside it
+    srcs = page.evaluate("() => Array.from(document.scripts, s => s.getAttribute('src'))")
+    assert srcs[:2] == [None, None] and all(x.startswith("trajectories/") for x in srcs[2:]), srcs
     assert page.evaluate("() => document.querySelectorAll('b script, pre script, .panel script').length") == 0
 
     # a task in the per-task table opens its episodes in the viewer
-    page.click('a.unit-link[data-unit="wifi-on@verify"]')
+    page.click('#per-task a.viewer-filter[data-task="wifi-on@verify"]')
     assert page.locator("#ep-counter").text_content() == "1 / 6"
     assert "wifi-on@verify" in page.locator("#main-panel .head").text_content()
 
@@ -90,7 +92,9 @@ def test_report_html_in_chromium(browser, tmp_path):
 
     assert dialogs == [], dialogs
     assert problems == [], problems
-    assert requests == [html.as_uri()], requests
+    # nothing but the report and its own episode pages, read from disk
+    pages = (html.parent / "trajectories").as_uri() + "/"
+    assert requests[0] == html.as_uri() and all(u.startswith(pages) for u in requests[1:]), requests
 
 
 LONG_REASON = "bluetooth_is_off_" * 18 + "END"        # 309 characters, nowhere to wrap
@@ -214,3 +218,23 @@ def test_builds_as_configured_fits_the_window(browser, tmp_path, width):
     assert out == [], out
     assert "disable_any_whitespace" in page.locator("table.config").text_content()   # all of it still shown
     page.close()
+
+
+def test_viewer_shows_every_step_of_a_long_trajectory(browser, tmp_path):
+    """Issue 24: the steps are a page beside report.html, loaded from disk (file://) when the
+    episode is shown; all 2,000 of them, the last one included."""
+    run = make_run(tmp_path, xss=False)
+    lengthen_episode(run, "w4a16__impossible__base__r0", 2000)
+    html = write_reports(run)["html"]
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    problems = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(html.as_uri(), wait_until="load")
+    page.click('#per-task a.viewer-filter[data-task="impossible"]')
+    page.wait_for_function("() => /^1 \\/ 2001 /.test(document.querySelector('#main-panel .step-counter').textContent)")
+    assert page.locator("#main-panel .timeline button").count() == 2001       # after setup, steps 1-2000
+    page.click("#main-panel .timeline button >> nth=-1")
+    assert page.locator("#main-panel .step-counter").text_content().startswith("2001 / 2001 (step 2000)")
+    assert "long step 2000" in page.locator("#main-panel pre.observation").text_content()
+    page.close()
+    assert problems == []

@@ -20,7 +20,7 @@ from agent_host.errors import UserError
 from agent_host.report import write_reports
 from agent_host.report.render import csv_safe
 
-from fixtures_report import make_run
+from fixtures_report import make_run, viewer_of
 
 SECRET_COLOUR = (250, 1, 2)
 
@@ -29,12 +29,10 @@ def _secret_png(path):
     Image.new("RGB", (108, 240), SECRET_COLOUR).save(path)
 
 
-def _embedded_colours(html: str) -> list[tuple[int, int, int]]:
+def _embedded_colours(html_path) -> list[tuple[int, int, int]]:
     import io
-    m = re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html, re.S)
-    data = json.loads(m.group(1))
     out = []
-    for src in data["shots"]:
+    for src in [s for ep in viewer_of(html_path)["episodes"] for s in ep["shots"]]:
         raw = base64.b64decode(src.split(",", 1)[1])
         out.append(Image.open(io.BytesIO(raw)).convert("RGB").getpixel((5, 5)))
     return out
@@ -64,9 +62,9 @@ def test_paths_outside_the_run_are_refused_with_a_warning(tmp_path):
         f.write(rec.model_dump_json() + "\n")
 
     paths = write_reports(run)
-    html = paths["html"].read_text()
-    assert "SECRET-STEP" not in html
-    assert SECRET_COLOUR not in _embedded_colours(html)
+    written = [paths["html"], *sorted((paths["html"].parent / "trajectories").iterdir())]
+    assert not any("SECRET-STEP" in p.read_text() for p in written)
+    assert SECRET_COLOUR not in _embedded_colours(paths["html"])
     warnings = paths["results"]["warnings"]
     assert sum("outside the run directory" in w for w in warnings) >= 3, warnings
 

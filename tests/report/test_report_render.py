@@ -12,7 +12,7 @@ from agent_host.cli import main
 from agent_host.errors import UserError
 from agent_host.report import write_reports
 from agent_host.report.load import load_run
-from fixtures_report import BASE, OTHER, XSS, make_run
+from fixtures_report import BASE, OTHER, XSS, lengthen_episode, make_run, viewer_of
 
 
 @pytest.fixture(scope="module")
@@ -22,10 +22,12 @@ def written(tmp_path_factory):
     return run, write_reports(run, out=root / "out")
 
 
-def test_four_files_and_nothing_else(written):
+def test_four_files_and_the_episode_pages_and_nothing_else(written):
     run, paths = written
     out = paths["html"].parent
-    assert sorted(p.name for p in out.iterdir()) == ["episodes.csv", "report.html", "report.md", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["episodes.csv", "report.html", "report.md", "results.json",
+                                                     "trajectories"]
+    assert sorted(p.name for p in (out / "trajectories").iterdir()) == [f"{n:04d}.js" for n in range(18)]
     data = json.loads(paths["json"].read_text())
     assert data["baseline"] == BASE and [b["build"] for b in data["builds"]] == [BASE, OTHER]
     assert data["provenance"]["git_dirty"] is True
@@ -55,17 +57,52 @@ def test_html_is_self_contained_and_escaped(written):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", html)
     assert "url(http" not in html and "@import" not in html
     assert "default-src 'none'" in html
-    m = re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html, re.S)
-    data = json.loads(m.group(1))
+    data = viewer_of(written[1]["html"])
     assert len(data["episodes"]) == 18
     ep = next(e for e in data["episodes"] if e["id"] == "w4a16__wifi-on__base__r0")
     assert ep["steps"][0]["observation"].count(XSS) == 1                    # intact once decoded
     shot = ep["steps"][0]["shot"]
-    assert data["shots"][shot["i"]].startswith(("data:image/webp;base64,", "data:image/jpeg;base64,"))
+    assert ep["shots"][shot["i"]].startswith(("data:image/webp;base64,", "data:image/jpeg;base64,"))
     assert (shot["w"], shot["h"]) == (108, 240)                             # original size, for the overlay
-    assert len(data["shots"]) == 4                                           # 4 distinct images, stored once
+    assert len(ep["shots"]) == 4                                             # 4 distinct images, stored once
+    # the page is a script the viewer runs: no text in it closes the script or opens markup
+    page = (written[1]["html"].parent / ep["page"]).read_text()
+    assert XSS not in page and "</" not in page
     assert ep["steps"][1]["action"]["to"] == [54, 40]
     assert [s["name"] for s in ep["extra_shots"]] == ["step-000.png"]
+
+
+def test_html_size_does_not_grow_with_a_trajectory(tmp_path):
+    """Issue 24: report.html inlined every step (a 20 MB-reply run made it 483 MB); now a long
+    trajectory is its episode's page beside it, and report.html is the same size give or take."""
+    short = write_reports(make_run(tmp_path / "short"))
+    run = make_run(tmp_path / "long")
+    lengthen_episode(run, "w4a16__impossible__base__r0", 2000)
+    long = write_reports(run)
+    grown = long["html"].stat().st_size - short["html"].stat().st_size
+    assert abs(grown) < 2000, grown
+    ep = next(e for e in viewer_of(long["html"])["episodes"] if e["id"] == "w4a16__impossible__base__r0")
+    assert [s["step"] for s in ep["steps"]] == list(range(1, 2001))
+    assert len(ep["shots"]) == 200 + 3 + 1      # every tenth step's, the fixture's steps 1-3 and step 0's
+    # the markdown report does not show steps: the same either way
+    def md(paths, root):
+        return re.sub(r"Generated \S+ ", "", paths["md"].read_text()).replace(str(root), "ROOT")
+    assert md(long, tmp_path / "long") == md(short, tmp_path / "short")
+
+
+def test_pages_of_an_earlier_report_go_and_a_symlinked_folder_is_refused(tmp_path):
+    run = make_run(tmp_path)
+    stale = run / "trajectories" / "0099.js"
+    write_reports(run)
+    stale.write_text("agentHostEpisode(99, {});\n")
+    write_reports(run)
+    assert not stale.exists() and len(list((run / "trajectories").iterdir())) == 18
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir(), elsewhere.mkdir()
+    (out / "trajectories").symlink_to(elsewhere)
+    with pytest.raises(UserError, match="trajectories: not a directory of the report"):
+        write_reports(run, out=out)
+    assert list(elsewhere.iterdir()) == []
 
 
 def test_partial_last_line_is_tolerated(tmp_path):

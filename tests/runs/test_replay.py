@@ -15,6 +15,7 @@ import pytest
 from agent_host.config.replay_log import LINES, ReplayLog
 from agent_host.config.requests import REQUESTS
 from agent_host.runs.lock import RunLock
+from fixtures_report import viewer_of
 
 pytestmark = pytest.mark.slow
 
@@ -139,7 +140,7 @@ def test_the_report_shows_the_replay_and_the_viewer_each_candidate_answer(script
     assert "80% [" in row and "(8/10)" in row and "2/2 episodes" in row
     html = (tmp_path / "report.html").read_text()
     assert 'id="replay-ref"' in html and "Replayed on other builds" in html
-    data = json.loads(html.split('id="viewer-data">', 1)[1].split("</script>", 1)[0])
+    data = viewer_of(tmp_path / "report.html")
     ep = next(e for e in data["episodes"] if e["build"] == "ref")
     step3 = next(s for s in ep["steps"] if s["step"] == 3)
     assert {x["build"]: x["match"] for x in step3["replay"]} == {"other": "same_tool", "ref": "same_action"}

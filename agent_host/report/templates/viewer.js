@@ -4,6 +4,33 @@
   var DATA = JSON.parse(document.getElementById("viewer-data").textContent);
   var EPS = DATA.episodes;
   var SVGNS = "http://www.w3.org/2000/svg";
+  var NONCE = document.currentScript.nonce;
+
+  // An episode's steps are a page of their own beside the report (trajectories/NNNN.js), run by
+  // a script tag: it calls agentHostEpisode(n, page). A page is loaded once, when first shown.
+  var WAITING = {};
+  window.agentHostEpisode = function (n, page) {
+    var ep = EPS[n];
+    if (!ep || ep.steps) return;
+    ep.steps = page.steps; ep.extra_shots = page.extra_shots; ep.shots = page.shots;
+    (WAITING[n] || []).forEach(function (f) { f(); });
+    delete WAITING[n];
+  };
+  function load(ep, done) {
+    if (ep.steps || ep.missing) { done(); return; }
+    var n = EPS.indexOf(ep);
+    if (WAITING[n]) { WAITING[n].push(done); return; }
+    WAITING[n] = [done];
+    var s = document.createElement("script");
+    s.nonce = NONCE;
+    s.src = ep.page;
+    s.addEventListener("error", function () {
+      ep.missing = true;
+      (WAITING[n] || []).forEach(function (f) { f(); });
+      delete WAITING[n];
+    });
+    document.body.appendChild(s);
+  }
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -89,10 +116,18 @@
     clear(this.meta); clear(this.timeline); clear(this.shotbox); clear(this.detail);
     this.counter.textContent = "";
   };
-  Panel.prototype.show = function (ep, i) {
+  // `step`: a step number to open at, once the episode's page is loaded (else frame i)
+  Panel.prototype.show = function (ep, i, step) {
     if (!ep) { this.empty("no episode"); return; }
+    var self = this;
+    this.wanted = ep;
+    if (!ep.steps && !ep.missing) {
+      this.empty("loading " + ep.page + " …");
+      load(ep, function () { if (self.wanted === ep) self.show(ep, i, step); });
+      return;
+    }
     this.ep = ep;
-    this.frames = frames(ep);
+    this.frames = ep.steps ? frames(ep) : [];
     clear(this.head);
     this.head.appendChild(el("span", null, ep.build + " · " + ep.unit + " · repeat " + ep.repeat + " "));
     this.head.appendChild(pill(ep.outcome));
@@ -108,8 +143,13 @@
     if (ep.reason) kv.push(["reason", ep.reason]);
     if (ep.error) kv.push(["error", ep.error]);
     var meta = this.meta;
+    if (ep.missing) kv.push(["steps not found", ep.page + " (keep the trajectories folder beside report.html)"]);
     kv.forEach(function (p) { meta.appendChild(field(p[0], p[1])); });
     this.drawTimeline();
+    if (step !== undefined) {
+      var f = this.frames.findIndex(function (x) { return x.kind === "step" && x.s.step === step; });
+      if (f >= 0) i = f;
+    }
     this.go(i || 0);
   };
   Panel.prototype.drawTimeline = function () {
@@ -151,7 +191,7 @@
     if (!f.shot) { this.shotbox.appendChild(el("div", "muted", "no screenshot")); return; }
     var img = el("img");
     img.alt = f.label;
-    img.src = DATA.shots[f.shot.i];
+    img.src = this.ep.shots[f.shot.i];
     this.shotbox.appendChild(img);
     var a = f.kind === "step" ? f.s.action : null;
     if (!a || !a.point) return;
@@ -252,7 +292,7 @@
     });
     select(shown.length ? 0 : -1);
   }
-  function select(j) {
+  function select(j, step) {
     if (j < 0 || j >= shown.length) {
       cur = -1; main.empty("no episode matches"); epCounter.textContent = "0 / 0"; return;
     }
@@ -262,17 +302,12 @@
     if (b.offsetTop < list.scrollTop) list.scrollTop = b.offsetTop;
     else if (b.offsetTop + b.offsetHeight > list.scrollTop + list.clientHeight) list.scrollTop = b.offsetTop + b.offsetHeight - list.clientHeight;
     epCounter.textContent = (j + 1) + " / " + shown.length;
-    main.show(shown[j], 0);
+    main.show(shown[j], 0, step);
   }
   [fBuild, fOutcome, fTask, fKind, fApp].forEach(function (s) { s.addEventListener("change", filter); });
   document.getElementById("ep-prev").addEventListener("click", function () { select(Math.max(0, cur - 1)); });
   document.getElementById("ep-next").addEventListener("click", function () { select(Math.min(shown.length - 1, cur + 1)); });
   filter();
-  Array.prototype.forEach.call(document.querySelectorAll("a.unit-link"), function (a) {
-    a.addEventListener("click", function () {
-      fTask.value = a.getAttribute("data-unit"); fBuild.value = ""; fOutcome.value = ""; fKind.value = ""; fApp.value = ""; filter();
-    });
-  });
   // a link that sets the filters it names (data-kind, data-app, ...) and clears the others
   var FILTERS = { build: fBuild, outcome: fOutcome, task: fTask, kind: fKind, app: fApp };
   Array.prototype.forEach.call(document.querySelectorAll("a.viewer-filter"), function (a) {
@@ -288,11 +323,7 @@
       Object.keys(FILTERS).forEach(function (k) { FILTERS[k].value = ""; });
       filter();
       var j = shown.findIndex(function (e) { return e.id === a.getAttribute("data-episode"); });
-      if (j < 0) return;
-      select(j);
-      var step = Number(a.getAttribute("data-step"));
-      var f = main.frames.findIndex(function (x) { return x.kind === "step" && x.s.step === step; });
-      if (f >= 0) main.go(f);
+      if (j >= 0) select(j, Number(a.getAttribute("data-step")));
     });
   });
 
