@@ -30,6 +30,12 @@ def browser():
         b.close()
 
 
+def shown(page, panel: str = "#main-panel") -> None:
+    """Wait until the panel shows an episode: its page (trajectories/NNNN.js) loads
+    asynchronously, and the step counter is empty meanwhile."""
+    page.wait_for_function("s => document.querySelector(s).textContent !== ''", arg=panel + " .step-counter")
+
+
 def test_report_html_in_chromium(browser, tmp_path):
     run = make_run(tmp_path)
     html = write_reports(run)["html"]
@@ -40,6 +46,7 @@ def test_report_html_in_chromium(browser, tmp_path):
     page.on("request", lambda r: requests.append(r.url))
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(html.as_uri(), wait_until="load")
+    shown(page)
 
     # the viewer came up on the first episode, first frame
     counter = page.locator("#main-panel .step-counter")
@@ -58,9 +65,11 @@ def test_report_html_in_chromium(browser, tmp_path):
     assert counter.text_content().startswith("3 / 4 (step 2)")
     assert page.locator("#main-panel .overlay polygon").count() == 1             # swipe arrow
     page.click("#ep-next")
+    shown(page)
     assert page.locator("#ep-counter").text_content() == "2 / 18"
     assert counter.text_content().startswith("1 / 4")
     page.keyboard.press("j")
+    shown(page)
     assert page.locator("#ep-counter").text_content() == "3 / 18"
 
     # phone and model text shows as text, never as markup
@@ -75,11 +84,13 @@ def test_report_html_in_chromium(browser, tmp_path):
 
     # a task in the per-task table opens its episodes in the viewer
     page.click('#per-task a.viewer-filter[data-task="wifi-on@verify"]')
+    shown(page)
     assert page.locator("#ep-counter").text_content() == "1 / 6"
     assert "wifi-on@verify" in page.locator("#main-panel .head").text_content()
 
     # side by side: all three tasks disagree between the builds in some repeat
     assert page.locator("#cmp-tasks button").count() == 3
+    shown(page, "#cmp-left")
     page.click("#cmp-left .step-next")
     assert page.locator("#cmp-left .step-counter").text_content().startswith("2 / 4")
 
