@@ -14,8 +14,20 @@ PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
 # pip's output is kept in a log and shown only when it fails (a failure stops the setup,
 # and no stamp is written, so the next run tries again).
 pip_log="$VENV/.agent-host-pip.log"
+# quiet_run LABEL CMD...: CMD's output into $pip_log, its status returned; meanwhile a line
+# every 30 s, so a redirected `make demo` or CI log never sits silent for minutes.
+quiet_run() {
+  local label=$1; shift
+  "$@" >"$pip_log" 2>&1 &
+  local pid=$! t=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1; t=$((t + 1))
+    if (( t % 30 == 0 )); then log "$label: still working, $t s"; fi
+  done
+  wait "$pid"
+}
 pip_run() {
-  if ! $PIP "$@" >"$pip_log" 2>&1; then
+  if ! quiet_run "pip $1" $PIP "$@"; then
     grep -v -e '^WARNING: Location' "$pip_log" | tail -40 >&2
     log "pip $* failed (full log: $pip_log)"
     exit 1
@@ -40,14 +52,14 @@ QVENV="$VENV/quantize"
 log "making the quantize environment $QVENV (llmcompressor; first time ~1 min)"
 [ -x "$QVENV/bin/python" ] || python3 -m venv "$QVENV"
 QPIP="$QVENV/bin/python -m pip --disable-pip-version-check -q"
-if ! { $QPIP install 'torch==2.13.0' && $QPIP install 'llmcompressor==0.14.0.1'; } >"$pip_log" 2>&1; then
+if ! quiet_run "quantize environment" bash -c "$QPIP install 'torch==2.13.0' && $QPIP install 'llmcompressor==0.14.0.1'"; then
   grep -v -e '^WARNING: Location' "$pip_log" | tail -40 >&2
   log "the quantize environment could not be made (full log: $pip_log)"
   exit 1
 fi
 
 log "checking that vLLM imports"
-if ! "$VENV/bin/python" -c "import vllm.entrypoints.openai.api_server" >"$pip_log" 2>&1; then
+if ! quiet_run "vLLM import" "$VENV/bin/python" -c "import vllm.entrypoints.openai.api_server"; then
   tail -20 "$pip_log" >&2
   log "vLLM does not import (see above); the vllm tests and the embedded default need it"
   exit 1
