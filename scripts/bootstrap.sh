@@ -15,14 +15,15 @@ PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
 # and no stamp is written, so the next run tries again).
 pip_log="$VENV/.agent-host-pip.log"
 # quiet_run LABEL CMD...: CMD's output into $pip_log, its status returned; meanwhile a line
-# every 30 s, so a redirected `make demo` or CI log never sits silent for minutes.
+# every 20 s (a step may start seconds after the line naming it), so a redirected `make demo`
+# or CI log is never silent for more than 30 s.
 quiet_run() {
   local label=$1; shift
   "$@" >"$pip_log" 2>&1 &
   local pid=$! t=0
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1; t=$((t + 1))
-    if (( t % 30 == 0 )); then log "$label: still working, $t s"; fi
+    if (( t % 20 == 0 )); then log "$label: still working, $t s"; fi
   done
   wait "$pid"
 }
