@@ -24,7 +24,8 @@ class PlainProgress:
 
     def __init__(self, label: str, write: Callable[[str], None], *, expect: str = "",
                  clock: Callable[[], float] = time.monotonic, heartbeat_s: float = HEARTBEAT_S,
-                 min_gap_s: float = MIN_GAP_S, change_gap_s: float = CHANGE_GAP_S) -> None:
+                 min_gap_s: float = MIN_GAP_S, change_gap_s: float = CHANGE_GAP_S,
+                 announce: bool = True) -> None:
         self.label, self.write, self.clock = label, write, clock
         self.heartbeat_s, self.min_gap_s, self.change_gap_s = heartbeat_s, min_gap_s, change_gap_s
         self.t0 = clock()
@@ -35,7 +36,9 @@ class PlainProgress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._say(f"{label}: started" + (f" (expect {expect})" if expect else ""))
+        self.said = False
+        if announce:
+            self._say(f"{label}: started" + (f" (expect {expect})" if expect else ""))
 
     def eta(self) -> float | None:
         done, total, _ = self.state
@@ -71,13 +74,13 @@ class PlainProgress:
                 self._say(self.line())
 
     def _say(self, text: str) -> None:
-        self.last_line = self.clock()
+        self.last_line, self.said = self.clock(), True
         self.write(text)
 
     def beat(self) -> None:
         """A line if none was written for `heartbeat_s` (called by the heartbeat thread)."""
         with self._lock:
-            if self.clock() - self.last_line >= self.heartbeat_s:
+            if self.said and self.clock() - self.last_line >= self.heartbeat_s:
                 self._say(self.line())
 
     def __enter__(self) -> PlainProgress:
@@ -93,6 +96,8 @@ class PlainProgress:
         self._stop.set()
         if self._thread:
             self._thread.join()
+        if not self.said:   # nothing began (refused before its first event): its error says it all
+            return
         outcome = "failed" if exc_type else "done"
         self.write(f"{self.label}: {outcome} in {_mmss(self.clock() - self.t0)}")
 
@@ -129,7 +134,11 @@ def step_progress(label: str, console, *, expect: str = ""):
 
 
 class _PlainStatus(PlainProgress):
-    """rich's `console.status` where output is not a terminal: `.update(text)` as lines."""
+    """rich's `console.status` where output is not a terminal: `.update(text)` as lines, the
+    first with the first update (a command refused before it prints only its error)."""
+
+    def __init__(self, label: str, write: Callable[[str], None], **kw) -> None:
+        super().__init__(label, write, announce=False, **kw)
 
     def update(self, text: str) -> None:  # type: ignore[override]
         prefix = f"{self.label}: "

@@ -61,13 +61,27 @@ def test_a_status_is_lines_without_its_repeated_label_and_at_most_one_per_change
     assert lines[-1] == "replay: w4 1/40, 3 s elapsed"
     clock.t = 4.0
     s.update("replay: w4 2/40")                # a change within 2 s of the last line: held
-    assert len(lines) == 2
+    assert len(lines) == 1
     clock.t = 5.2
     s.update("replay: w4 3/40")
     assert lines[-1] == "replay: w4 3/40, 5 s elapsed"
     clock.t = 40.0
     s.beat()
     assert lines[-1] == "replay: w4 3/40, 40 s elapsed"
+
+
+def test_a_status_refused_before_its_first_update_prints_nothing():
+    """Its error is the command's one line (a replay refused by the run lock printed
+    "replay: started" and "replay: failed in 0 s" above it)."""
+    from agent_host.cli.steps import _PlainStatus
+
+    lines: list[str] = []
+    try:
+        with _PlainStatus("replay", lines.append, clock=Clock()):
+            raise RuntimeError("in use")
+    except RuntimeError:
+        pass
+    assert lines == []
 
 
 def test_a_run_off_a_terminal_prints_lines_per_build():
