@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_host.config.records import Usage
-from agent_host.config.requests import body_sha256, call_from_json, calls_schema, request_body
+from agent_host.config.requests import body_sha256, calls_schema, request_body, with_json_call
 from agent_host.serving.endpoint import task_header
 
 
@@ -139,12 +139,10 @@ class ModelClient:
             calls.append({"id": c.id or f"call_{secrets.token_hex(6)}", "type": "function",
                           "function": {"name": capped(getattr(fn, "name", "") or "", 200),
                                        "arguments": capped(getattr(fn, "arguments", "") or "", cap)}})
-        if not calls and self.calls_as_json:
-            calls = call_from_json(message["content"])
-            if calls:
-                message["content"] = None
         if calls:
             message["tool_calls"] = calls
+        if self.calls_as_json:
+            message = with_json_call(message)
         reasoning = getattr(msg, "reasoning_content", None) or (msg.model_extra or {}).get("reasoning_content")
         usage = Usage()
         if resp.usage is not None:

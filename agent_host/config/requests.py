@@ -50,6 +50,15 @@ def call_from_json(content: Any) -> list[dict[str, Any]]:
              "function": {"name": obj["name"], "arguments": json.dumps(obj["arguments"], ensure_ascii=False)}}]
 
 
+def with_json_call(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` with the call its content holds (asked through `calls_schema`) as its
+    `tool_calls`, when it has none and its content is one; else `message` as it is."""
+    if message.get("tool_calls"):
+        return message
+    calls = call_from_json(message.get("content"))
+    return {**message, "content": None, "tool_calls": calls} if calls else message
+
+
 def request_body(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                  options: dict[str, Any]) -> dict[str, Any]:
     """The JSON body of one chat request (what the openai client posts, headers aside)."""

@@ -37,7 +37,7 @@ import httpx
 from agent_host.agent.reply import reply_action
 from agent_host.config.records import EpisodeRecord, StepRecord
 from agent_host.config.replay_log import REFERENCE_PASS, ReplayLog, replay_dir
-from agent_host.config.requests import RequestLog, call_from_json, calls_schema, load_request_log
+from agent_host.config.requests import RequestLog, calls_schema, load_request_log, with_json_call
 from agent_host.errors import UserError
 from agent_host.runs.lock import RunLock
 from agent_host.runs.store import RunStore
@@ -143,15 +143,11 @@ def _post(endpoint: Any, body: dict[str, Any], headers: dict[str, str], timeout:
 def _message(resp: dict[str, Any], calls_as_json: bool = False) -> dict[str, Any]:
     msg = (resp.get("choices") or [{}])[0].get("message") or {}
     out: dict[str, Any] = {"role": "assistant", "content": msg.get("content")}
-    if calls_as_json and not msg.get("tool_calls"):
-        calls = call_from_json(msg.get("content"))
-        if calls:
-            out.update(content=None, tool_calls=calls)
-    elif msg.get("tool_calls"):
+    if msg.get("tool_calls"):
         out["tool_calls"] = [{"id": c.get("id"), "type": "function",
                               "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
                              for c in msg["tool_calls"]]
-    return out
+    return with_json_call(out) if calls_as_json else out
 
 
 def score(endpoint: Any, log: RequestLog, i: int, prompt_tokens: int, timeout: float) -> tuple[float, int]:

@@ -35,7 +35,7 @@ from pydantic import Field
 from agent_host.config.builds import Build
 from agent_host.config.strict import Closed
 from agent_host.config.loading import load_model
-from agent_host.config.requests import call_from_json, calls_schema
+from agent_host.config.requests import calls_schema, with_json_call
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 
@@ -241,9 +241,8 @@ def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
     try:
         choice = r.json()["choices"][0]
         message = choice.get("message") or {}
-        if tools and ep.calls_as_json and not message.get("tool_calls"):
-            calls = call_from_json(message.get("content"))
-            message = {"content": None, "tool_calls": calls} if calls else message
+        if tools and ep.calls_as_json:
+            message = with_json_call(message)
         return Answer.from_message(message), choice.get("finish_reason")
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise UserError(f"build {ep.build_id}: the server's answer is not a chat completion: {r.text[:200]!r}") from None
