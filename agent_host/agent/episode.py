@@ -20,24 +20,36 @@ import json
 import os
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, ServerError, StepLoop, observe_xml,
-                                   cached_share, render_key, tally_record)
-from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
-from agent_host.judge.checks import Judge
-from agent_host.config.outcome import label
 from agent_host import watchdog
+from agent_host.agent.model_client import Reply
+from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, Observation, ServerError, StepLoop,
+                                   observe_xml, cached_share, render_key, tally_record)
+from agent_host.config.builds import Sampling
+from agent_host.config.outcome import label
+from agent_host.config.phones import PhoneProfile
+from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
+from agent_host.config.requests import Json
 from agent_host.config.requirements import UnboundPhoneFact
-from agent_host.phone.device import (PhoneError, PhoneUnresponsive, RoundTripTally, counting_into, png_bytes,
+from agent_host.config.tasks import TaskInstance
+from agent_host.judge.checks import Judge, Verdict
+from agent_host.phone.device import (Phone, PhoneError, PhoneUnresponsive, RoundTripTally, counting_into, png_bytes,
                                      submit_beside)
 from agent_host.phone.requirements import bind_task
 from agent_host.phone.steps import StepFailed, run_steps
 from agent_host.serving import metrics
+from agent_host.serving.endpoint import Endpoint
+from agent_host.watchdog import timed
+
+if TYPE_CHECKING:   # annotations only: importing these costs the CLI's start
+    import openai
+    from PIL.Image import Image as PngImage
 
 SETTLE_S = 3.0
 DEADLINE_GRACE_S = 2.0    # past --episode-timeout the watchdog abandons calls (the limits fire first)
@@ -45,14 +57,22 @@ TEARDOWN_LIMIT_S = 30.0   # teardown steps, in total
 _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
 
 
-def settle_min_s(profile: Any) -> float:
+class _SetupFailed(Exception):
+    """Setup did not make the start state the variant needs (the goal after setup)."""
+
+
+class LimitReached(Exception):
+    """A user-set bound on waiting fired (per-request model timeout, episode wall clock)."""
+
+
+def settle_min_s(profile: PhoneProfile | None) -> float:
     """How long to let an action start before the first settle dump (PhoneProfile.settle_min_s)."""
-    return float(getattr(profile, "settle_min_s", 0.3))
+    return profile.settle_min_s if profile is not None else PhoneProfile.model_fields["settle_min_s"].default
 
 
-def settle_confirm(profile: Any) -> bool:
+def settle_confirm(profile: PhoneProfile | None) -> bool:
     """Whether this phone's dumps need confirming by a second one (PhoneProfile.settle_confirm)."""
-    return bool(getattr(profile, "settle_confirm", False))
+    return profile.settle_confirm if profile is not None else False
 
 
 def _now() -> str:
@@ -70,11 +90,11 @@ class _Shots:
         self.enabled = enabled
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="screenshots")
         self.capture_pool = ThreadPoolExecutor(1, thread_name_prefix="capture")
-        self.futures: list[Any] = []
-        self.pending: Any = None
+        self.futures: list[Future] = []
+        self.pending: Future | None = None
         self.failures: list[str] = []
 
-    def capture(self, name: str, phone: Any) -> str | None:
+    def capture(self, name: str, phone: Phone) -> str | None:
         """Start capturing the current screen into `name`; `barrier()` waits for it."""
         if not self.enabled:
             return None
@@ -94,7 +114,7 @@ class _Shots:
             except Exception as exc:
                 self.failures.append(f"{type(exc).__name__}: {exc}"[:300])
 
-    def save(self, name: str, img: Any) -> str | None:
+    def save(self, name: str, img: PngImage | None) -> str | None:
         if not self.enabled or img is None:
             return None
         def write() -> None:
@@ -117,7 +137,7 @@ class _Shots:
 
 
 class _StepLog:
-    def __init__(self, path: Path, on_step: Callable[[StepRecord], Any] | None):
+    def __init__(self, path: Path, on_step: Callable[[StepRecord], object] | None):
         self.f = path.open("w", encoding="utf-8")
         self.on_step = on_step
 
@@ -135,10 +155,43 @@ class _StepLog:
         self.f.close()
 
 
-def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile: Any, seed: int = 0,
-                sampling: Any = None, build_id: str = "", repeat: int = 0,
-                on_step: Callable[[StepRecord], Any] | None = None, settle_s: float = SETTLE_S,
-                request_timeout: float = 120.0, client: Any = None,
+@dataclass
+class _Start:
+    """What setup leaves for the loop: the judge, the first screen, its verdict and screenshot."""
+    task: TaskInstance     # bound to this phone's facts
+    judge: Judge
+    first: Observation
+    verdict: Verdict
+    shot0: PngImage | None
+
+
+class _Files:
+    """The episode's files while it runs (steps.jsonl, screenshots, requests.json) and the
+    loop state they come from; `close()` finishes them, whatever ended the episode."""
+
+    def __init__(self, out_dir: Path, on_step: Callable[[StepRecord], object] | None, screenshots: bool):
+        self.out_dir = out_dir
+        self.log = _StepLog(out_dir / "steps.jsonl", on_step)
+        self.shots = _Shots(out_dir, screenshots)
+        self.setup_times = PhaseTimes()
+        self.goals0: list[bool] = []           # the goal after setup, once judged
+        self.loop: StepLoop | None = None
+
+    def state(self) -> LoopState:
+        return self.loop.state if self.loop is not None else LoopState(goals=self.goals0)
+
+    def close(self, endpoint: Endpoint, task: TaskInstance) -> None:
+        self.log.close()
+        self.shots.close()
+        if self.loop is not None:
+            _write_requests(self.out_dir, self.loop, endpoint, task)
+
+
+def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir: Path,
+                profile: PhoneProfile | None, seed: int = 0, sampling: Sampling | None = None,
+                build_id: str = "", repeat: int = 0,
+                on_step: Callable[[StepRecord], object] | None = None, settle_s: float = SETTLE_S,
+                request_timeout: float = 120.0, client: openai.OpenAI | None = None,
                 screenshots: bool = True, identity: EpisodeIdentity | None = None,
                 episode_timeout: float | None = None) -> EpisodeRecord:
     """Run one episode of `task` on `phone` against `endpoint`; always returns a record.
@@ -151,143 +204,171 @@ def run_episode(task: Any, phone: Any, endpoint: Any, *, out_dir: Path, profile:
     here, once."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    started_at = _now()
-    t_start = time.monotonic()
+    started_at, t_start = _now(), time.monotonic()
     if identity is None:
-        build = build_id or getattr(endpoint, "build_id", "") or endpoint.model or "model"
-        identity = EpisodeIdentity.of(build, task, repeat, seed)
-    build, seed = identity.build, identity.seed
-
+        identity = EpisodeIdentity.of(build_id or endpoint.build_id or endpoint.model or "model", task, repeat, seed)
     metrics_before = _metrics(endpoint)
-    log = _StepLog(out_dir / "steps.jsonl", on_step)
-    shots = _Shots(out_dir, screenshots)
+    files = _Files(out_dir, on_step, screenshots)
     error: str | None = None
-    state = LoopState(goals=[])
-    setup_times = PhaseTimes()
-    loop: StepLoop | None = None
+    unresponsive = False
     # The backstop behind every phone and model call of the episode: a call that never
     # returns (a frozen phone, a trickling server) is abandoned at the episode's deadline.
     deadline = watchdog.enter(episode_timeout + DEADLINE_GRACE_S if episode_timeout else None,
                               f"the episode's limit of {episode_timeout or 0:g} s, --episode-timeout")
-    unresponsive = False
     try:
         task = bind_task(task, phone)   # {phone.calendar_id}, {phone.time:...}: this phone's values
-        judge = Judge(task, profile)
-        t0 = time.monotonic()
-        tally0 = RoundTripTally()
-        with counting_into(tally0):
-            run_steps(task.setup, phone, profile)
-            first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
-                                             confirm=settle_confirm(profile), key=render_key))
-            setup_times.settle = watchdog.elapsed(t0)
-            t1 = time.monotonic()
-            capture0 = submit_beside(shots.capture_pool, phone.screenshot) if screenshots else None
-            verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
-            setup_times.judge = watchdog.elapsed(t1)
-            t2 = time.monotonic()
-            try:
-                shot0 = capture0.result() if capture0 is not None else None
-            except Exception as exc:  # optional, as every screenshot (see _Shots.barrier)
-                shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
-                shot0 = None
-            name0 = shots.save("step-000.png", shot0)
-            setup_times.observe = watchdog.elapsed(t2)
-        state.goals = [verdict.goal]
-        log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
-                             screenshot=name0, times=setup_times, wall_s=round(watchdog.elapsed(t0), 4),
-                             round_trips=tally_record(tally0),
-                             goal=verdict.goal, check_detail=verdict.detail))
-        if not task.infeasible and verdict.goal != (task.variant == "verify"):
-            want = "not hold" if task.variant == "base" else "hold"
-            raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
-                               f"({task.variant} variant: it must {want}); check: {json.dumps(verdict.detail)[:300]}")
-
-        def screenshot(n: int) -> str | None:
-            if not screenshots:
-                return None
-            if n == 1:  # step 1 sees the screen after setup
-                return shots.save("step-001.png", shot0)
-            return shots.capture(f"step-{n:03d}.png", phone)
-
-        model = Bounded(ModelClient(endpoint, sampling=sampling, seed=seed, timeout=request_timeout,
+        start = _set_up(task, phone, profile, files, settle_s)
+        model = Bounded(ModelClient(endpoint, sampling=sampling, seed=identity.seed, timeout=request_timeout,
                                     client=client, task=task.key), request_timeout, episode_timeout, t_start)
-        loop = StepLoop(goal=task.goal, phone=phone, model=model, judge=judge, profile=profile,
-                        max_steps=task.max_steps, first=first, goal_initial=verdict.goal,
-                        screenshot=screenshot, before_act=shots.barrier, write_step=log.write,
-                        settle_s=settle_s, settle_min_s=settle_min_s(profile),
-                        settle_confirm=settle_confirm(profile))
-        state = loop.run()
-    except _SetupFailed as exc:
-        error = str(exc)
-    except (StepFailed, UnboundPhoneFact) as exc:   # the start state was not made: not the model's
-        error = f"setup: {exc}"
-    except PhoneError as exc:
-        error = f"phone: {exc}"
-        unresponsive = isinstance(exc, PhoneUnresponsive)
-        state = loop.state if loop is not None else state
-    except LimitReached as exc:
-        error = f"limit: {exc}"
-        state = loop.state if loop is not None else state
-    except ServerError as exc:
-        error = f"server: {exc}"
-        state = loop.state if loop is not None else state
-    except Exception as exc:  # a harness bug: keep the traceback next to the record
-        if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
-            raise  # the run directory is full or broken: the run stops (runs.execute), no retry
-        error = f"harness: {type(exc).__name__}: {exc}"
-        (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-        state = loop.state if loop is not None else state
+        files.loop = _loop(start, phone, model, profile, files, settle_s)
+        files.loop.run()
+    except Exception as exc:
+        error, unresponsive = _fault(exc, out_dir)
     finally:
         watchdog.leave(deadline)
-        log.close()
-        shots.close()
-        if loop is not None:
-            _write_requests(out_dir, loop, endpoint, task)
-
-    teardown_error = None
-    try:
-        if unresponsive:  # asking a phone that stopped answering would only wait again
-            raise PhoneUnresponsive("skipped: the phone did not answer during the episode")
-        with watchdog.deadline(TEARDOWN_LIMIT_S, "teardown"):
-            run_steps(task.teardown, phone, profile)
-    except Exception as exc:  # the outcome stands; the next episode finds out about the phone
-        teardown_error = f"teardown: {type(exc).__name__}: {exc}"
-        with (out_dir / "error.txt").open("a", encoding="utf-8") as f:
-            f.write(teardown_error + "\n")
-
-    goals = state.goals
-    j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
-              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded",
-              exhausted=state.exhausted is not None)
-    metrics_after = _metrics(endpoint) if metrics_before is not None else None
-    server_metrics = None
-    if metrics_before is not None and metrics_after is not None:
-        try:
-            server_metrics = metrics.delta(metrics_before, metrics_after)
-        except Exception:
-            server_metrics = None
-    share, share_source = episode_cached_share(state.usage_after_first, server_metrics)
-    reason = state.reason
-    if reason is None and state.stop:
-        reason = state.stop
-    rec = EpisodeRecord(
-        episode_id=identity.episode_id, run_id=identity.run_id, attempt=identity.attempt,
-        build=build, model=endpoint.model, task=task.id, task_id=task.task_id, task_file=str(task.source),
-        variant=task.variant, infeasible=bool(task.infeasible), repeat=identity.repeat, seed=seed,
-        phone=getattr(phone, "serial", str(phone)), outcome=j.outcome,  # type: ignore[arg-type]
-        error=error, goal_initial=j.goal_initial, goal_first_step=j.goal_first_step,
-        goal_lost_step=j.goal_lost_step, goal_final=j.goal_final, complete_step=j.complete_step,
-        infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
-        wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
-        wall_s=round(watchdog.elapsed(t_start), 3), times=_sum_times(setup_times, state.times),
-        usage=state.usage, server_metrics=server_metrics, cached_share=share,
-        cached_share_source=share_source, reason=reason, answer=state.answer,
-        exhausted=state.exhausted if j.outcome == "exhausted" else None)
+        files.close(endpoint, task)
+    _tear_down(task, phone, profile, out_dir, skip=unresponsive)
+    rec = _record(task, phone, endpoint, identity, files, error, started_at, t_start,
+                  _server_metrics(endpoint, metrics_before))
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
 
 
-def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Any, task: Any) -> None:
+# -- the phases of an episode -------------------------------------------------------------------
+
+
+def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, files: _Files,
+            settle_s: float) -> _Start:
+    """Setup steps, the first screen, the goal after setup (step 0's record); a start state
+    that is not the variant's raises _SetupFailed."""
+    judge = Judge(task, profile)
+    shots, times = files.shots, files.setup_times
+    tally = RoundTripTally()
+    t0 = time.monotonic()
+    with counting_into(tally):
+        with timed(times, "settle"):
+            run_steps(task.setup, phone, profile)
+            first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
+                                             confirm=settle_confirm(profile), key=render_key))
+        capture0 = submit_beside(shots.capture_pool, phone.screenshot) if shots.enabled else None
+        with timed(times, "judge"):
+            verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
+        with timed(times, "observe"):
+            shot0 = _result_or_none(capture0, shots)
+            name0 = shots.save("step-000.png", shot0)
+    files.goals0 = [verdict.goal]
+    files.log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
+                               screenshot=name0, times=times, wall_s=round(watchdog.elapsed(t0), 4),
+                               round_trips=tally_record(tally), goal=verdict.goal, check_detail=verdict.detail))
+    if not task.infeasible and verdict.goal != (task.variant == "verify"):
+        want = "not hold" if task.variant == "base" else "hold"
+        raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
+                           f"({task.variant} variant: it must {want}); check: {json.dumps(verdict.detail)[:300]}")
+    return _Start(task, judge, first, verdict, shot0)
+
+
+def _result_or_none(capture: Future | None, shots: _Shots) -> PngImage | None:
+    """The screenshot after setup; optional, as every screenshot (see _Shots.barrier)."""
+    try:
+        return capture.result() if capture is not None else None
+    except Exception as exc:
+        shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
+        return None
+
+
+def _loop(start: _Start, phone: Phone, model: Bounded, profile: PhoneProfile | None, files: _Files,
+          settle_s: float) -> StepLoop:
+    shots = files.shots
+
+    def screenshot(n: int) -> str | None:
+        if not shots.enabled:
+            return None
+        if n == 1:  # step 1 sees the screen after setup
+            return shots.save("step-001.png", start.shot0)
+        return shots.capture(f"step-{n:03d}.png", phone)
+
+    return StepLoop(goal=start.task.goal, phone=phone, model=model, judge=start.judge, profile=profile,
+                    max_steps=start.task.max_steps, first=start.first, goal_initial=start.verdict.goal,
+                    screenshot=screenshot, before_act=shots.barrier, write_step=files.log.write,
+                    settle_s=settle_s, settle_min_s=settle_min_s(profile), settle_confirm=settle_confirm(profile))
+
+
+# What ended an episode early, by kind of failure, and the prefix its `error` gets: none of
+# these counts against the model (an `error` episode is retried by the run).
+_FAULTS: tuple[tuple[type[Exception] | tuple[type[Exception], ...], str], ...] = (
+    (_SetupFailed, ""),                            # its message starts "setup:"
+    ((StepFailed, UnboundPhoneFact), "setup: "),   # the start state was not made
+    (PhoneError, "phone: "),
+    (LimitReached, "limit: "),
+    (ServerError, "server: "),
+)
+
+
+def _fault(exc: Exception, out_dir: Path) -> tuple[str, bool]:
+    """(the episode's `error`, whether the phone stopped answering). Anything else is a harness
+    bug: its traceback goes next to the record. A run directory that cannot be written stops
+    the run (runs.execute), with no retry."""
+    for kinds, prefix in _FAULTS:
+        if isinstance(exc, kinds):
+            return f"{prefix}{exc}", isinstance(exc, PhoneUnresponsive)
+    if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
+        raise exc
+    (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+    return f"harness: {type(exc).__name__}: {exc}", False
+
+
+def _tear_down(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, out_dir: Path, *,
+               skip: bool) -> None:
+    """Teardown steps; a failure is noted in error.txt and the outcome stands (the next
+    episode's health check finds out about the phone)."""
+    try:
+        if skip:  # asking a phone that stopped answering would only wait again
+            raise PhoneUnresponsive("skipped: the phone did not answer during the episode")
+        with watchdog.deadline(TEARDOWN_LIMIT_S, "teardown"):
+            run_steps(task.teardown, phone, profile)
+    except Exception as exc:
+        with (out_dir / "error.txt").open("a", encoding="utf-8") as f:
+            f.write(f"teardown: {type(exc).__name__}: {exc}\n")
+
+
+def _server_metrics(endpoint: Endpoint, before: dict[str, float] | None) -> dict[str, float] | None:
+    after = _metrics(endpoint) if before is not None else None
+    if before is None or after is None:
+        return None
+    try:
+        return metrics.delta(before, after)
+    except Exception:
+        return None
+
+
+def _record(task: TaskInstance, phone: Phone, endpoint: Endpoint, identity: EpisodeIdentity, files: _Files,
+            error: str | None, started_at: str, t_start: float,
+            server_metrics: dict[str, float] | None) -> EpisodeRecord:
+    """The episode's record: the outcome label from the goals and the final actions."""
+    state = files.state()
+    goals = state.goals
+    j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
+              infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded",
+              exhausted=state.exhausted is not None)
+    share, share_source = episode_cached_share(state.usage_after_first, server_metrics)
+    return EpisodeRecord(
+        episode_id=identity.episode_id, run_id=identity.run_id, attempt=identity.attempt,
+        build=identity.build, model=endpoint.model, task=task.id, task_id=task.task_id,
+        task_file=str(task.source), variant=task.variant, infeasible=bool(task.infeasible),
+        repeat=identity.repeat, seed=identity.seed, phone=phone.serial,
+        outcome=j.outcome,  # type: ignore[arg-type]
+        error=error, goal_initial=j.goal_initial, goal_first_step=j.goal_first_step,
+        goal_lost_step=j.goal_lost_step, goal_final=j.goal_final, complete_step=j.complete_step,
+        infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,
+        wasted_steps=state.wasted, started_at=started_at, ended_at=_now(),
+        wall_s=round(watchdog.elapsed(t_start), 3), times=_sum_times(files.setup_times, state.times),
+        usage=state.usage, server_metrics=server_metrics, cached_share=share,
+        cached_share_source=share_source,
+        reason=state.reason if state.reason is not None else state.stop, answer=state.answer,
+        exhausted=state.exhausted if j.outcome == "exhausted" else None)
+
+
+def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Endpoint, task: TaskInstance) -> None:
     """requests.json: what every request sent, to rebuild it byte for byte (config/requests.py)."""
     from agent_host.config.requests import REQUESTS, RequestLog
     from agent_host.serving.endpoint import task_header
@@ -310,31 +391,23 @@ def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | 
     return None, None
 
 
-class _SetupFailed(Exception):
-    pass
-
-
-class LimitReached(Exception):
-    """A user-set bound on waiting fired (per-request model timeout, episode wall clock)."""
-
-
 class Bounded:
     """The model client under the episode's limits: each request may take at most
     `request_timeout` s and no longer than the episode has left; a request that ran out of
     time is not retried here (the run retries the episode as infrastructure)."""
 
-    def __init__(self, model: Any, request_timeout: float, episode_timeout: float | None, t_start: float):
+    def __init__(self, model: ModelClient, request_timeout: float, episode_timeout: float | None, t_start: float):
         self.model = model
         self.request_timeout = request_timeout
         self.episode_timeout = episode_timeout
         self.deadline = t_start + episode_timeout if episode_timeout else None
         self.base = model.client
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:   # Any: whatever the wrapped client's attribute is
         # Everything but chat() is the wrapped client's (max_tokens(), sampling, ...).
         return getattr(self.model, name)
 
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    def chat(self, messages: list[Json], tools: list[Json]) -> Reply:
         timeout = self.request_timeout
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
@@ -366,7 +439,7 @@ def _sum_times(a: PhaseTimes, b: PhaseTimes) -> PhaseTimes:
 METRICS_LIMIT_S = 10.0
 
 
-def _metrics(endpoint: Any) -> dict[str, float] | None:
+def _metrics(endpoint: Endpoint) -> dict[str, float] | None:
     if not getattr(endpoint, "metrics_url", None):
         return None
     try:

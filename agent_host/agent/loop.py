@@ -29,18 +29,22 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
-
+from typing import Protocol
 from agent_host import watchdog
 from agent_host.agent import prompt as prompts
-from agent_host.agent.model_client import ContextExceeded, ModelClient, ServerError
+from agent_host.agent.model_client import ContextExceeded, ModelClient, Reply, ServerError
 from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
+from agent_host.config.phones import PhoneProfile
 from agent_host.config.records import Action, Exhaustion, PhaseTimes, RoundTrips, StepRecord, Usage
-from agent_host.phone.device import PhoneError, RoundTripTally, counting_into, submit_beside
+from agent_host.config.requests import Json
+from agent_host.judge.checks import Judge, Verdict
+from agent_host.phone.device import Phone, PhoneError, RoundTripTally, counting_into, submit_beside
 from agent_host.phone.parse import parse
 from agent_host.phone.render import render
+from agent_host.phone.screen import Screen
+from agent_host.watchdog import timed
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
            "observe_xml"]
@@ -57,10 +61,18 @@ def context_exhaustion(step: int, tokens: int | None, message: str) -> Exhaustio
 # -- the loop ---------------------------------------------------------------------------------------
 
 
+class Model(Protocol):
+    """What the loop asks of a model: ModelClient, or the episode's Bounded around one."""
+
+    def chat(self, messages: list[Json], tools: list[Json]) -> Reply: ...
+
+    def max_tokens(self) -> int: ...
+
+
 @dataclass
 class Observation:
     xml: str
-    screen: Any
+    screen: Screen
     text: str
 
 
@@ -115,11 +127,38 @@ class LoopState:
     times: PhaseTimes = field(default_factory=PhaseTimes)
 
 
+# Where a final action's step is recorded. A new final action needs a row here and a rule in
+# config/outcome.py (what ending that way means), so the loop refuses to import without one.
+FINAL_STEP = {"task_complete": "complete_step", "task_infeasible": "infeasible_step"}
+if set(FINAL_STEP) != set(FINAL_TOOLS):
+    raise ImportError(f"agent/loop.py FINAL_STEP must name every final action: {sorted(FINAL_TOOLS)}")
+
+
+@dataclass
+class _Turn:
+    """What one step gathers before its record is written (beside the next step)."""
+    n: int
+    obs: Observation                 # the screen the model acts on
+    tally: RoundTripTally
+    t0: float = field(default_factory=time.monotonic)
+    times: PhaseTimes = field(default_factory=PhaseTimes)
+    usage: Usage = field(default_factory=Usage)
+    raws: list[Json] = field(default_factory=list)   # every reply of the step, as the record keeps it
+    shot: str | None = None
+    retry_error: str | None = None
+    parsed: Parsed | None = None
+    action: Action | None = None
+
+    def raw_output(self) -> Json:
+        raw = self.raws[-1] if self.raws else {}
+        return {**raw, "retried": self.raws[:-1]} if len(self.raws) > 1 else raw
+
+
 class StepLoop:
     """Runs the steps of one episode after setup; the episode owns files and records."""
 
-    def __init__(self, *, goal: str, phone: Any, model: ModelClient, judge: Any, profile: Any,
-                 max_steps: int, first: Observation, goal_initial: bool,
+    def __init__(self, *, goal: str, phone: Phone, model: Model, judge: Judge,
+                 profile: PhoneProfile | None, max_steps: int, first: Observation, goal_initial: bool,
                  screenshot: Callable[[int], str | None] | None = None,
                  before_act: Callable[[], None] | None = None,
                  write_step: Callable[[StepRecord], None] | None = None,
@@ -141,12 +180,11 @@ class StepLoop:
         self.settle_confirm = settle_confirm
         self._judging: Future | None = None      # the last step's verdict, coming in beside
         self._judge_pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
-        self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": prompts.system_prompt(self.apps)}]
+        self.messages: list[Json] = [{"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[goal_initial])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
         self._context_tokens = 0                 # prompt + reply tokens of the latest request
-        self.requests: list[dict[str, Any]] = []  # each answered request: step, attempt, end, options, sha256
+        self.requests: list[Json] = []           # each answered request: step, attempt, end, options, sha256
 
     def run(self) -> LoopState:
         try:
@@ -164,11 +202,152 @@ class StepLoop:
             self._judge_pool.shutdown(wait=True)
         return self.state
 
-    def _settle(self, min_s: float, since: float | None = None) -> Observation:
-        return observe_xml(self.phone.settle(self.settle_s, min_s=min_s, since=since,
-                                             confirm=self.settle_confirm, key=render_key))
+    def step(self, n: int) -> bool:
+        """One step; False when the episode ends (a final action, the context window, the
+        reply token cap)."""
+        tally = RoundTripTally()
+        with counting_into(tally):
+            return self._step(_Turn(n, self.obs, tally))
 
-    def _judge_beside(self, screen: Any, answer: str | None, finish: Callable[[Any], None]) -> None:
+    def _step(self, turn: _Turn) -> bool:
+        with timed(turn.times, "observe"):
+            turn.shot = self.screenshot(turn.n)
+        self._prompt(turn.n)
+        try:
+            turn.parsed = self._decide(turn)
+        except ContextExceeded as exc:
+            return self._out_of_context(turn.n, exc)
+        if turn.parsed is None and self._cut_at_token_cap(turn):
+            return False
+        with timed(turn.times, "observe"):
+            self.before_act()        # the screenshot of this screen was taken while the model ran
+            self._judged()           # and the last step was judged
+        go_on, self.obs = self._perform(turn)
+        wall_s = round(watchdog.elapsed(turn.t0), 4)
+        self._judge_beside(self.obs.screen, self.state.answer, lambda v: self._record(turn, wall_s, v))
+        return go_on
+
+    # -- the phases of a step -------------------------------------------------------------------
+
+    def _prompt(self, n: int) -> None:
+        """The user message with the screen (and last step's unanswered invalid reply)."""
+        text = prompts.first_message(self.goal, self.obs.text, self.max_steps) if n == 1 else \
+            prompts.step_message(n, self.obs.text)
+        if self._carry_error:
+            text = f"Your last reply was not a valid tool call: {self._carry_error}.\n\n{text}"
+            self._carry_error = None
+        self.messages.append({"role": "user", "content": text})
+
+    def _decide(self, turn: _Turn) -> Parsed | None:
+        """Ask the model; an invalid reply is fed back once. None: no valid call this step."""
+        screen = turn.obs.screen
+        indices = [e.index for e in screen.elements]
+        editable = {e.index for e in screen.elements if e.editable}
+        for attempt in range(2):
+            message = self._ask(turn)
+            p = parse_reply(message, indices=indices, apps=self.apps, editable=editable)
+            if p.error is None:
+                return p
+            if attempt == 0:
+                turn.retry_error = p.error
+                if message.get("tool_calls"):
+                    self._answer_calls(message, f"error: {p.error}. Call exactly one tool, with valid arguments.")
+                else:
+                    self.messages.append({"role": "user", "content": prompts.retry_message(p.error)})
+            elif message.get("tool_calls"):
+                self._answer_calls(message, f"error: {p.error}")
+            else:
+                self._carry_error = p.error
+        return None
+
+    def _out_of_context(self, n: int, exc: ContextExceeded) -> bool:
+        if n == 1:  # the build cannot take even the first prompt: a setup problem, not the model's
+            raise ServerError(f"the first prompt does not fit the server's context window: {exc}") from exc
+        self.state.stop = f"context window exceeded at step {n}: {exc}"
+        self.state.exhausted = context_exhaustion(n, self._context_tokens, str(exc))
+        return False
+
+    def _cut_at_token_cap(self, turn: _Turn) -> bool:
+        """Every try of this step was cut at the per-reply token cap: a harness budget."""
+        if not turn.raws or any(r.get("finish_reason") != "length" for r in turn.raws):
+            return False
+        st = self.state
+        st.stop = f"reply token cap hit on every try at step {turn.n}"
+        st.exhausted = Exhaustion(kind="reply_tokens", step=turn.n, tokens=turn.usage.completion_tokens,
+                                  limit=self.model.max_tokens(), detail=st.stop)
+        return True
+
+    def _perform(self, turn: _Turn) -> tuple[bool, Observation]:
+        """Do the call on the phone and let the screen settle: (go on?, the screen now)."""
+        p = turn.parsed
+        if p is None:
+            self.state.wasted += 1   # nothing happened on the phone, but the world may move on
+            return True, self._settled(turn, 0.0)
+        with timed(turn.times, "act") as t_act:
+            turn.action = act(self.phone, p.name or "", p.args, turn.obs.screen, self.profile)
+        result = describe_result(turn.action, turn.obs.screen)
+        if p.name == "answer":
+            self.state.answer = p.args["text"]
+        if p.name in FINAL_STEP:
+            self.state.reason = p.args.get("reason", "")
+            setattr(self.state, FINAL_STEP[p.name], turn.n)
+            return False, turn.obs
+        # the delay runs from the input; type_text sends several (tap, text, Enter): from its
+        # last, i.e. from now
+        now = self._settled(turn, 0.0 if p.name == "wait" else self.settle_min_s,
+                            since=None if p.name == "type_text" else t_act)
+        if p.call_id is not None:
+            self._answer_calls(self.messages[-1], result)
+        else:
+            self.messages.append({"role": "user", "content": f"Result: {result}"})
+        return True, now
+
+    def _record(self, turn: _Turn, wall_s: float, verdict: Verdict) -> None:
+        """The step's record, once its verdict is in (on the judge's thread)."""
+        st, times, usage = self.state, turn.times, turn.usage
+        times.judge = verdict.seconds       # beside the next step, not in this one's wall time
+        st.goals.append(verdict.goal)
+        st.steps = turn.n
+        for k in ("observe", "model", "act", "settle", "judge"):
+            setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
+        add_usage(st.usage, usage)
+        if turn.n >= 2:
+            add_usage(st.usage_after_first, usage)
+        self.write_step(StepRecord(
+            step=turn.n, observation=turn.obs.text, package=turn.obs.screen.package or None,
+            screenshot=turn.shot, usage=usage, raw_output=turn.raw_output(), action=turn.action,
+            retry_error=turn.retry_error, times=times, wall_s=wall_s, round_trips=tally_record(turn.tally),
+            cached_share=cached_share(usage), goal=verdict.goal, check_detail=verdict.detail))
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _settled(self, turn: _Turn, min_s: float, since: float | None = None) -> Observation:
+        with timed(turn.times, "settle"):
+            return observe_xml(self.phone.settle(self.settle_s, min_s=min_s, since=since,
+                                                 confirm=self.settle_confirm, key=render_key))
+
+    def _ask(self, turn: _Turn) -> Json:
+        reply = self.model.chat(self.messages, self.tools)
+        if getattr(reply, "sent", None) is not None:
+            self.requests.append({"step": turn.n, "attempt": len(turn.raws), **reply.sent})
+        self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
+        turn.times.model += reply.seconds
+        add_usage(turn.usage, reply.usage)
+        raw = {k: v for k, v in reply.message.items() if k != "role"}
+        raw["finish_reason"] = reply.finish_reason
+        if reply.reasoning:
+            raw["reasoning_content"] = reply.reasoning
+        turn.raws.append(raw)
+        self.messages.append(reply.message)
+        return reply.message
+
+    def _answer_calls(self, message: Json, first: str) -> None:
+        """Every tool call id gets a tool message: `first` for the first, 'ignored' for the rest."""
+        for i, call in enumerate(message.get("tool_calls") or []):
+            self.messages.append({"role": "tool", "tool_call_id": call["id"],
+                                  "content": first if i == 0 else "ignored: one tool call per turn"})
+
+    def _judge_beside(self, screen: Screen, answer: str | None, finish: Callable[[Verdict], None]) -> None:
         """Evaluate the goal on `screen`, the latest `answer` and the phone's state now, on the
         judge's thread; `finish(verdict)` records the step. `_judged()` waits for it."""
         def judge() -> None:
@@ -180,155 +359,3 @@ class StepLoop:
         pending, self._judging = self._judging, None
         if pending is not None:
             pending.result()
-
-    def _ask(self, times: PhaseTimes, usage: Usage, raws: list[dict[str, Any]], step: int) -> dict[str, Any]:
-        reply = self.model.chat(self.messages, self.tools)
-        if getattr(reply, "sent", None) is not None:
-            self.requests.append({"step": step, "attempt": len(raws), **reply.sent})
-        self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
-        times.model += reply.seconds
-        usage.prompt_tokens += reply.usage.prompt_tokens
-        usage.completion_tokens += reply.usage.completion_tokens
-        if reply.usage.cached_tokens is not None:
-            usage.cached_tokens = (usage.cached_tokens or 0) + reply.usage.cached_tokens
-        raw = {k: v for k, v in reply.message.items() if k != "role"}
-        raw["finish_reason"] = reply.finish_reason
-        if reply.reasoning:
-            raw["reasoning_content"] = reply.reasoning
-        raws.append(raw)
-        self.messages.append(reply.message)
-        return reply.message
-
-    def _answer_calls(self, message: dict[str, Any], first: str) -> None:
-        """Every tool call id gets a tool message: `first` for the first, 'ignored' for the rest."""
-        for i, call in enumerate(message.get("tool_calls") or []):
-            self.messages.append({"role": "tool", "tool_call_id": call["id"],
-                                  "content": first if i == 0 else "ignored: one tool call per turn"})
-
-    def step(self, n: int) -> bool:
-        """One step; False when the episode ends (task_complete / task_infeasible / context)."""
-        tally = RoundTripTally()
-        with counting_into(tally):
-            return self._step(n, tally)
-
-    def _step(self, n: int, tally: RoundTripTally) -> bool:
-        st = self.state
-        times = PhaseTimes()
-        usage = Usage()
-        t0 = time.monotonic()
-        obs = self.obs
-        shot = self.screenshot(n)
-        times.observe += watchdog.elapsed(t0)
-
-        text = prompts.first_message(self.goal, obs.text, self.max_steps) if n == 1 else \
-            prompts.step_message(n, obs.text)
-        if self._carry_error:
-            text = f"Your last reply was not a valid tool call: {self._carry_error}.\n\n{text}"
-            self._carry_error = None
-        self.messages.append({"role": "user", "content": text})
-
-        indices = [e.index for e in obs.screen.elements]
-        editable = {e.index for e in obs.screen.elements if e.editable}
-        raws: list[dict[str, Any]] = []
-        retry_error: str | None = None
-        parsed: Parsed | None = None
-        try:
-            for attempt in range(2):
-                message = self._ask(times, usage, raws, n)
-                p = parse_reply(message, indices=indices, apps=self.apps, editable=editable)
-                if p.error is None:
-                    parsed = p
-                    break
-                if attempt == 0:
-                    retry_error = p.error
-                    if message.get("tool_calls"):
-                        self._answer_calls(message, f"error: {p.error}. Call exactly one tool, with valid arguments.")
-                    else:
-                        self.messages.append({"role": "user", "content": prompts.retry_message(p.error)})
-                else:
-                    if message.get("tool_calls"):
-                        self._answer_calls(message, f"error: {p.error}")
-                    else:
-                        self._carry_error = p.error
-        except ContextExceeded as exc:
-            if n == 1:  # the build cannot take even the first prompt: a setup problem, not the model's
-                raise ServerError(f"the first prompt does not fit the server's context window: {exc}") from exc
-            st.stop = f"context window exceeded at step {n}: {exc}"
-            st.exhausted = context_exhaustion(n, self._context_tokens, str(exc))
-            return False
-        if parsed is None and raws and all(r.get("finish_reason") == "length" for r in raws):
-            # Every try of this step was cut at the per-reply token cap: a harness budget.
-            st.stop = f"reply token cap hit on every try at step {n}"
-            st.exhausted = Exhaustion(kind="reply_tokens", step=n, tokens=usage.completion_tokens,
-                                      limit=self.model.max_tokens(), detail=st.stop)
-            return False
-
-        t_b = time.monotonic()
-        self.before_act()            # the screenshot of this screen was taken while the model ran
-        self._judged()               # and the last step was judged
-        times.observe += watchdog.elapsed(t_b)
-        raw_output = raws[-1] if raws else {}
-        if len(raws) > 1:
-            raw_output = {**raws[-1], "retried": raws[:-1]}
-        action: Action | None = None
-        goal_screen = obs.screen
-        next_obs = obs
-        cont = True
-        if parsed is None:
-            st.wasted += 1
-            # nothing happened on the phone, but the world may move on: judge it anyway
-        else:
-            t1 = time.monotonic()
-            action = act(self.phone, parsed.name or "", parsed.args, obs.screen, self.profile)
-            times.act += watchdog.elapsed(t1)
-            result = describe_result(action, obs.screen)
-            if parsed.name == "answer":
-                st.answer = parsed.args["text"]
-            if parsed.name in FINAL_TOOLS:
-                reason = parsed.args.get("reason", "")
-                st.reason = reason
-                if parsed.name == "task_complete":
-                    st.complete_step = n
-                else:
-                    st.infeasible_step = n
-                cont = False
-            else:
-                t2 = time.monotonic()
-                # the delay runs from the input; type_text sends several (tap, text, Enter):
-                # from its last, i.e. from now
-                next_obs = self._settle(0.0 if parsed.name == "wait" else self.settle_min_s,
-                                        since=None if parsed.name == "type_text" else t1)
-                times.settle += watchdog.elapsed(t2)
-                goal_screen = next_obs.screen
-                if parsed.call_id is not None:
-                    self._answer_calls(self.messages[-1], result)
-                else:
-                    self.messages.append({"role": "user", "content": f"Result: {result}"})
-        if parsed is None:
-            t2 = time.monotonic()
-            next_obs = self._settle(0.0)
-            times.settle += watchdog.elapsed(t2)
-            goal_screen = next_obs.screen
-        wall_s = round(watchdog.elapsed(t0), 4)
-
-        def finish(verdict: Any) -> None:
-            times.judge = verdict.seconds       # beside the next step, not in this one's wall time
-            st.goals.append(verdict.goal)
-            st.steps = n
-            for k in ("observe", "model", "act", "settle", "judge"):
-                setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
-            st.usage.prompt_tokens += usage.prompt_tokens
-            st.usage.completion_tokens += usage.completion_tokens
-            if usage.cached_tokens is not None:
-                st.usage.cached_tokens = (st.usage.cached_tokens or 0) + usage.cached_tokens
-            if n >= 2:
-                add_usage(st.usage_after_first, usage)
-            self.write_step(StepRecord(
-                step=n, observation=obs.text, package=obs.screen.package or None, screenshot=shot,
-                usage=usage, raw_output=raw_output, action=action, retry_error=retry_error,
-                times=times, wall_s=wall_s, round_trips=tally_record(tally), cached_share=cached_share(usage),
-                goal=verdict.goal, check_detail=verdict.detail))
-
-        self._judge_beside(goal_screen, st.answer, finish)
-        self.obs = next_obs
-        return cont

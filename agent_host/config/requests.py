@@ -23,6 +23,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent_host.errors import UserError
 
+# A JSON object as the OpenAI API sends and takes it (messages, tool calls, arguments, request
+# options): its values are of any JSON type, and the API, not agent-host, fixes their shape.
+Json = dict[str, Any]
+
 REQUESTS = "requests.json"
 VERSION = 1
 
