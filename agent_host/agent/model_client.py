@@ -11,11 +11,17 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from agent_host.config.builds import Sampling
 from agent_host.config.records import Usage
+from agent_host.config.requests import Json, JsonValue
 from agent_host.config.requests import body_sha256, calls_schema, request_body, with_json_call
-from agent_host.serving.endpoint import task_header
+from agent_host.serving.endpoint import Endpoint, task_header
+
+if TYPE_CHECKING:   # annotations only: openai is imported when a client is made
+    import openai
+    from openai.types.chat import ChatCompletion
 
 
 class ServerError(Exception):
@@ -35,19 +41,19 @@ class ContextExceeded(Exception):
 
 @dataclass
 class Reply:
-    message: dict[str, Any]          # the assistant message as appended to the conversation
+    message: Json          # the assistant message as appended to the conversation
     usage: Usage
     finish_reason: str | None
     seconds: float
     reasoning: str | None = None
-    sent: dict[str, Any] | None = None  # end, options and sha256 of the request as sent (requests.json)
+    sent: Json | None = None  # end, options and sha256 of the request as sent (requests.json)
 
 
 class ModelClient:
     """One OpenAI-compatible endpoint, called the way every build is measured."""
 
-    def __init__(self, endpoint: Any, *, sampling: Any = None, seed: int = 0,
-                 timeout: float = 600.0, client: Any = None, task: str | None = None):
+    def __init__(self, endpoint: Endpoint, *, sampling: Sampling | None = None, seed: int = 0,
+                 timeout: float = 600.0, client: openai.OpenAI | None = None, task: str | None = None):
         import openai
         self.endpoint = endpoint
         self.sampling = sampling
@@ -64,9 +70,9 @@ class ModelClient:
         """The per-reply token cap every request carries."""
         return int(self._kwargs()["max_tokens"])
 
-    def _kwargs(self) -> dict[str, Any]:
+    def _kwargs(self) -> Json:
         s = self.sampling
-        kw: dict[str, Any] = {
+        kw: Json = {
             "temperature": getattr(s, "temperature", 0.0) if s is not None else 0.0,
             "top_p": getattr(s, "top_p", 1.0) if s is not None else 1.0,
             "max_tokens": getattr(s, "max_tokens", 256) if s is not None else 256,
@@ -78,7 +84,7 @@ class ModelClient:
             kw["parallel_tool_calls"] = self.parallel
         return kw
 
-    def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
+    def chat(self, messages: list[Json], tools: list[Json]) -> Reply:
         import openai
 
         from agent_host import watchdog
@@ -125,14 +131,14 @@ class ModelClient:
             # a body that is not a chat completion (a JSON list, `choices: [null]`, ...)
             raise ServerError(f"malformed answer: not a chat completion ({type(exc).__name__}: {exc})"[:300]) from exc
 
-    def _reply(self, resp: Any, seconds: float, sent: dict[str, Any] | None = None) -> Reply:
+    def _reply(self, resp: ChatCompletion | str | bytes, seconds: float, sent: Json | None = None) -> Reply:
         if isinstance(resp, (str, bytes)) or not getattr(resp, "choices", None):
             raise ServerError("server answered without choices" if not isinstance(resp, (str, bytes)) else
                               f"malformed answer: not JSON ({str(resp)[:120]!r})")
         cap = self.max_tokens() * CHARS_PER_TOKEN
         choice = resp.choices[0]
         msg = choice.message
-        message: dict[str, Any] = {"role": "assistant", "content": capped(msg.content, cap)}
+        message: Json = {"role": "assistant", "content": capped(msg.content, cap)}
         calls = []
         for c in msg.tool_calls or []:
             fn = getattr(c, "function", None)
@@ -160,7 +166,7 @@ CHARS_PER_TOKEN = 32
 TRUNCATED = " [truncated by agent-host: {n} more characters past max_tokens]"
 
 
-def capped(text: Any, most: int) -> Any:
+def capped(text: JsonValue, most: int) -> JsonValue:
     """`text` cut to `most` characters, the cut marked; anything not a string as it is."""
     if not isinstance(text, str) or len(text) <= most:
         return text

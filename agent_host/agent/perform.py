@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
 
 from agent_host.config.actions import ACTIONS
+from agent_host.config.phones import PhoneProfile
 from agent_host.config.records import Action
+from agent_host.config.requests import Json
+from agent_host.phone.device import Phone
+from agent_host.phone.screen import Element, Screen
 
 
 def swipe_points(direction: str, bounds: tuple[int, int, int, int], *,
@@ -36,53 +39,58 @@ def swipe_points(direction: str, bounds: tuple[int, int, int, int], *,
     return (l + int(w * 0.2), cy), (l + int(w * 0.8), cy)
 
 
-def _screen_bounds(screen: Any) -> tuple[int, int, int, int]:
+def _screen_bounds(screen: Screen) -> tuple[int, int, int, int]:
     w, h = screen.width or 1080, screen.height or 2400
     return (0, int(h * 0.15), w, int(h * 0.85))
 
 
-def _tap(phone, args, el, screen, profile, action):
+def _tap(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+         action: Action) -> None:
     action.point = el.center
     phone.tap(*el.center)
 
 
-def _long_press(phone, args, el, screen, profile, action):
+def _long_press(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+                action: Action) -> None:
     action.point = el.center
     phone.long_press(*el.center)
 
 
-def _type_text(phone, args, el, screen, profile, action):
+def _type_text(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+               action: Action) -> None:
     action.point = el.center
     if not phone.type_text(*el.center, args["text"], bool(args.get("submit"))):
         action.error = f"element {el.index} did not take text input (no focused text field)"
 
 
-def _swipe(phone, args, el, screen, profile, action):
+def _swipe(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+           action: Action) -> None:
     bounds = el.bounds if el is not None else _screen_bounds(screen)
     start, end = swipe_points(args["direction"], bounds, slider=bool(el is not None and el.slider))
     action.point, action.to = start, end
     phone.swipe(start[0], start[1], end[0], end[1], 0.3)
 
 
-def _nothing(phone, args, el, screen, profile, action):
+def _nothing(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+             action: Action) -> None:
     pass
 
 
-def _on_element(name: str) -> Callable[[dict[str, Any], str], str]:
+def _on_element(name: str) -> Callable[[Json, str], str]:
     return lambda args, label: f"ok: {name.replace('_', ' ')} on element {args['index']}{label}"
 
 
-def _typed(args: dict[str, Any], label: str) -> str:
+def _typed(args: Json, label: str) -> str:
     return (f"ok: typed {json.dumps(args['text'], ensure_ascii=False)} into element {args['index']}{label}"
             + (" and pressed Enter" if args.get("submit") else ""))
 
 
-def _plain(name: str) -> Callable[[dict[str, Any], str], str]:
+def _plain(name: str) -> Callable[[Json, str], str]:
     return lambda args, label: f"ok: {name}"
 
 
-Perform = Callable[[Any, dict[str, Any], Any, Any, Any, Action], None]
-Describe = Callable[[dict[str, Any], str], str]
+Perform = Callable[[Phone, Json, Element | None, Screen, PhoneProfile | None, Action], None]
+Describe = Callable[[Json, str], str]
 
 PERFORM: dict[str, tuple[Perform, Describe]] = {
     "tap": (_tap, _on_element("tap")),
@@ -104,13 +112,13 @@ PERFORM: dict[str, tuple[Perform, Describe]] = {
 assert set(PERFORM) == set(ACTIONS), "every action needs a row in PERFORM"
 
 
-def _element(args: dict[str, Any], screen: Any) -> Any:
+def _element(args: Json, screen: Screen) -> Element | None:
     if "index" not in args:
         return None
     return next((e for e in screen.elements if e.index == args["index"]), None)
 
 
-def act(phone: Any, name: str, args: dict[str, Any], screen: Any, profile: Any) -> Action:
+def act(phone: Phone, name: str, args: Json, screen: Screen, profile: PhoneProfile | None) -> Action:
     """Perform a validated call; returns the Action with its screen point(s) (error set when the
     phone could not do it for a reason that is the model's, e.g. a field that takes no text)."""
     action = Action(name=name, args=args)
@@ -121,7 +129,7 @@ def act(phone: Any, name: str, args: dict[str, Any], screen: Any, profile: Any) 
     return action
 
 
-def describe_result(action: Action, screen: Any) -> str:
+def describe_result(action: Action, screen: Screen) -> str:
     if action.error:
         return f"error: {action.error}"
     el = _element(action.args, screen)

@@ -9,15 +9,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from agent_host.agent.tools import ToolError, validate_call
+from agent_host.config.requests import Json, JsonValue
 
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 
 
-def text_tool_call(content: str | None) -> tuple[str, Any] | None:
+def text_tool_call(content: str | None) -> tuple[str, JsonValue] | None:
     """A tool call written as text (`<tool_call>{...}</tool_call>` or a bare JSON object with
     name and arguments), for models whose chat template drops `tools`."""
     if not content:
@@ -41,12 +41,12 @@ def text_tool_call(content: str | None) -> tuple[str, Any] | None:
 @dataclass
 class Parsed:
     name: str | None = None
-    args: dict[str, Any] = field(default_factory=dict)
+    args: Json = field(default_factory=dict)
     call_id: str | None = None        # None: the call came as text
     error: str | None = None
 
 
-def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str],
+def parse_reply(message: Json, *, indices: list[int], apps: list[str],
                 editable: set[int] | None = None) -> Parsed:
     """The first tool call of a reply, validated; `editable`: indices type_text may target
     (None: any)."""
@@ -74,7 +74,7 @@ def parse_reply(message: dict[str, Any], *, indices: list[int], apps: list[str],
 
 
 
-def reply_action(message: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+def reply_action(message: Json) -> tuple[str | None, Json | None]:
     """The action a reply asks for, unvalidated, for comparing two builds' replies: the first
     tool call's name and its arguments as a dict (None when they are not a JSON object).
     `(None, None)`: no tool call at all."""

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from pydantic import ValidationError
 
 from agent_host.config.actions import (ACTION_NAMES, ACTIONS, DIRECTIONS, ELEMENT_ACTIONS, FINAL_ACTIONS,
                                        MAX_INDEX, MAX_WAIT_S)
+from agent_host.config.requests import Json, JsonValue
 
 TOOL_NAMES = ACTION_NAMES
 ELEMENT_TOOLS = ELEMENT_ACTIONS
@@ -30,7 +30,7 @@ class ToolError(ValueError):
     """A call the agent cannot act on; the message is shown to the model."""
 
 
-def _clean(schema: Any) -> Any:
+def _clean(schema: JsonValue) -> JsonValue:
     """A pydantic JSON schema without what a model need not read (titles, defaults), with
     optional fields as their plain type rather than anyOf[type, null]."""
     if isinstance(schema, list):
@@ -48,7 +48,7 @@ def _clean(schema: Any) -> Any:
 _ORDER = ("type", "enum", "minimum", "maximum", "maxLength")   # the key order a model has always seen
 
 
-def _parameters(name: str, apps: list[str]) -> dict[str, Any]:
+def _parameters(name: str, apps: list[str]) -> Json:
     schema = _clean(ACTIONS[name].args.model_json_schema())
     props = schema.get("properties", {})
     if name == "open_app":
@@ -57,7 +57,7 @@ def _parameters(name: str, apps: list[str]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-def tool_schemas(apps: Iterable[str]) -> list[dict[str, Any]]:
+def tool_schemas(apps: Iterable[str]) -> list[Json]:
     """The tools, in OpenAI's `tools` format; `apps` are the aliases open_app accepts.
 
     Descriptions are terse: the system prompt explains each tool in text (prompt.py), and every
@@ -68,7 +68,7 @@ def tool_schemas(apps: Iterable[str]) -> list[dict[str, Any]]:
             for name, kind in ACTIONS.items()]
 
 
-def parse_arguments(arguments: Any) -> dict[str, Any]:
+def parse_arguments(arguments: JsonValue) -> Json:
     """A tool call's `arguments` (a JSON string, per the API) as a dict."""
     if arguments is None or arguments == "":
         return {}
@@ -89,7 +89,7 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
     return value
 
 
-def _message(name: str, err: dict[str, Any]) -> str:
+def _message(name: str, err: Json) -> str:
     """One pydantic error as a sentence for the model."""
     key = ".".join(str(p) for p in err["loc"]) or "arguments"
     kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
@@ -115,8 +115,8 @@ def _message(name: str, err: dict[str, Any]) -> str:
     return f"{key}: {err['msg']}"
 
 
-def validate_call(name: str, arguments: Any, *, indices: Iterable[int] | None = None,
-                  apps: Iterable[str] = ()) -> dict[str, Any]:
+def validate_call(name: str, arguments: JsonValue, *, indices: Iterable[int] | None = None,
+                  apps: Iterable[str] = ()) -> Json:
     """Normalised arguments of a call, or ToolError. `indices`: the element indices on screen
     (None: do not check them). Unknown extra arguments are dropped; numbers written as strings
     ("3") are accepted, as several servers' tool parsers produce them."""

@@ -26,6 +26,8 @@ from agent_host.errors import UserError
 # A JSON object as the OpenAI API sends and takes it (messages, tool calls, arguments, request
 # options): its values are of any JSON type, and the API, not agent-host, fixes their shape.
 Json = dict[str, Any]
+# Any one JSON value (what a model wrote where the API expects arguments, a schema's node).
+JsonValue = Any
 
 REQUESTS = "requests.json"
 VERSION = 1

@@ -20,13 +20,20 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
+from agent_host.config.builds import Build
+from agent_host.config.phones import PhoneProfile
 from agent_host.config.records import EpisodeRecord, write_json_atomic
 from agent_host.errors import UserError
 from agent_host.runs.plan import PlannedEpisode
 from agent_host.runs.requirements import servable, take
 from agent_host.runs.store import RunStore
+
+if TYPE_CHECKING:   # annotations only: these are imported when a build is played (CLI start time)
+    from agent_host.phone.device import Phone
+    from agent_host.serving.server import ManagedServer
 
 REQUEST_TIMEOUT_S = 120.0      # one model request (a step's answer); was 600 s, retried once
 EPISODE_TIMEOUT_S = 1200.0     # one episode, wall clock
@@ -46,16 +53,16 @@ class BuildProgress:
 
 @dataclass
 class RunOptions:
-    profile: Any                    # PhoneProfile
+    profile: PhoneProfile | None
     max_attempts: int = 3
     startup_timeout: float | None = None
     run_id: str = ""
     request_timeout: float | None = None   # seconds per model request (None: the build's)
     episode_timeout: float | None = None   # wall-clock seconds per episode (None: the build's)
     phone_wait: float = PHONE_WAIT_S       # how long a phone that stopped answering is waited for
-    serves: Callable[[str, Any], bool] | None = None   # (serial, episode): the phone has what it requires
-    stop: Any = None                       # a threading.Event: once set, no new episode starts
-    servers: dict | None = None            # build id -> a server already up (runs/sequential.py keeps them)
+    serves: Callable[[str, PlannedEpisode], bool] | None = None   # (serial, episode): the phone has what it requires
+    stop: threading.Event | None = None    # once set, no new episode starts
+    servers: dict[str, ManagedServer] | None = None            # build id -> a server already up (runs/sequential.py keeps them)
 
 
 class RecordingFailed(UserError):
@@ -77,7 +84,7 @@ def _notify(hook: ProgressHook, progress: BuildProgress, rec: EpisodeRecord | No
         log.exception("progress hook")
 
 
-def _harness_error(ep: PlannedEpisode, build: Any, serial: str, why: str) -> EpisodeRecord:
+def _harness_error(ep: PlannedEpisode, build: Build, serial: str, why: str) -> EpisodeRecord:
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     return EpisodeRecord(episode_id=ep.episode_id, build=build.id, model=build.id, task=ep.task.id,
                          task_id=getattr(ep.task, "task_id", None),
@@ -119,7 +126,7 @@ def backoff_delays(total: float, first: float = 0.5, factor: float = 2.0, most: 
     return out
 
 
-def reconnect(serial: str, wait: float, give_up: Callable[[], bool] = lambda: False) -> tuple[Any, str]:
+def reconnect(serial: str, wait: float, give_up: Callable[[], bool] = lambda: False) -> tuple[Phone | None, str]:
     """(a connected, answering Phone, "") within `wait` seconds of backoff, else (None, why).
     `give_up()` is asked between probes (the run is stopping, or no work is left)."""
     from agent_host.phone.device import Phone
@@ -165,128 +172,63 @@ class _Pool:
             self.away.pop(serial, None)
 
 
-def limits_for(build: Any, opts: RunOptions) -> tuple[float, float]:
+def limits_for(build: Build, opts: RunOptions) -> tuple[float, float]:
     """(seconds per model request, wall-clock seconds per episode): the run's flag, else the
     build's field, else the default."""
     return (opts.request_timeout or getattr(build, "request_timeout_s", None) or REQUEST_TIMEOUT_S,
             opts.episode_timeout or getattr(build, "episode_timeout_s", None) or EPISODE_TIMEOUT_S)
 
 
-def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool: _Pool,
+def run_build(build: Build, episodes: list[PlannedEpisode], store: RunStore, pool: _Pool,
               opts: RunOptions, progress: BuildProgress, hook: ProgressHook,
               attempts: dict[str, int]) -> None:
-    from agent_host.agent.episode import run_episode
+    """One build's episodes: its server up (or the one `opts.servers` keeps), then rounds of
+    one worker thread per phone until nothing is left to do, then the server down."""
     from agent_host.serving import server as serving
-
-    todo: queue.Queue[PlannedEpisode] = queue.Queue()
-    for ep in episodes:
-        todo.put(ep)
-    server_lock = threading.Lock()
-    stop = threading.Event()
-    fatal: list[tuple[str, BaseException]] = []
-    progress.away = pool.away
-    request_timeout, episode_timeout = limits_for(build, opts)
-    halted = threading.Event()   # a second signal: nothing more is recorded
-
-    def stopping() -> bool:
-        return opts.stop is not None and opts.stop.is_set()
 
     shared = (opts.servers or {}).get(build.id)
     with (contextlib.nullcontext(shared) if shared is not None else
           serving.start(build, log_dir=store.servers_dir, seed=0,
                         startup_timeout=opts.startup_timeout or build.startup_timeout_s)) as server:
+        play = _BuildPlay(build, store, pool, opts, progress, hook, attempts, server)
+        for ep in episodes:
+            play.todo.put(ep)
+        play.rounds()
 
-        def ensure_server() -> None:
-            with server_lock:
-                if not server.alive():
-                    server.restart()
 
-        def one_episode(serial: str, phone: Any, ep: PlannedEpisode) -> EpisodeRecord:
-            attempt = attempts.get(ep.episode_id, 0) + 1
-            attempts[ep.episode_id] = attempt
-            out_dir = store.fresh_episode_dir(ep.episode_id)
-            try:
-                rec = run_episode(ep.task, phone, server.endpoint, out_dir=out_dir, profile=opts.profile,
-                                  sampling=build.sampling, identity=ep.identity(attempt, opts.run_id),
-                                  request_timeout=request_timeout, episode_timeout=episode_timeout)
-            except Exception as exc:  # a harness bug must cost an attempt, not the episode
-                if _is_disk_error(exc):
-                    raise
-                log.exception("episode %s", ep.episode_id)
-                rec = _harness_error(ep, build, serial, f"harness: {type(exc).__name__}: {exc}")
-                rec = rec.model_copy(update={"attempt": attempt, "run_id": opts.run_id})
-                write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
-            if halted.is_set() or (rec.outcome == "error" and stopping()):
-                # stopped by a signal: an episode cut short is not the model's failure nor an
-                # attempt spent; it stays to do, and its folder says why
-                _mark_interrupted(out_dir, rec)
-                raise _Interrupted()
-            store.append(rec)
-            return rec
+@dataclass
+class _BuildPlay:
+    """The state one build's workers share: what is left to do, the server, why they stop."""
+    build: Build
+    store: RunStore
+    pool: _Pool
+    opts: RunOptions
+    progress: BuildProgress
+    hook: ProgressHook
+    attempts: dict[str, int]     # episode id -> attempts so far (across builds and resumes)
+    server: ManagedServer
+    todo: queue.Queue[PlannedEpisode] = field(default_factory=queue.Queue)
+    server_lock: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)      # the workers stop
+    halted: threading.Event = field(default_factory=threading.Event)    # a second signal: nothing more is recorded
+    fatal: list[tuple[str, BaseException]] = field(default_factory=list)
 
-        def work(serial: str) -> None:
-            phone = None
-            while not stop.is_set() and not stopping():
-                if phone is None:
-                    phone, why = reconnect(serial, opts.phone_wait, lambda: stop.is_set() or todo.empty())
-                    if phone is None:
-                        pool.set_away(serial, why)
-                        _notify(hook, progress, None)
-                        return
-                    if serial in pool.away:
-                        pool.back(serial)
-                        _notify(hook, progress, None)
-                ep = take(todo, lambda e: opts.serves is None or opts.serves(serial, e))
-                if ep is None:
-                    return
-                try:
-                    rec = one_episode(serial, phone, ep)
-                except _Interrupted:
-                    return
-                except BaseException:
-                    todo.put(ep)  # not recorded: it is still to do when the run resumes
-                    raise
-                progress.outcomes[rec.outcome] += 1
-                if rec.outcome != "error":
-                    progress.done += 1
-                    _notify(hook, progress, rec)
-                    continue
-                # An error: retry unless the attempts are spent, then find whose fault.
-                if attempts[ep.episode_id] < opts.max_attempts:
-                    progress.retries += 1
-                    todo.put(ep)
-                else:
-                    progress.done += 1
-                _notify(hook, progress, rec)
-                if stopping():
-                    return
-                if not server.alive():
-                    ensure_server()
-                phone = None  # a fresh connection (and uiautomator session) at the top of the loop
-                if not _phone_alive(serial):  # then waited for with backoff there
-                    pool.set_away(serial, rec.error or "phone stopped answering")
-                    _notify(hook, progress, None)
+    def __post_init__(self) -> None:
+        self.progress.away = self.pool.away
+        self.request_timeout, self.episode_timeout = limits_for(self.build, self.opts)
 
-        def worker(serial: str) -> None:
-            try:
-                work(serial)
-            except BaseException as exc:  # never a silent death: the run stops and says why
-                fatal.append((serial, exc))
-                stop.set()
+    def stopping(self) -> bool:
+        return self.opts.stop is not None and self.opts.stop.is_set()
 
+    def rounds(self) -> None:
+        """Rounds of workers until nothing is left (a phone back from away joins the next)."""
         first_round = True
-        while not todo.empty() and not fatal and not stopping():
+        while not self.todo.empty() and not self.fatal and not self.stopping():
             # each build first probes every phone again, the ones away before included
-            alive = list(pool.serials) if first_round else pool.alive
+            alive = list(self.pool.serials) if first_round else self.pool.alive
             first_round = False
-            if not alive:
-                raise UserError(f"no phones left ({'; '.join(f'{s}: {w}' for s, w in pool.away.items())}); "
-                                f"fix them and resume with --resume {store.dir}")
-            if opts.serves is not None and not servable(todo, alive, opts.serves):
-                raise UserError(f"{todo.qsize()} episode(s) left need what only phones now away have "
-                                f"({'; '.join(f'{s}: {w}' for s, w in pool.away.items()) or 'none'}); "
-                                f"resume with --resume {store.dir}")
-            threads = [threading.Thread(target=worker, args=(s,), name=f"phone-{s}", daemon=True)
+            self._refuse_if_stuck(alive)
+            threads = [threading.Thread(target=self.worker, args=(s,), name=f"phone-{s}", daemon=True)
                        for s in alive]
             for t in threads:
                 t.start()
@@ -295,18 +237,113 @@ def run_build(build: Any, episodes: list[PlannedEpisode], store: RunStore, pool:
                     while t.is_alive():
                         t.join(0.2)
             except BaseException:  # a second signal: stop at once, record nothing more
-                halted.set()
-                stop.set()
+                self.halted.set()
+                self.stop.set()
                 raise
-        if fatal:
-            raise _failure(fatal[0], store)
+        if self.fatal:
+            raise _failure(self.fatal[0], self.store)
+
+    def _refuse_if_stuck(self, alive: list[str]) -> None:
+        away = "; ".join(f"{s}: {w}" for s, w in self.pool.away.items())
+        if not alive:
+            raise UserError(f"no phones left ({away}); fix them and resume with --resume {self.store.dir}")
+        if self.opts.serves is not None and not servable(self.todo, alive, self.opts.serves):
+            raise UserError(f"{self.todo.qsize()} episode(s) left need what only phones now away have "
+                            f"({away or 'none'}); resume with --resume {self.store.dir}")
+
+    def worker(self, serial: str) -> None:
+        try:
+            self.work(serial)
+        except BaseException as exc:  # never a silent death: the run stops and says why
+            self.fatal.append((serial, exc))
+            self.stop.set()
+
+    def work(self, serial: str) -> None:
+        """Take episodes this phone serves until none is left; after an error, check the
+        server and the phone before the next."""
+        phone = None
+        while not self.stop.is_set() and not self.stopping():
+            if phone is None and (phone := self._connect(serial)) is None:
+                return
+            ep = take(self.todo, lambda e: self.opts.serves is None or self.opts.serves(serial, e))
+            if ep is None:
+                return
+            try:
+                rec = self.one_episode(serial, phone, ep)
+            except _Interrupted:
+                return
+            except BaseException:
+                self.todo.put(ep)  # not recorded: it is still to do when the run resumes
+                raise
+            self._count(ep, rec)
+            if rec.outcome != "error":
+                continue
+            if self.stopping():
+                return
+            self._after_error(serial, rec)
+            phone = None  # a fresh connection (and uiautomator session) at the top of the loop
+
+    def _connect(self, serial: str) -> Phone | None:
+        phone, why = reconnect(serial, self.opts.phone_wait, lambda: self.stop.is_set() or self.todo.empty())
+        if phone is None:
+            self.pool.set_away(serial, why)
+            _notify(self.hook, self.progress, None)
+        elif serial in self.pool.away:
+            self.pool.back(serial)
+            _notify(self.hook, self.progress, None)
+        return phone
+
+    def _count(self, ep: PlannedEpisode, rec: EpisodeRecord) -> None:
+        """Tally a recorded episode; an error is retried unless its attempts are spent."""
+        self.progress.outcomes[rec.outcome] += 1
+        if rec.outcome == "error" and self.attempts[ep.episode_id] < self.opts.max_attempts:
+            self.progress.retries += 1
+            self.todo.put(ep)
+        else:
+            self.progress.done += 1
+        _notify(self.hook, self.progress, rec)
+
+    def _after_error(self, serial: str, rec: EpisodeRecord) -> None:
+        """Find whose fault an error was: a dead server is restarted; a phone that does not
+        answer is marked away (then waited for with backoff when the worker reconnects)."""
+        if not self.server.alive():
+            with self.server_lock:
+                if not self.server.alive():
+                    self.server.restart()
+        if not _phone_alive(serial):
+            self.pool.set_away(serial, rec.error or "phone stopped answering")
+            _notify(self.hook, self.progress, None)
+
+    def one_episode(self, serial: str, phone: Phone, ep: PlannedEpisode) -> EpisodeRecord:
+        from agent_host.agent.episode import run_episode
+        attempt = self.attempts.get(ep.episode_id, 0) + 1
+        self.attempts[ep.episode_id] = attempt
+        out_dir = self.store.fresh_episode_dir(ep.episode_id)
+        try:
+            rec = run_episode(ep.task, phone, self.server.endpoint, out_dir=out_dir, profile=self.opts.profile,
+                              sampling=self.build.sampling, identity=ep.identity(attempt, self.opts.run_id),
+                              request_timeout=self.request_timeout, episode_timeout=self.episode_timeout)
+        except Exception as exc:  # a harness bug must cost an attempt, not the episode
+            if _is_disk_error(exc):
+                raise
+            log.exception("episode %s", ep.episode_id)
+            rec = _harness_error(ep, self.build, serial, f"harness: {type(exc).__name__}: {exc}")
+            rec = rec.model_copy(update={"attempt": attempt, "run_id": self.opts.run_id})
+            write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
+        if self.halted.is_set() or (rec.outcome == "error" and self.stopping()):
+            # stopped by a signal: an episode cut short is not the model's failure nor an
+            # attempt spent; it stays to do, and its folder says why
+            _mark_interrupted(out_dir, rec)
+            raise _Interrupted()
+        self.store.append(rec)
+        return rec
 
 
 class _Interrupted(Exception):
     """The episode in hand was cut short by a stop signal; it is not recorded."""
 
 
-def _mark_interrupted(out_dir: Any, rec: EpisodeRecord) -> None:
+def _mark_interrupted(out_dir: Path, rec: EpisodeRecord) -> None:
     try:
         (out_dir / "interrupted.txt").write_text(
             f"interrupted by a stop signal, not recorded (it runs again on resume): {rec.outcome}"
@@ -328,7 +365,7 @@ def _failure(item: tuple[str, BaseException], store: RunStore) -> RecordingFaile
                            f"{store.log_path}; fix it, then resume with: agent-host run --resume {store.dir}")
 
 
-def execute(builds: Sequence[Any], planned: Sequence[PlannedEpisode], store: RunStore,
+def execute(builds: Sequence[Build], planned: Sequence[PlannedEpisode], store: RunStore,
             phones: Sequence[str], opts: RunOptions, hook: ProgressHook | None = None) -> dict[str, BuildProgress]:
     """Run what is missing from the store; return per-build progress."""
     hook = hook or (lambda p, r: None)
