@@ -539,3 +539,15 @@ def test_speed_from_llama_server_timings():
     assert got["mean_ttft_s"] == pytest.approx(((500 + 10) + (1500 + 30)) / 2 / 1000)
     assert (got["requests"], got["prompt_tokens"], got["generation_tokens"]) == (2, 2000, 128)
     assert from_timings([], 0.0)["decode_tok_s"] is None
+
+
+def test_the_builds_guide_names_every_server_kind():
+    """docs/builds.md's `server` row lists every kind (a new kind is documented there too)."""
+    import re
+    from pathlib import Path
+
+    from agent_host.config.builds import SERVER_KINDS
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "builds.md").read_text(encoding="utf-8")
+    row = next(line for line in doc.splitlines() if line.startswith("| `server` |"))
+    assert set(re.findall(r"`([\w.]+)`", row)) - {"server"} == set(SERVER_KINDS), row
