@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:   # annotations only: the runs layer is imported when a run starts (CLI start time)
+    from agent_host.runs.run import RunResult
 
 EXAMPLES = """\
 examples:
@@ -150,9 +156,29 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from agent_host.cli.output import stdout_console
-    from agent_host.cli.summary import print_summary
+    _check_flags(args)
+    if args.plan:
+        return _plan_only(args)
+    if args.resume:
+        _refuse_changes_on_resume(args)
+    _check_run_names(args)
+    from agent_host.runs.run import DEFAULT_RUNS_DIR, new_run_id
+    run_dir = args.resume or args.out or DEFAULT_RUNS_DIR / new_run_id()
+    limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
+              "phone_wait": args.phone_wait}
+    stop, signals = threading.Event(), []
+    with _stop_on_signals(stop, signals):
+        try:
+            result = _start_or_resume(args, run_dir, limits, stop)
+        except KeyboardInterrupt:
+            if (run_dir / "manifest.json").exists():
+                print(f"stopped at once: the episodes in flight are not recorded; resume with: "
+                      f"agent-host run --resume {run_dir}", file=sys.stderr, flush=True)
+            raise
+    return _finish(args, result, signals)
 
+
+def _check_flags(args: argparse.Namespace) -> None:
     if not 1 <= args.max_attempts <= 20:
         raise UserError("--max-attempts must be between 1 and 20")
     for flag, most in (("startup_timeout", 86400), ("request_timeout", 86400), ("episode_timeout", 7 * 86400),
@@ -160,41 +186,48 @@ def _run(args: argparse.Namespace) -> int:
         value = getattr(args, flag)
         if value is not None and not 0 < value <= most:
             raise UserError(f"--{flag.replace('_', '-')} must be more than 0 and at most {most} seconds")
-    limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
-              "phone_wait": args.phone_wait}
     if not args.until_decided and (args.detect is not None or args.budget is not None):
         raise UserError("--detect and --budget go with --until-decided")
-    if args.plan:
-        from agent_host.config.tasks import load_tasks
-        variants = tuple(_csv(args.variants))
-        bad = [v for v in variants if v not in ("base", "verify")]
-        if not variants or bad:
-            raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)" if bad else
-                            "--variants: name at least one (base, verify)")
-        tasks = load_tasks(_csv(args.tasks), variants=variants)
-        if _csv(args.phones):   # what these phones cannot serve is not planned, and said so
-            from agent_host.runs.requirements import servable_tasks
-            tasks = servable_tasks(tasks, _csv(args.phones), say=stdout_console().print)
-        return _plan(args, tasks)
-    if args.resume:
-        given = [flag for flag, value, default in (
-            ("--builds", args.builds, None), ("--tasks", args.tasks, None), ("--variants", args.variants, "base"),
-            ("--repeats", args.repeats, 1), ("--seed", args.seed, 0), ("--out", args.out, None),
-            ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
-            ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False),
-            ("--interleave", args.interleave, False)) if value != default]
-        if given:
-            raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
-                            f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
-                            f"(start a new run with --out instead)")
+
+
+def _plan_only(args: argparse.Namespace) -> int:
+    from agent_host.cli.output import stdout_console
+    from agent_host.config.tasks import load_tasks
+    variants = tuple(_csv(args.variants))
+    bad = [v for v in variants if v not in ("base", "verify")]
+    if not variants or bad:
+        raise UserError(f"--variants: unknown variant {bad[0]!r} (base, verify)" if bad else
+                        "--variants: name at least one (base, verify)")
+    tasks = load_tasks(_csv(args.tasks), variants=variants)
+    if _csv(args.phones):   # what these phones cannot serve is not planned, and said so
+        from agent_host.runs.requirements import servable_tasks
+        tasks = servable_tasks(tasks, _csv(args.phones), say=stdout_console().print)
+    return _plan(args, tasks)
+
+
+def _refuse_changes_on_resume(args: argparse.Namespace) -> None:
+    given = [flag for flag, value, default in (
+        ("--builds", args.builds, None), ("--tasks", args.tasks, None), ("--variants", args.variants, "base"),
+        ("--repeats", args.repeats, 1), ("--seed", args.seed, 0), ("--out", args.out, None),
+        ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
+        ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False),
+        ("--interleave", args.interleave, False)) if value != default]
+    if given:
+        raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
+                        f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
+                        f"(start a new run with --out instead)")
+
+
+def _check_run_names(args: argparse.Namespace) -> None:
     if args.tasks is not None and not _csv(args.tasks):
         raise UserError("--tasks is empty: name task files, directories or ids (leave it out for tasks/)")
     if args.out is not None and (not str(args.out).strip() or args.out.name in ("", ".", "..")):
         raise UserError(f"--out {str(args.out)!r}: name a run directory (its name is the run id)")
-    from agent_host.runs.run import DEFAULT_RUNS_DIR, new_run_id
-    run_dir = args.resume or args.out or DEFAULT_RUNS_DIR / new_run_id()
-    stop, signals = threading.Event(), []
 
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: threading.Event, signals: list[int]) -> Iterator[None]:
+    """The first SIGINT/SIGTERM sets `stop` (no new episode starts); a second stops at once."""
     def on_signal(signum: int, _frame: object) -> None:
         if signals:  # the second: stop at once (nothing recorded is lost)
             from agent_host.cli import Terminated
@@ -207,15 +240,16 @@ def _run(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)} \
         if threading.current_thread() is threading.main_thread() else {}
     try:
-        result = _start_or_resume(args, run_dir, limits, stop)
-    except KeyboardInterrupt:
-        if (run_dir / "manifest.json").exists():
-            print(f"stopped at once: the episodes in flight are not recorded; resume with: "
-                  f"agent-host run --resume {run_dir}", file=sys.stderr, flush=True)
-        raise
+        yield
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+
+
+def _finish(args: argparse.Namespace, result: RunResult, signals: list[int]) -> int:
+    """The summary, the decision, the report; 130/143 when a signal stopped the run."""
+    from agent_host.cli.output import stdout_console
+    from agent_host.cli.summary import print_summary
     out = stdout_console()
     print_summary(result, console=out)
     _print_decision(result.run_dir, out)
