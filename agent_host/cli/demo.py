@@ -158,37 +158,61 @@ def default_builds(facts=None) -> tuple[str, str | None]:
 
 
 def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: str | None = None) -> int:
-    from agent_host.cli.fidelity import agent_tools
-    from agent_host.cli.steps import run_progress, status_progress
-    from agent_host.cli.summary import print_summary, write_report
-    from agent_host.config.phones import load_phone_profile
-    from agent_host.runs.run import start_run
-    from agent_host.serving.fidelity import run_fidelity
-    from virtual_phone import adb_server
-    from virtual_phone.phone import VirtualPhone
-
-    from agent_host.errors import UserError
-
+    """Fidelity (opt-in), the episodes on virtual phones, the replay, the report: 1 if any failed."""
     reference = builds[0]
     extra: dict = {"demo": True, "baseline": reference.id}
     if ref_note:
         extra["reference_note"] = ref_note
     failures: list[str] = []
+    fid_json = None
     if len(builds) > 1 and args.fidelity:
-        err.print(f"fidelity: {', '.join(b.id for b in builds[1:])} against {reference.id} "
-                  "(12 agent prompts, one server at a time)")
-        with status_progress("fidelity", err) as status:
-            fid = run_fidelity(builds[1:], reference, max_tokens=args.fidelity_max_tokens,
-                               tools=agent_tools(), tool_choice="required",
-                               log_dir=tmp / "servers",
-                               startup_timeout=args.startup_timeout, hook=status.update)
-        extra["fidelity"] = _fidelity_summary(fid)
-        fid_json = fid.to_json()
-        for b in fid.builds:   # a build that did not start or answer is an error, not a row
-            if b.error:
-                failures.append(f"fidelity: build {b.build}: {b.error}")
-                err.print(f"[red]error: fidelity: build {b.build}: {b.error}[/red]")
-    # A private adb server unless the user named one, so the demo never touches theirs.
+        extra["fidelity"], fid_json = _fidelity(args, builds, tmp, err, failures)
+    result = _play(args, builds, tasks, out, {**extra, "failures": failures}, failures, console, err)
+    if fid_json is not None:
+        _move_fidelity(out, fid_json, tmp / "servers")
+    if len(builds) > 1 and not args.no_replay and result is not None:
+        _replay(result.run_dir, reference, builds[1:], args, err)
+    if failures:
+        _record_failures(out, failures)
+    if result is not None:
+        from agent_host.cli.summary import print_summary
+        print_summary(result, console)
+    _report(out, reference.id, console)
+    return 1 if failures else 0
+
+
+def _fidelity(args, builds, tmp: Path, err, failures: list[str]) -> tuple[dict, dict]:
+    """The candidates' answers to the agent's prompts against the reference's: (the manifest's
+    summary, fidelity.json). A build that did not start or answer is a failure, not a row."""
+    from agent_host.cli.fidelity import agent_tools
+    from agent_host.cli.steps import status_progress
+    from agent_host.serving.fidelity import run_fidelity
+
+    reference = builds[0]
+    err.print(f"fidelity: {', '.join(b.id for b in builds[1:])} against {reference.id} "
+              "(12 agent prompts, one server at a time)")
+    with status_progress("fidelity", err) as status:
+        fid = run_fidelity(builds[1:], reference, max_tokens=args.fidelity_max_tokens,
+                           tools=agent_tools(), tool_choice="required", log_dir=tmp / "servers",
+                           startup_timeout=args.startup_timeout, hook=status.update)
+    for b in fid.builds:
+        if b.error:
+            failures.append(f"fidelity: build {b.build}: {b.error}")
+            err.print(f"[red]error: fidelity: build {b.build}: {b.error}[/red]")
+    return _fidelity_summary(fid), fid.to_json()
+
+
+def _play(args, builds, tasks, out: Path, extra: dict, failures: list[str], console, err):
+    """The run on fresh virtual phones behind a private adb server (unless the user named one,
+    so the demo never touches theirs); None when it could not start. A build that fails
+    mid-run (its server died) leaves the report of what ran, its failure first."""
+    from agent_host.cli.steps import run_progress
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.errors import UserError
+    from agent_host.runs.run import start_run
+    from virtual_phone import adb_server
+    from virtual_phone.phone import VirtualPhone
+
     own_adb = "ANDROID_ADB_SERVER_PORT" not in os.environ
     if own_adb:
         from virtual_phone.phone import free_port
@@ -199,40 +223,33 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: 
         for _ in range(max(1, args.phones)):
             phones.append(VirtualPhone(adb_port=adb_port).start())
         console.print(f"[bold]virtual phone(s):[/] {', '.join(p.serial for p in phones)}  "
-                      f"[bold]builds:[/] {', '.join(b.id for b in builds)} (reference {reference.id})  "
+                      f"[bold]builds:[/] {', '.join(b.id for b in builds)} (reference {builds[0].id})  "
                       f"[bold]episodes:[/] {len(tasks) * args.repeats * len(builds)}")
-        result = None
-        try:
-            with run_progress(err) as live:
-                result = start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
-                                   phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
-                                   out=out, startup_timeout=args.startup_timeout, hook=live.hook,
-                                   extra_manifest={**extra, "failures": failures})
-        except UserError as exc:
-            # A build that fails mid-run (its server died): the report of what ran, failure first.
-            if not (out / "manifest.json").is_file():
-                raise
-            failures.insert(0, f"run: {exc}")
-            err.print(f"[red]error: {exc}[/red]")
+        with run_progress(err) as live:
+            return start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
+                             phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
+                             out=out, startup_timeout=args.startup_timeout, hook=live.hook,
+                             extra_manifest=extra)
+    except UserError as exc:
+        if not (out / "manifest.json").is_file():
+            raise
+        failures.insert(0, f"run: {exc}")
+        err.print(f"[red]error: {exc}[/red]")
+        return None
     finally:
         for p in phones:
             p.stop()
         if own_adb:
             adb_server.kill_server(adb_port)
-    if "fidelity" in extra:
-        _move_fidelity(out, fid_json, tmp / "servers")
-    if len(builds) > 1 and not args.no_replay and result is not None:
-        _replay(result.run_dir, reference, builds[1:], args, err)
-    if failures:
-        _record_failures(out, failures)
-    if result is not None:
-        print_summary(result, console)
-    report = write_report(out, console, baseline=reference.id)
+
+
+def _report(out: Path, baseline: str, console) -> None:
+    from agent_host.cli.summary import write_report
+    report = write_report(out, console, baseline=baseline)
     results = json.loads((out / "results.json").read_text())
     for line in results.get("headline") or []:
         console.print(line)
     console.print(f"\nopen the report:  {report}\nrun directory:    {out}")
-    return 1 if failures else 0
 
 
 def _record_failures(out: Path, failures: list[str]) -> None:
