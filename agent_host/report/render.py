@@ -217,7 +217,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     sel = stats.select_latest(run.records)
     final = sel.counted + sel.errored + sel.exhausted
     order = {b: i for i, b in enumerate(run.builds())}
-    final.sort(key=lambda r: (stats.unit_of(r), r.repeat, order.get(r.build, 99)))
+    final.sort(key=lambda r: (stats.instance_of(r), r.repeat, order.get(r.build, 99)))
     episodes = []
     task_meta = task_facts(run.manifest)     # app and kinds, for the viewer's filters
     warnings: list[str] = []
@@ -254,7 +254,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
                     extra.append(row)
         facts = task_meta.get(r.task) or {}
         episodes.append({
-            "id": r.episode_id, "build": r.build, "unit": stats.unit_of(r), "task": r.task,
+            "id": r.episode_id, "build": r.build, "instance": stats.instance_of(r), "task": r.task,
             "app": facts.get("app"), "kinds": facts.get("kinds", []),
             "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
             "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,

@@ -161,7 +161,7 @@ def breakdown_table(results: Results) -> Table:
     cols = [
         Column("by", lambda g: Cell(g.by, cls="")),
         Column("group", lambda g: Cell(g.group, cls="", title="show its episodes", filters=((g.by, g.group),))),
-        Column("instances", lambda g: Cell(str(len(g.units)), title=", ".join(g.units))),
+        Column("instances", lambda g: Cell(str(len(g.instances)), title=", ".join(g.instances))),
         *(Column(f"{b.build} success", success(b.build)) for b in results.builds),
     ]
     return Table.of(cols, results.breakdown)
@@ -203,10 +203,10 @@ def per_task_table(results: Results) -> Table:
         return fill
 
     def diff(c: Comparison) -> Callable[[TaskRow], Cell]:
-        return lambda t: Cell(signed_pp(c.per_task.get(t.unit)), cls=_sign(c.per_task.get(t.unit)))
+        return lambda t: Cell(signed_pp(c.per_task.get(t.instance)), cls=_sign(c.per_task.get(t.instance)))
 
-    cols = [Column("task instance", lambda t: Cell(t.unit + (" (infeasible)" if t.infeasible else ""), cls="",
-                                                  title="show its episodes", filters=(("task", t.unit),))),
+    cols = [Column("task instance", lambda t: Cell(t.instance + (" (infeasible)" if t.infeasible else ""), cls="",
+                                                  title="show its episodes", filters=(("task", t.instance),))),
             *(Column(b.build, tally(b.build)) for b in results.builds),
             *(Column(f"{c.build} − {c.baseline}", diff(c)) for c in results.comparisons)]
     return Table.of(cols, results.per_task)
