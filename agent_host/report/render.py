@@ -35,8 +35,9 @@ from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
-from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, outcomes_table, pass_k_table,
-                                      per_task_table, provenance_table, speed_table, trivial_table)
+from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
+                                      pass_k_table, per_task_table, provenance_table, sequential_table, speed_table,
+                                      task_files_table, trivial_table)
 from agent_host.config.replay_log import ROLES
 from agent_host.report.replay import load_summaries, rate_text, viewer_lines, with_replay
 
@@ -311,7 +312,8 @@ def _tables(results: Results) -> dict[str, Any]:
             "breakdown": breakdown_table(results), "trivial": trivial_table(results),
             "outcomes": outcomes_table(results, stats.BAR_LABELS), "pass_k": pass_k_table(results),
             "per_task": per_task_table(results), "speed": speed_table(results),
-            "provenance": provenance_table(results)}
+            "provenance": provenance_table(results), "config": config_table(results),
+            "task_files": task_files_table(results), "sequential": sequential_table(results)}
 
 
 def render_markdown(results: Results, replays: list[dict[str, Any]] | None = None) -> str:
