@@ -180,7 +180,8 @@ class InstanceCounts:
         return self.successes / self.n if self.n else None
 
 
-def instance_counts(counted: Sequence[EpisodeRecord], errored: Sequence[EpisodeRecord] = ()) -> dict[str, InstanceCounts]:
+def instance_counts(counted: Sequence[EpisodeRecord],
+                    errored: Sequence[EpisodeRecord] = ()) -> dict[str, InstanceCounts]:
     out: dict[str, InstanceCounts] = {}
 
     def get(rec: EpisodeRecord) -> InstanceCounts:

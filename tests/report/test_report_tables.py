@@ -87,6 +87,7 @@ def test_configured_builds_and_sequential_allocation_render_from_one_spec(tmp_pa
         for row in table.rows:
             for cell in row:
                 assert md_cell(cell.text) in table.markdown() and cell.text in page
-    assert "| w4a16 | w/x | vllm | m\\|1 | --json {\"a\": 1} | VLLM_A=1 OMP=4 | temperature=0.0 | 4.5 bpw g128 marlin |" in md
+    assert ('| w4a16 | w/x | vllm | m\\|1 | --json {"a": 1} | VLLM_A=1 OMP=4 | temperature=0.0 '
+            '| 4.5 bpw g128 marlin |') in md
     assert "| t&lt;1&gt; | 1 | 0/1 | 1/1 |" in md
     assert '<table class="config">' in render_html(res, viewer)     # report.css: it wraps, not scrolls
