@@ -26,7 +26,7 @@ def task_facts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
               facts: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows {by: kind|app, group, units, builds: {build: success headline + episodes}}: kinds
+    """Rows {by: kind|app, group, instances, builds: {build: success headline + episodes}}: kinds
     in TASK_KINDS order (then tasks of no kind), apps by name; empty without task facts."""
     if not facts:
         return []
@@ -46,6 +46,6 @@ def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
         for b in builds:
             summary = stats.build_summary(b, recs)
             per_build[b] = {**summary["rates"]["success"], "episodes": summary["episodes"]}
-        rows.append({"by": by, "group": group, "units": sorted({stats.unit_of(r) for r in recs}),
+        rows.append({"by": by, "group": group, "instances": sorted({stats.instance_of(r) for r in recs}),
                      "builds": per_build})
     return rows

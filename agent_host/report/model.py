@@ -1,6 +1,7 @@
 """The typed shape of results.json: what `analyse` produces is validated against it before it
 is written, and `load_results` reads a results.json back into it. Fields added since schema 1
-have defaults, so an older results.json still loads; unknown keys are kept (extra="allow")."""
+have defaults, so an older results.json still loads; unknown keys are kept (extra="allow").
+Keys renamed since are read under their old name too (`_renamed`), and written under the new."""
 
 from __future__ import annotations
 
@@ -8,13 +9,19 @@ import json
 from pathlib import Path
 from typing import Any, List
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent_host.errors import UserError
 
 
 class _M(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+def _renamed(new: str, old: str) -> Any:
+    """A field that schema 3 and earlier wrote as `old` (schema 4 renamed the task instance's
+    `unit` and `units` to `instance` and `instances`: the report's unit is the task)."""
+    return Field(validation_alias=AliasChoices(new, old))
 
 
 class Rate(_M):
@@ -36,7 +43,7 @@ class Errors(_M):
 
 class ExhaustedEpisode(_M):
     episode_id: str
-    unit: str
+    instance: str = _renamed("instance", "unit")
     kind: str
     step: int
     tokens: int | None = None
@@ -69,7 +76,7 @@ class TaskBuild(_M):
     errors: int
 
 
-class UnitRow(TaskBuild):
+class InstanceRow(TaskBuild):
     """One task instance's tally within a build."""
     task: str
     variant: str
@@ -116,7 +123,7 @@ class BuildSummary(_M):
     pass_hat_k: list[PassK]
     pass_at_k: list[PassK]
     outcomes: dict[str, Share]
-    per_task: dict[str, UnitRow]
+    per_task: dict[str, InstanceRow]
     speed: Speed | None = None
     balanced: Balanced | None = None
 
@@ -134,7 +141,7 @@ class BuildSummary(_M):
 
 class TaskRow(_M):
     """One task instance across builds (the per-task table)."""
-    unit: str
+    instance: str = _renamed("instance", "unit")
     task: str
     variant: str
     infeasible: bool
@@ -150,7 +157,7 @@ class GroupRow(_M):
     """One task kind or app (the breakdown table)."""
     by: str                         # "kind" or "app"
     group: str
-    units: list[str]
+    instances: list[str] = _renamed("instances", "units")
     builds: dict[str, GroupBuild]
 
 

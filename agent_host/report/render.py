@@ -35,8 +35,9 @@ from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
-from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, outcomes_table, pass_k_table,
-                                      per_task_table, provenance_table, speed_table, trivial_table)
+from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
+                                      pass_k_table, per_task_table, provenance_table, sequential_table, speed_table,
+                                      task_files_table, trivial_table)
 from agent_host.config.replay_log import ROLES
 from agent_host.report.replay import load_summaries, rate_text, viewer_lines, with_replay
 
@@ -217,7 +218,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     sel = stats.select_latest(run.records)
     final = sel.counted + sel.errored + sel.exhausted
     order = {b: i for i, b in enumerate(run.builds())}
-    final.sort(key=lambda r: (stats.unit_of(r), r.repeat, order.get(r.build, 99)))
+    final.sort(key=lambda r: (stats.instance_of(r), r.repeat, order.get(r.build, 99)))
     episodes = []
     task_meta = task_facts(run.manifest)     # app and kinds, for the viewer's filters
     warnings: list[str] = []
@@ -254,7 +255,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
                     extra.append(row)
         facts = task_meta.get(r.task) or {}
         episodes.append({
-            "id": r.episode_id, "build": r.build, "unit": stats.unit_of(r), "task": r.task,
+            "id": r.episode_id, "build": r.build, "instance": stats.instance_of(r), "task": r.task,
             "app": facts.get("app"), "kinds": facts.get("kinds", []),
             "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
             "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
@@ -311,7 +312,8 @@ def _tables(results: Results) -> dict[str, Any]:
             "breakdown": breakdown_table(results), "trivial": trivial_table(results),
             "outcomes": outcomes_table(results, stats.BAR_LABELS), "pass_k": pass_k_table(results),
             "per_task": per_task_table(results), "speed": speed_table(results),
-            "provenance": provenance_table(results)}
+            "provenance": provenance_table(results), "config": config_table(results),
+            "task_files": task_files_table(results), "sequential": sequential_table(results)}
 
 
 def render_markdown(results: Results, replays: list[dict[str, Any]] | None = None) -> str:

@@ -14,7 +14,8 @@ from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 from agent_host.report.trivial import trivial_baselines
 
-SCHEMA = "agent-host.report/3"     # 3: success over base variants; sensitivity, specificity, trivial
+SCHEMA = "agent-host.report/4"     # 4: a task instance is `instance` (was `unit`); 3: success over base
+                                   # variants; sensitivity, specificity, trivial
 
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
@@ -175,13 +176,13 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
             # A script decodes nothing: its "tokens" are the policy server's length estimates.
             s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")
 
-    units: dict[str, dict[str, Any]] = {}
+    by_instance: dict[str, dict[str, Any]] = {}
     for s in summaries:
-        for u, row in s["per_task"].items():
-            entry = units.setdefault(u, {"unit": u, "task": row["task"], "variant": row["variant"],
-                                         "infeasible": row["infeasible"], "builds": {}})
+        for inst, row in s["per_task"].items():
+            entry = by_instance.setdefault(inst, {"instance": inst, "task": row["task"], "variant": row["variant"],
+                                               "infeasible": row["infeasible"], "builds": {}})
             entry["builds"][s["build"]] = {k: row[k] for k in ("k", "n", "rate", "low", "high", "errors")}
-    per_task = [units[u] for u in sorted(units)]
+    per_task = [by_instance[inst] for inst in sorted(by_instance)]
 
     comparisons = [stats.compare(base, b, records, target=target) for b in builds if b != base]
     trivial = trivial_baselines(run.manifest, records)
@@ -277,7 +278,7 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
     sel = stats.select_latest(records)
     counted = {id(r) for r in sel.counted}
     final = counted | {id(r) for r in sel.errored} | {id(r) for r in sel.exhausted}
-    header = ["episode_id", "build", "task", "variant", "unit", "infeasible", "repeat", "seed", "attempt",
+    header = ["episode_id", "build", "task", "variant", "instance", "infeasible", "repeat", "seed", "attempt",
               "latest_attempt", "counted", "outcome", "effective_outcome", "success", "goal_initial",
               "goal_ever_true", "goal_first_step", "goal_lost_step", "goal_final", "complete_step",
               "infeasible_step", "steps", "max_steps", "wasted_steps", "wall_s", "model_s",
@@ -285,7 +286,7 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
               "error", "reason"]
     rows = []
     for r in records:
-        rows.append([r.episode_id, r.build, r.task, r.variant, stats.unit_of(r), r.infeasible, r.repeat,
+        rows.append([r.episode_id, r.build, r.task, r.variant, stats.instance_of(r), r.infeasible, r.repeat,
                      r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
                      stats.effective_label(r), stats.is_success(r) if r.outcome not in stats.EXCLUDED else "",
                      r.goal_initial, stats.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,

@@ -170,16 +170,16 @@ class TaskState:
 def task_states(records: Sequence[EpisodeRecord], baseline: str, build: str,
                 repeats: dict[str, int]) -> list[TaskState]:
     """Per task (stats.cluster_of, instances pooled), each build's successes over counted
-    episodes of the rate the report's headline difference uses (stats.per_unit_counts of
+    episodes of the rate the report's headline difference uses (stats.per_instance_counts of
     "success"), and the repeats run so far (`repeats`, the driver's count)."""
     out = {t: TaskState(t, repeats=r) for t, r in repeats.items()}
     for name, side in ((baseline, "a"), (build, "b")):
         sel = stats.select_latest(r for r in records if r.build == name)
-        for unit in stats.unit_counts(sel.counted).values():
-            kn = stats.per_unit_counts(unit, "success")
-            if kn is None or unit.cluster not in out:
+        for inst in stats.instance_counts(sel.counted).values():
+            kn = stats.per_instance_counts(inst, "success")
+            if kn is None or inst.cluster not in out:
                 continue
-            s = out[unit.cluster]
+            s = out[inst.cluster]
             setattr(s, "k" + side, getattr(s, "k" + side) + kn[0])
             setattr(s, "n" + side, getattr(s, "n" + side) + kn[1])
     return [out[t] for t in sorted(out)]

@@ -62,7 +62,7 @@ def cluster_of(rec: EpisodeRecord) -> str:
     return rec.task_id or _PARAM_INDEX.sub("", rec.task)
 
 
-def unit_of(rec: EpisodeRecord) -> str:
+def instance_of(rec: EpisodeRecord) -> str:
     """The task instance a record belongs to: `task` for base, `task@variant` otherwise."""
     return rec.task if rec.variant == "base" else f"{rec.task}@{rec.variant}"
 
@@ -157,8 +157,8 @@ def t_interval(values: Sequence[float], confidence: float = 1 - ALPHA,
 # --------------------------------------------------------------------------- per task
 
 @dataclass
-class UnitCounts:
-    unit: str
+class InstanceCounts:
+    instance: str
     task: str
     variant: str
     infeasible: bool
@@ -180,14 +180,15 @@ class UnitCounts:
         return self.successes / self.n if self.n else None
 
 
-def unit_counts(counted: Sequence[EpisodeRecord], errored: Sequence[EpisodeRecord] = ()) -> dict[str, UnitCounts]:
-    out: dict[str, UnitCounts] = {}
+def instance_counts(counted: Sequence[EpisodeRecord],
+                    errored: Sequence[EpisodeRecord] = ()) -> dict[str, InstanceCounts]:
+    out: dict[str, InstanceCounts] = {}
 
-    def get(rec: EpisodeRecord) -> UnitCounts:
-        u = unit_of(rec)
-        if u not in out:
-            out[u] = UnitCounts(u, rec.task, rec.variant, rec.infeasible, cluster=cluster_of(rec))
-        return out[u]
+    def get(rec: EpisodeRecord) -> InstanceCounts:
+        inst = instance_of(rec)
+        if inst not in out:
+            out[inst] = InstanceCounts(inst, rec.task, rec.variant, rec.infeasible, cluster=cluster_of(rec))
+        return out[inst]
 
     for rec in counted:
         c = get(rec)
@@ -207,9 +208,9 @@ def unit_counts(counted: Sequence[EpisodeRecord], errored: Sequence[EpisodeRecor
     return out
 
 
-def per_unit_counts(c: UnitCounts, name: str) -> tuple[int, int] | None:
-    """One task's (numerator, denominator) of a named rate, or None where the rate does not
-    apply to that task."""
+def per_instance_counts(c: InstanceCounts, name: str) -> tuple[int, int] | None:
+    """One task instance's (numerator, denominator) of a named rate, or None where the rate
+    does not apply to that instance."""
     if c.n == 0:
         return None
     if name == "success":
@@ -227,27 +228,27 @@ def per_unit_counts(c: UnitCounts, name: str) -> tuple[int, int] | None:
     return c.labels[name], c.n
 
 
-def task_counts(units: Sequence[UnitCounts], name: str) -> tuple[list[tuple[int, int]], int]:
+def task_counts(instances: Sequence[InstanceCounts], name: str) -> tuple[list[tuple[int, int]], int]:
     """Per task (cluster), the (numerator, denominator) of a named rate pooled over the task's
     instances it applies to; and how many instances that was."""
     pooled: dict[str, tuple[int, int]] = {}
-    instances = 0
-    for c in units:
-        kn = per_unit_counts(c, name)
+    used = 0
+    for c in instances:
+        kn = per_instance_counts(c, name)
         if kn is None:
             continue
-        instances += 1
+        used += 1
         k, n = pooled.get(c.cluster, (0, 0))
         pooled[c.cluster] = (k + kn[0], n + kn[1])
-    return [pooled[t] for t in sorted(pooled)], instances
+    return [pooled[t] for t in sorted(pooled)], used
 
 
-def rate_summary(units: Sequence[UnitCounts], name: str) -> dict[str, Any]:
+def rate_summary(instances: Sequence[InstanceCounts], name: str) -> dict[str, Any]:
     """Headline of a rate: mean over tasks of each task's rate (its instances pooled), with a
     Korn-Graubard interval over tasks (intervals.py); pooled counts beside it. With a single
     task, the Wilson interval of that task's episodes (method says which)."""
-    rows, instances = task_counts(units, name)
-    return rows_summary(rows, instances)
+    rows, used = task_counts(instances, name)
+    return rows_summary(rows, used)
 
 
 def rows_summary(rows: Sequence[tuple[int, int]], instances: int | None = None) -> dict[str, Any]:
@@ -272,17 +273,17 @@ def rows_summary(rows: Sequence[tuple[int, int]], instances: int | None = None) 
     return out
 
 
-def pass_hat_k(units: Sequence[UnitCounts], k: int) -> dict[str, Any]:
+def pass_hat_k(instances: Sequence[InstanceCounts], k: int) -> dict[str, Any]:
     """pass^k: per task, do all of the first k repeats (by repeat index) succeed; mean over
     tasks that have at least k counted repeats."""
-    vals = [float(all(ok for _, ok in c.by_repeat[:k])) for c in units if len(c.by_repeat) >= k]
+    vals = [float(all(ok for _, ok in c.by_repeat[:k])) for c in instances if len(c.by_repeat) >= k]
     return {"k": k, "value": float(np.mean(vals)) if vals else None, "n_tasks": len(vals)}
 
 
-def pass_at_k(units: Sequence[UnitCounts], k: int) -> dict[str, Any]:
+def pass_at_k(instances: Sequence[InstanceCounts], k: int) -> dict[str, Any]:
     """pass@k, unbiased estimator per task 1 - C(n-c, k)/C(n, k), mean over tasks with n >= k."""
     vals = []
-    for c in units:
+    for c in instances:
         if c.n >= k:
             vals.append(1.0 - math.comb(c.n - c.successes, k) / math.comb(c.n, k))
     return {"k": k, "value": float(np.mean(vals)) if vals else None, "n_tasks": len(vals)}
@@ -294,32 +295,32 @@ def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | Non
     """Everything the report says about one build's episodes (all attempts of this build).
     pass^k and pass@k are given for k = 1..max_k (default: this build's most repeats)."""
     sel = select_latest(r for r in records if r.build == build)
-    units = unit_counts(sel.counted, sel.errored)
-    ulist = [units[u] for u in sorted(units)]
-    headline_units = [c for c in ulist if c.variant == HEADLINE_VARIANT]     # pass^k, pass@k: as success
-    max_repeats = max((c.n for c in ulist), default=0)
-    rates = {name: rate_summary(ulist, name) for name in RATE_NAMES}
+    by_instance = instance_counts(sel.counted, sel.errored)
+    ilist = [by_instance[inst] for inst in sorted(by_instance)]
+    headline_instances = [c for c in ilist if c.variant == HEADLINE_VARIANT]     # pass^k, pass@k: as success
+    max_repeats = max((c.n for c in ilist), default=0)
+    rates = {name: rate_summary(ilist, name) for name in RATE_NAMES}
     labels = {k: 0 for k in BAR_LABELS}
-    for c in ulist:
+    for c in ilist:
         for k, v in c.labels.items():
             labels[k] += v
     total = sum(labels.values())
     return {
         "build": build,
-        "tasks": len({c.cluster for c in ulist if c.n}),
-        "instances": sum(1 for c in ulist if c.n),
+        "tasks": len({c.cluster for c in ilist if c.n}),
+        "instances": sum(1 for c in ilist if c.n),
         "episodes": len(sel.counted),
         "repeats_max": max_repeats,
-        "repeats_min": min((c.n for c in ulist if c.n), default=0),
+        "repeats_min": min((c.n for c in ilist if c.n), default=0),
         "errors": {"episodes": len(sel.errored), "attempts": len(sel.error_attempts),
                    "retried_ok": len(sel.error_attempts) - len(sel.errored)},
         "exhausted": exhausted_summary(sel.exhausted),
         "rates": rates,
         "balanced": detector.balanced(rates),
-        "pass_hat_k": [pass_hat_k(headline_units, k) for k in range(1, (max_k or max_repeats) + 1)],
-        "pass_at_k": [pass_at_k(headline_units, k) for k in range(1, (max_k or max_repeats) + 1)],
+        "pass_hat_k": [pass_hat_k(headline_instances, k) for k in range(1, (max_k or max_repeats) + 1)],
+        "pass_at_k": [pass_at_k(headline_instances, k) for k in range(1, (max_k or max_repeats) + 1)],
         "outcomes": {k: {"count": v, "fraction": v / total if total else None} for k, v in labels.items()},
-        "per_task": {c.unit: unit_row(c) for c in ulist},
+        "per_task": {c.instance: instance_row(c) for c in ilist},
     }
 
 
@@ -328,7 +329,7 @@ def exhausted_summary(recs: Sequence[EpisodeRecord]) -> dict[str, Any]:
     rows = []
     for r in recs:
         e = r.exhausted
-        rows.append({"episode_id": r.episode_id, "unit": unit_of(r), "kind": e.kind if e else "context",
+        rows.append({"episode_id": r.episode_id, "instance": instance_of(r), "kind": e.kind if e else "context",
                      "step": e.step if e else r.steps + 1, "tokens": e.tokens if e else None,
                      "limit": e.limit if e else None})
     kinds: dict[str, int] = {}
@@ -337,7 +338,7 @@ def exhausted_summary(recs: Sequence[EpisodeRecord]) -> dict[str, Any]:
     return {"episodes": len(rows), "kinds": kinds, "list": rows}
 
 
-def unit_row(c: UnitCounts) -> dict[str, Any]:
+def instance_row(c: InstanceCounts) -> dict[str, Any]:
     w = wilson_limits(c.successes, c.n)
     return {"task": c.task, "variant": c.variant, "infeasible": c.infeasible, "k": c.successes,
             "n": c.n, "rate": c.rate, "low": w[0] if w else None, "high": w[1] if w else None,
@@ -387,7 +388,7 @@ def mcnemar_exact(base: Sequence[EpisodeRecord], other: Sequence[EpisodeRecord])
     def keyed(recs: Sequence[EpisodeRecord]) -> dict[tuple, EpisodeRecord] | None:
         out: dict[tuple, EpisodeRecord] = {}
         for r in recs:
-            key = (unit_of(r), r.repeat, r.seed)
+            key = (instance_of(r), r.repeat, r.seed)
             if key in out:
                 return None
             out[key] = r
@@ -449,11 +450,11 @@ def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
     headline = [r for r in records if r.variant == HEADLINE_VARIANT]     # the success rate's episodes
     sa = select_latest(r for r in headline if r.build == baseline)
     sb = select_latest(r for r in headline if r.build == build)
-    ua, ub = unit_counts(sa.counted), unit_counts(sb.counted)
-    common = sorted(u for u in set(ua) & set(ub) if ua[u].n and ub[u].n)
-    groups = by_task(ua, common)
-    pooled = [(sum(ua[u].successes for u in us), sum(ua[u].n for u in us),
-               sum(ub[u].successes for u in us), sum(ub[u].n for u in us)) for us in groups.values()]
+    ia, ib = instance_counts(sa.counted), instance_counts(sb.counted)
+    common = sorted(inst for inst in set(ia) & set(ib) if ia[inst].n and ib[inst].n)
+    groups = by_task(ia, common)
+    pooled = [(sum(ia[i].successes for i in names), sum(ia[i].n for i in names),
+               sum(ib[i].successes for i in names), sum(ib[i].n for i in names)) for names in groups.values()]
     diffs = [kb / nb - ka / na for ka, na, kb, nb in pooled]
     t = t_interval(diffs)
     mean, low, high = t["mean"], None, None
@@ -466,23 +467,23 @@ def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
     mde = min_detectable_effect(t["sd"], len(pooled))
     return {
         "build": build, "baseline": baseline, "n_tasks": len(pooled), "n_instances": len(common),
-        "only_baseline": sorted(set(ua) - set(ub)), "only_build": sorted(set(ub) - set(ua)),
+        "only_baseline": sorted(set(ia) - set(ib)), "only_build": sorted(set(ib) - set(ia)),
         "mean_diff": mean, "low": low, "high": high, "sd": t["sd"], "method": intervals.DIFF_METHOD,
-        "per_task": {u: ub[u].rate - ua[u].rate for u in common},
+        "per_task": {inst: ib[inst].rate - ia[inst].rate for inst in common},
         "sign_flip": (sign_flip_test(diffs) if diffs else
                       {"p": None, "method": "no common task instances", "n_nonzero": 0, "patterns": 0}),
         "mcnemar": mcnemar_exact(sa.counted, sb.counted),
         "won": won, "lost": lost, "tied": len(diffs) - won - lost,
         "mde": mde,
-        "needed": design_needed(ua, ub, common, t["sd"], target),
+        "needed": design_needed(ia, ib, common, t["sd"], target),
     }
 
 
-def by_task(units: dict[str, UnitCounts], names: Sequence[str]) -> dict[str, list[str]]:
+def by_task(instances: dict[str, InstanceCounts], names: Sequence[str]) -> dict[str, list[str]]:
     """The instances `names` grouped by the task they belong to, in sorted task order."""
     out: dict[str, list[str]] = defaultdict(list)
-    for u in names:
-        out[units[u].cluster].append(u)
+    for inst in names:
+        out[instances[inst].cluster].append(inst)
     return {t: out[t] for t in sorted(out)}
 
 
@@ -542,13 +543,13 @@ def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE
             if tasks >= 2 else None}
 
 
-def paired_noise(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: Sequence[str]) -> float:
+def paired_noise(ia: dict[str, InstanceCounts], ib: dict[str, InstanceCounts], common: Sequence[str]) -> float:
     """Within-task variance of one repeat's paired difference (build minus baseline success,
     episodes paired by repeat index), pooled over the tasks with at least two pairs; 0 when
     none has (one repeat: the noise cannot be told from the spread between tasks)."""
     num = dof = 0.0
-    for u in common:
-        a, b = dict(ua[u].by_repeat), dict(ub[u].by_repeat)
+    for inst in common:
+        a, b = dict(ia[inst].by_repeat), dict(ib[inst].by_repeat)
         d = [float(b[r]) - float(a[r]) for r in sorted(set(a) & set(b))]
         if len(d) >= 2:
             num += float(np.var(d, ddof=1)) * (len(d) - 1)
@@ -556,7 +557,7 @@ def paired_noise(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: S
     return num / dof if dof else 0.0
 
 
-def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: Sequence[str],
+def design_needed(ia: dict[str, InstanceCounts], ib: dict[str, InstanceCounts], common: Sequence[str],
                   sd: float | None, target: float, max_repeats: int = 100, max_tasks: int = 10_000) -> dict[str, Any]:
     """What would detect a true difference of `target` at 80% power: tasks at this run's
     repeats (observed SD of differences), and repeats at this run's tasks (the SD split into
@@ -564,7 +565,7 @@ def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: 
     which does not). The noise is that of the paired difference: episodes pair by repeat
     index (same seed and setup on both builds), so it holds both builds' noise and whatever
     the pairing shares."""
-    groups = by_task(ua, common)
+    groups = by_task(ia, common)
     n = len(groups)
     out: dict[str, Any] = {"target": target, "tasks": None, "repeats": None, "note": None}
     if n < 2 or sd is None or sd <= 0:
@@ -575,9 +576,9 @@ def design_needed(ua: dict[str, UnitCounts], ub: dict[str, UnitCounts], common: 
         return v is not None and v <= target
     out["tasks"] = fewest(detects, max_tasks)
     # episode pairs per task now, and per repeat (a task's instances each add one per repeat)
-    pairs = float(np.mean([sum(min(ua[u].n, ub[u].n) for u in us) for us in groups.values()]))
-    per_repeat = float(np.mean([len(us) for us in groups.values()]))
-    per_pair = paired_noise(ua, ub, common)
+    pairs = float(np.mean([sum(min(ia[inst].n, ib[inst].n) for inst in names) for names in groups.values()]))
+    per_repeat = float(np.mean([len(names) for names in groups.values()]))
+    per_pair = paired_noise(ia, ib, common)
     between = max(sd ** 2 - per_pair / pairs, 0.0)
     for r in range(1, max_repeats + 1):
         sd_r = math.sqrt(between + per_pair / (r * per_repeat))

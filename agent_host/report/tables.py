@@ -24,6 +24,7 @@ class Column:
     header: str
     fill: Callable[[Any], Cell]
     note: str = ""                 # second header line
+    width: str = ""                # HTML: a share of a full-width table ("12%"); Markdown has none
 
 
 @dataclass
@@ -31,10 +32,11 @@ class Table:
     columns: list[Column]
     rows: list[list[Cell]] = field(default_factory=list)
     caption: str = ""
+    cls: str = ""                  # HTML: the table's CSS class
 
     @classmethod
-    def of(cls, columns: list[Column], items: Sequence[Any], caption: str = "") -> Table:
-        return cls(columns, [[c.fill(x) for c in columns] for x in items], caption)
+    def of(cls, columns: list[Column], items: Sequence[Any], caption: str = "", css: str = "") -> Table:
+        return cls(columns, [[c.fill(x) for c in columns] for x in items], caption, css)
 
     def markdown(self) -> str:
         head = "| " + " | ".join(md_cell(c.header + (f" ({c.note})" if c.note else "")) for c in self.columns) + " |"
@@ -161,7 +163,7 @@ def breakdown_table(results: Results) -> Table:
     cols = [
         Column("by", lambda g: Cell(g.by, cls="")),
         Column("group", lambda g: Cell(g.group, cls="", title="show its episodes", filters=((g.by, g.group),))),
-        Column("instances", lambda g: Cell(str(len(g.units)), title=", ".join(g.units))),
+        Column("instances", lambda g: Cell(str(len(g.instances)), title=", ".join(g.instances))),
         *(Column(f"{b.build} success", success(b.build)) for b in results.builds),
     ]
     return Table.of(cols, results.breakdown)
@@ -203,10 +205,10 @@ def per_task_table(results: Results) -> Table:
         return fill
 
     def diff(c: Comparison) -> Callable[[TaskRow], Cell]:
-        return lambda t: Cell(signed_pp(c.per_task.get(t.unit)), cls=_sign(c.per_task.get(t.unit)))
+        return lambda t: Cell(signed_pp(c.per_task.get(t.instance)), cls=_sign(c.per_task.get(t.instance)))
 
-    cols = [Column("task instance", lambda t: Cell(t.unit + (" (infeasible)" if t.infeasible else ""), cls="",
-                                                  title="show its episodes", filters=(("task", t.unit),))),
+    cols = [Column("task instance", lambda t: Cell(t.instance + (" (infeasible)" if t.infeasible else ""), cls="",
+                                                  title="show its episodes", filters=(("task", t.instance),))),
             *(Column(b.build, tally(b.build)) for b in results.builds),
             *(Column(f"{c.build} − {c.baseline}", diff(c)) for c in results.comparisons)]
     return Table.of(cols, results.per_task)
@@ -269,6 +271,50 @@ def _provenance_rows(results: Results) -> list[tuple[str, Cell]]:
                           f"{planned}", cls="")),
         ("phone profile", Cell(_or(p.get("phone_profile")), cls="")),
     ]
+
+
+def _pairs(d: Any, sep: str = " ") -> str:
+    return sep.join(f"{k}={v}" for k, v in (d or {}).items())
+
+
+def _facts(b: dict[str, Any]) -> str:
+    parts = [f"{b['bits_per_weight']} bpw" if b.get("bits_per_weight") else "",
+             f"g{b['group_size']}" if b.get("group_size") else "", b.get("kernel") or ""]
+    return " ".join(p for p in parts if p)
+
+
+def config_table(results: Results) -> Table:
+    """The builds as the manifest configured them. Args and env are long unbroken words (a JSON
+    argument, VLLM_... names): fixed column widths let them wrap in a page-wide table rather
+    than scroll it (report.css, table.config); env is one variable a line in HTML."""
+    cols = [
+        Column("build", lambda b: Cell(_or(b.get("id")), cls="strong"), width="12%"),
+        Column("weight path", lambda b: Cell(b.get("weight_path") or "", cls=""), width="8%"),
+        Column("server", lambda b: Cell(b.get("server") or "", cls=""), width="6%"),
+        Column("model", lambda b: Cell(b.get("model") or "", cls=""), width="10%"),
+        Column("args", lambda b: Cell(" ".join(b.get("args") or []), cls="code"), width="28%"),
+        Column("env", lambda b: Cell(_pairs(b.get("env"), "\n"), cls="code"), width="16%"),
+        Column("sampling", lambda b: Cell(_pairs(b.get("sampling")), cls=""), width="10%"),
+        Column("facts", lambda b: Cell(_facts(b), cls=""), width="10%"),
+    ]
+    return Table.of(cols, results.provenance.get("builds") or [], css="config")
+
+
+def task_files_table(results: Results) -> Table:
+    """The task files the run read, each with the sha256 of its content."""
+    cols = [Column("task file", lambda row: Cell(row[0], cls="code")),
+            Column("sha256", lambda row: Cell(str(row[1]), cls="code"))]
+    return Table.of(cols, list((results.provenance.get("task_files") or {}).items()))
+
+
+def sequential_table(results: Results) -> Table:
+    """A sequential run's repeats per task and each build's successes over its counted episodes."""
+    q = results.sequential or {}
+    cols = [Column("task", lambda a: Cell(str(a["task"]), cls="")),
+            Column("repeats", lambda a: Cell(str(a["repeats"]))),
+            Column(str(q.get("baseline", "")), lambda a: Cell(str(a["baseline"]))),
+            Column(str(q.get("build", "")), lambda a: Cell(str(a["build"])))]
+    return Table.of(cols, q.get("allocation") or [])
 
 
 def provenance_table(results: Results) -> Table:

@@ -41,14 +41,14 @@ def test_breakdown_by_kind_and_app(written):
     groups = [(r["by"], r["group"]) for r in res["breakdown"]]
     assert groups == [("kind", "infeasible"), ("kind", "no kind tag"), ("app", "radio"), ("app", "settings")]
     inf = _row(res, "kind", "infeasible")
-    assert inf["units"] == ["impossible"]
+    assert inf["instances"] == ["impossible"]
     # impossible: w4a16 infeasible_claimed, premature, nav_fail (1 of 3); w4a8 nav_fail,
     # premature and an error (0 of 2 counted)
     assert inf["builds"][BASE]["mean"] == pytest.approx(1 / 3) and inf["builds"][BASE]["episodes"] == 3
     assert inf["builds"][OTHER]["mean"] == 0 and inf["builds"][OTHER]["episodes"] == 2
     assert _row(res, "app", "radio")["builds"] == inf["builds"]
     settings = _row(res, "app", "settings")
-    assert settings["units"] == ["wifi-on", "wifi-on@verify"]
+    assert settings["instances"] == ["wifi-on", "wifi-on@verify"]
     # success is over base variants (the verify variant feeds recognition only): w4a16 2/3, w4a8
     # 0/3 (its 3/3 at the goal does not count); pooled with the verify variant it was 3/6
     assert settings["builds"][BASE]["mean"] == pytest.approx(2 / 3)

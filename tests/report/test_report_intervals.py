@@ -120,7 +120,7 @@ def test_exhausted_episodes_are_apart_and_warned():
     res = analyse(_run(recs))
     (b,) = res["builds"]
     assert b["episodes"] == 3 and b["exhausted"]["episodes"] == 1
-    assert b["exhausted"]["list"][0] == {"episode_id": "b-wifi-on-base-1", "unit": "wifi-on", "kind": "context",
+    assert b["exhausted"]["list"][0] == {"episode_id": "b-wifi-on-base-1", "instance": "wifi-on", "kind": "context",
                                          "step": 4, "tokens": 2040, "limit": 2048}
     assert b["rates"]["navigation"]["k"] == 1 and b["rates"]["navigation"]["n"] == 3
     assert "exhausted" not in b["outcomes"]
@@ -236,11 +236,11 @@ def test_the_report_headline_is_the_simulated_method():
 
 
 def _paired_counts(pa, pb, reps, rng, shared):
-    """Two builds' UnitCounts over tasks with success rates pa, pb; `shared`: both builds'
+    """Two builds' InstanceCounts over tasks with success rates pa, pb; `shared`: both builds'
     episodes of one (task, repeat) draw the same uniform (as a shared seed can make them)."""
     ua, ub = {}, {}
     for t, (a, b) in enumerate(zip(pa, pb)):
-        ca, cb = (stats.UnitCounts(f"t{t}", f"t{t}", "base", False) for _ in range(2))
+        ca, cb = (stats.InstanceCounts(f"t{t}", f"t{t}", "base", False) for _ in range(2))
         for r in range(reps):
             u = rng.random()
             v = u if shared else rng.random()
@@ -249,7 +249,7 @@ def _paired_counts(pa, pb, reps, rng, shared):
                 c.n += 1
                 c.successes += ok
                 c.by_repeat.append((r, ok))
-        ua[ca.unit], ub[cb.unit] = ca, cb
+        ua[ca.instance], ub[cb.instance] = ca, cb
     return ua, ub
 
 

@@ -18,7 +18,7 @@ def test_written_results_load_into_the_model_and_older_ones_too(tmp_path):
     res = load_results(out["json"])
     (b,) = [x for x in res.builds if x.build == BASE]
     assert b.rates["navigation"].n_tasks == 1 and b.exhausted.episodes == 0
-    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/3"
+    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/4"
     # a results.json from before the navigation split, exhausted and power planning
     old = json.loads(out["json"].read_text())
     for x in old["builds"]:
@@ -30,6 +30,61 @@ def test_written_results_load_into_the_model_and_older_ones_too(tmp_path):
     path.write_text(json.dumps(old))
     again = load_results(path)
     assert again.builds[0].exhausted.episodes == 0 and again.comparisons[0].needed is None
+
+
+def _keys(x, where=""):
+    """Every (path, key) of a JSON value, nested dicts and lists walked."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            yield where, k
+            yield from _keys(v, f"{where}.{k}")
+    elif isinstance(x, list):
+        for i, v in enumerate(x):
+            yield from _keys(v, f"{where}.{i}")
+
+
+def _with_breakdown(tmp_path):
+    """The fixture run with its manifest's task list, so results.json has a breakdown too."""
+    run = make_run(tmp_path / "run")
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["tasks"] = [
+        {"key": "impossible", "id": "impossible", "variant": "base", "app": "radio", "tags": ["infeasible"]},
+        {"key": "wifi-on", "id": "wifi-on", "variant": "base", "app": "settings", "tags": []},
+        {"key": "wifi-on@verify", "id": "wifi-on", "variant": "verify", "app": "settings", "tags": []}]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    return write_reports(run, out=tmp_path / "rep", screenshots=False)
+
+
+def test_a_task_instance_is_never_keyed_unit(tmp_path):
+    """The report's unit is the task: a task instance is `instance`, never `unit` (schema 4).
+    The one `unit` key left says what the unit of analysis is (statistics.unit: the task)."""
+    out = _with_breakdown(tmp_path)
+    data = json.loads(out["json"].read_text())
+    bad = [(w, k) for w, k in _keys(data) if k in ("unit", "units") and (w, k) != (".statistics", "unit")]
+    assert bad == []
+    assert "task" in data["statistics"]["unit"]
+    assert data["per_task"] and all("instance" in row for row in data["per_task"])
+    assert data["breakdown"] and all("instances" in g for g in data["breakdown"])
+    assert "instance" in out["csv"].read_text().splitlines()[0].split(",")
+
+
+def test_a_schema_3_results_file_reads_unit_as_instance(tmp_path):
+    """Schema 3 keyed a task instance `unit` (`units` in the breakdown); it still loads, as `instance`."""
+    out = _with_breakdown(tmp_path)
+    old = json.loads(out["json"].read_text())
+    old["schema"] = "agent-host.report/3"
+    for row in old["per_task"]:
+        row["unit"] = row.pop("instance")
+    for g in old["breakdown"]:
+        g["units"] = g.pop("instances")
+    path = tmp_path / "v3.json"
+    path.write_text(json.dumps(old))
+    res = load_results(path)
+    assert res.breakdown
+    assert [t.instance for t in res.per_task] == [t["unit"] for t in old["per_task"]]
+    assert [g.instances for g in res.breakdown] == [g["units"] for g in old["breakdown"]]
+    dumped = res.as_dict()
+    assert "unit" not in dumped["per_task"][0] and "instance" in dumped["per_task"][0]
 
 
 def test_bad_results_name_the_field(tmp_path):

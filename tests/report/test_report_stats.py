@@ -56,7 +56,7 @@ def test_wilson_matches_closed_formula():
 
 
 def test_per_task_counts_and_wilson(results):
-    rows = {t["unit"]: t["builds"] for t in results["per_task"]}
+    rows = {t["instance"]: t["builds"] for t in results["per_task"]}
     assert list(rows) == ["impossible", "wifi-on", "wifi-on@verify"]   # verify is its own unit
     expect = {("impossible", BASE): (1, 3, 0), ("wifi-on", BASE): (2, 3, 0), ("wifi-on@verify", BASE): (2, 3, 0),
               ("impossible", OTHER): (0, 2, 1), ("wifi-on", OTHER): (0, 3, 0), ("wifi-on@verify", OTHER): (3, 3, 0)}
@@ -234,7 +234,7 @@ def test_infeasible_and_verify_handling():
     assert stats.effective_label(_rec(infeasible=True, outcome="success")) == "premature"
     # feasible: an infeasible claim is a failure
     assert not stats.is_success(_rec(outcome="infeasible_claimed"))
-    assert stats.unit_of(_rec(variant="verify")) == "t@verify" and stats.unit_of(_rec()) == "t"
+    assert stats.instance_of(_rec(variant="verify")) == "t@verify" and stats.instance_of(_rec()) == "t"
     assert stats.goal_ever_true(_rec(variant="verify", goal_initial=True, outcome="undone"))
 
 

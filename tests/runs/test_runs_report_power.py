@@ -50,8 +50,8 @@ builds:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
     records = read_records(run_dir / "episodes.jsonl")
-    ref = {stats.unit_of(r): r for r in records if r.build == "reference"}
-    flawed = {stats.unit_of(r): r for r in records if r.build == "flawed"}
+    ref = {stats.instance_of(r): r for r in records if r.build == "reference"}
+    flawed = {stats.instance_of(r): r for r in records if r.build == "flawed"}
     assert len(ref) == len(flawed) > len(TASKS), "every task instance, verify variants too, for both builds"
     assert any(u.endswith("@verify") for u in ref)
     # The reference build is the reference: every instance (verify variants, instances that

@@ -129,7 +129,7 @@
     this.ep = ep;
     this.frames = ep.steps ? frames(ep) : [];
     clear(this.head);
-    this.head.appendChild(el("span", null, ep.build + " · " + ep.unit + " · repeat " + ep.repeat + " "));
+    this.head.appendChild(el("span", null, ep.build + " · " + ep.instance + " · repeat " + ep.repeat + " "));
     this.head.appendChild(pill(ep.outcome));
     if (ep.label !== ep.outcome) this.head.appendChild(el("span", "muted", " counted as " + ep.label));
     clear(this.meta);
@@ -257,12 +257,12 @@
       fTask = document.getElementById("f-task"), fKind = document.getElementById("f-kind"),
       fApp = document.getElementById("f-app"), list = document.getElementById("ep-list"),
       epCounter = document.getElementById("ep-counter");
-  var units = [];
-  EPS.forEach(function (e) { if (units.indexOf(e.unit) < 0) units.push(e.unit); });
+  var instances = [];
+  EPS.forEach(function (e) { if (instances.indexOf(e.instance) < 0) instances.push(e.instance); });
   option(fBuild, "", "all builds"); DATA.builds.forEach(function (b) { option(fBuild, b, b); });
   option(fOutcome, "", "all outcomes");
   Object.keys(DATA.colours).forEach(function (o) { option(fOutcome, o, o); });
-  option(fTask, "", "all tasks"); units.forEach(function (u) { option(fTask, u, u); });
+  option(fTask, "", "all tasks"); instances.forEach(function (i) { option(fTask, i, i); });
   // task kinds and apps (from the run manifest; runs that predate them have none)
   var kinds = [], apps = [];
   EPS.forEach(function (e) {
@@ -277,7 +277,7 @@
   function filter() {
     shown = EPS.filter(function (e) {
       return (!fBuild.value || e.build === fBuild.value) && (!fOutcome.value || e.outcome === fOutcome.value) &&
-        (!fTask.value || e.unit === fTask.value) && (!fKind.value || (e.kinds || []).indexOf(fKind.value) >= 0) &&
+        (!fTask.value || e.instance === fTask.value) && (!fKind.value || (e.kinds || []).indexOf(fKind.value) >= 0) &&
         (!fApp.value || e.app === fApp.value);
     });
     clear(list);
@@ -285,7 +285,7 @@
       var b = el("button");
       b.type = "button";
       b.appendChild(pill(e.outcome));
-      b.appendChild(document.createTextNode(" " + e.unit + " · " + e.build + " · r" + e.repeat));
+      b.appendChild(document.createTextNode(" " + e.instance + " · " + e.build + " · r" + e.repeat));
       b.addEventListener("click", function () { select(j); });
       list.appendChild(b);
       return b;
@@ -336,35 +336,35 @@
   cA.value = DATA.baseline;
   var other = DATA.builds.filter(function (b) { return b !== DATA.baseline; });
   cB.value = other.length ? other[0] : DATA.baseline;
-  var cmpUnit = null;
-  function find(build, unit, repeat) {
+  var cmpInstance = null;
+  function find(build, inst, repeat) {
     for (var i = 0; i < EPS.length; i++) {
       var e = EPS[i];
-      if (e.build === build && e.unit === unit && e.repeat === repeat) return e;
+      if (e.build === build && e.instance === inst && e.repeat === repeat) return e;
     }
     return null;
   }
-  function disagree(unit) {
+  function disagree(inst) {
     var reps = {};
-    EPS.forEach(function (e) { if (e.unit === unit) reps[e.repeat] = true; });
+    EPS.forEach(function (e) { if (e.instance === inst) reps[e.repeat] = true; });
     return Object.keys(reps).some(function (r) {
-      var a = find(cA.value, unit, +r), b = find(cB.value, unit, +r);
+      var a = find(cA.value, inst, +r), b = find(cB.value, inst, +r);
       return a && b && a.outcome !== "error" && b.outcome !== "error" && a.success !== b.success;
     });
   }
   function drawTasks() {
     clear(cTasks);
-    var us = units.filter(function (u) { return !cDis.checked || disagree(u); });
-    if (!us.length) { cTasks.appendChild(el("span", "muted", "no task where the two builds disagree")); left.empty("–"); right.empty("–"); return; }
-    if (us.indexOf(cmpUnit) < 0) cmpUnit = us[0];
-    us.forEach(function (u) {
-      var b = el("button", u === cmpUnit ? "sel" : null, u);
+    var shown = instances.filter(function (inst) { return !cDis.checked || disagree(inst); });
+    if (!shown.length) { cTasks.appendChild(el("span", "muted", "no task where the two builds disagree")); left.empty("–"); right.empty("–"); return; }
+    if (shown.indexOf(cmpInstance) < 0) cmpInstance = shown[0];
+    shown.forEach(function (inst) {
+      var b = el("button", inst === cmpInstance ? "sel" : null, inst);
       b.type = "button";
-      b.addEventListener("click", function () { cmpUnit = u; drawTasks(); });
+      b.addEventListener("click", function () { cmpInstance = inst; drawTasks(); });
       cTasks.appendChild(b);
     });
     var reps = [];
-    EPS.forEach(function (e) { if (e.unit === cmpUnit && reps.indexOf(e.repeat) < 0) reps.push(e.repeat); });
+    EPS.forEach(function (e) { if (e.instance === cmpInstance && reps.indexOf(e.repeat) < 0) reps.push(e.repeat); });
     reps.sort(function (a, b) { return a - b; });
     var keep = +cRep.value;
     clear(cRep);
@@ -372,13 +372,13 @@
     var pick = reps.indexOf(keep) >= 0 ? keep : reps[0];
     if (cDis.checked && !(reps.indexOf(keep) >= 0)) {
       for (var i = 0; i < reps.length; i++) {
-        var a = find(cA.value, cmpUnit, reps[i]), b = find(cB.value, cmpUnit, reps[i]);
+        var a = find(cA.value, cmpInstance, reps[i]), b = find(cB.value, cmpInstance, reps[i]);
         if (a && b && a.success !== b.success) { pick = reps[i]; break; }
       }
     }
     cRep.value = String(pick);
-    left.show(find(cA.value, cmpUnit, pick), 0);
-    right.show(find(cB.value, cmpUnit, pick), 0);
+    left.show(find(cA.value, cmpInstance, pick), 0);
+    right.show(find(cB.value, cmpInstance, pick), 0);
   }
   [cA, cB, cDis].forEach(function (s) { s.addEventListener("change", drawTasks); });
   cRep.addEventListener("change", drawTasks);
