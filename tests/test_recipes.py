@@ -217,3 +217,36 @@ def test_a_virtual_phone_app_is_its_module_and_its_registration(repo: Path):
         assert w.fg == "org.example.notes", w.fg
     """)
     _pytest(repo, "tests/vphone/test_vphone_registry.py", "tests/test_layers.py")
+
+
+def test_a_report_table_is_its_spec_its_name_and_its_two_placements(repo: Path):
+    _insert(repo / "agent_host/report/tables.py", "\n\ndef provenance_table(results: Results) -> Table:", '''
+
+def steps_table(results: Results) -> Table:
+    """A throwaway table (tests/test_recipes.py): counted episodes per build."""
+    cols = [Column("build (steps probe)", lambda b: Cell(b.build, cls="")),
+            Column("counted episodes", lambda b: Cell(str(b.episodes)))]
+    return Table.of(cols, results.builds)''', before=True)
+    _insert(repo / "agent_host/report/render.py", '"sequential": sequential_table(results)',
+            ', "steps": steps_table(results)')
+    _insert(repo / "agent_host/report/render.py", "from agent_host.report.tables import (", "steps_table, ")
+    _insert(repo / "agent_host/report/templates/report.md.j2", "{{ tables.builds.markdown() }}\n",
+            "{{ tables.steps.markdown() }}\n")
+    _insert(repo / "agent_host/report/templates/report.html.j2", "{{ table(tables.builds) }}\n",
+            "{{ table(tables.steps) }}\n")
+
+    out = _python(repo, """
+        import sys, tempfile
+        from pathlib import Path
+        sys.path.insert(0, "tests")
+        from fixtures_report import make_run
+        from agent_host.report.render import write_reports
+        run = make_run(Path(tempfile.mkdtemp()))
+        write_reports(run, screenshots=False)
+        md, html = (run / "report.md").read_text(), (run / "report.html").read_text()
+        for text in (md, html):
+            assert "build (steps probe)" in text and "counted episodes" in text
+        print(md.split("build (steps probe)", 1)[1].split("\\n\\n", 1)[0])
+    """)
+    assert "|---|---|" in out      # rendered as the Markdown table its spec makes
+    _pytest(repo, "tests/report/test_report_tables.py", "tests/test_layers.py")
