@@ -35,7 +35,7 @@ from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
-from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
+from agent_host.report.tables import (replay_gaps_table, replay_table, breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
                                       pass_k_table, per_task_table, provenance_table, sequential_table, speed_table,
                                       task_files_table, trivial_table)
 from agent_host.config.replay_log import ROLES
@@ -68,7 +68,9 @@ def _env(autoescape: bool) -> jinja2.Environment:
                              keep_trailing_newline=True)
     env.filters.update(pct=pct, interval=interval, signed_pp=signed_pp, num=num, pval=pval, md=md_cell,
                        tojson_script=json_for_script, rate=rate_text)
-    env.globals.update(colours=OUTCOME_COLOURS, bar_labels=stats.BAR_LABELS)
+    # a replay's tables are one per replay (and per candidate), so the templates make them
+    env.globals.update(colours=OUTCOME_COLOURS, bar_labels=stats.BAR_LABELS, replay_table=replay_table,
+                       replay_gaps_table=replay_gaps_table)
     return env
 
 

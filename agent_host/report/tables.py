@@ -8,6 +8,7 @@ from typing import Any, Callable, Sequence
 
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.model import BuildSummary, Comparison, GroupRow, Results, TaskRow
+from agent_host.report.replay import rate_text
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class Cell:
     title: str = ""                # tooltip in HTML
     cls: str = "n"                 # CSS class in HTML
     filters: tuple[tuple[str, str], ...] = ()   # HTML: a link setting the viewer's filters (kind, app, ...)
+    link: str = "viewer-filter"    # HTML: that link's class, which says what viewer.js does with it
 
 
 @dataclass(frozen=True)
@@ -321,3 +323,37 @@ def provenance_table(results: Results) -> Table:
     """What the run was: its id, code revision, versions, command, design and phones."""
     cols = [Column("", lambda row: Cell(row[0], cls="")), Column("", lambda row: row[1])]
     return Table.of(cols, _provenance_rows(results))
+
+
+# -- a replay's section (report/replay.py's summaries, one per reference build) ----------------
+
+
+def replay_table(replay: dict[str, Any], roles: Sequence[str]) -> Table:
+    """Per candidate: the share of the reference's steps it answered alike, by role."""
+    def by_role(role: str) -> Column:
+        return Column(role, lambda bc: Cell(rate_text(bc[1]["by_role"].get(role)), cls=""))
+
+    def divergence(c: dict[str, Any]) -> Cell:
+        firsts = c["first_divergence"]
+        return Cell(f"{sum(1 for d in firsts if d.get('step'))}/{len(firsts)} episodes", cls="")
+
+    cols = [Column("build", lambda bc: Cell(bc[0], cls="strong")),
+            Column("all steps", lambda bc: Cell(rate_text(bc[1]["agreement"]), cls="")),
+            *[by_role(role) for role in roles],
+            Column("completion agreement", lambda bc: Cell(rate_text(bc[1]["completion_agreement"]), cls="")),
+            Column("false completion", lambda bc: Cell(rate_text(bc[1]["false_completion"]), cls="")),
+            Column("log-prob gap", lambda bc: Cell(num(bc[1]["logprob_gap"]["all"], 3))),
+            Column("first divergence", lambda bc: divergence(bc[1])),
+            Column("steps/min", lambda bc: Cell(num(bc[1]["steps_per_minute"], 1)))]
+    return Table.of(cols, list(replay["candidates"].items()))
+
+
+def replay_gaps_table(gaps: list[dict[str, Any]]) -> Table:
+    """A candidate's largest log-prob gaps; each episode links to that step in the viewer."""
+    cols = [Column("episode", lambda g: Cell(g["episode_id"], cls="", link="replay-link",
+                                             filters=(("episode", g["episode_id"]), ("step", str(g["step"]))))),
+            Column("step", lambda g: Cell(str(g["step"]))),
+            Column("role", lambda g: Cell(g["role"], cls="")),
+            Column("gap", lambda g: Cell(num(g["gap"], 3))),
+            Column("action", lambda g: Cell(str(g.get("match", "")), cls=""))]
+    return Table.of(cols, gaps)

@@ -47,14 +47,18 @@ TEMPLATES = Path(agent_host.report.render.__file__).with_name("templates")
 
 def test_no_table_is_written_out_in_a_template():
     """Every table is a spec in tables.py (so report.md and report.html cannot disagree): no
-    Markdown table row in report.md.j2, no <table in report.html.j2 but the `table` macro's."""
-    md = (TEMPLATES / "report.md.j2").read_text(encoding="utf-8")
-    rows = [line for line in md.splitlines() if line.lstrip().startswith("|")]
-    assert rows == []
+    Markdown table row in a .md.j2 template, no <table in an .html.j2 one but the `table` macro's
+    (the report's and the replay section it includes)."""
+    for md in TEMPLATES.glob("*.md.j2"):
+        rows = [line for line in md.read_text(encoding="utf-8").splitlines() if line.lstrip().startswith("|")]
+        assert rows == [], md.name
     page = (TEMPLATES / "report.html.j2").read_text(encoding="utf-8")
     outside = re.sub(r"{% macro table\(.*?{% endmacro %}", "", page, count=1, flags=re.S)
     assert outside != page and "<table" in page
     assert "<table" not in outside
+    for html in TEMPLATES.glob("*.html.j2"):
+        if html.name != "report.html.j2":
+            assert "<table" not in html.read_text(encoding="utf-8"), html.name
 
 
 def _configured_sequential(tmp_path):

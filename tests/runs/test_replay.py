@@ -166,3 +166,29 @@ def test_a_candidate_whose_server_fails_counts_its_requests_as_failed(scripted_r
     data = write_summary(out)["candidates"]["other"]
     assert data["errors"] == data["requests"] == 10
     assert data["error_examples"][0].startswith("server: ")
+
+
+def test_the_largest_gaps_are_a_table_in_both_reports_linking_to_their_step(scripted_run, tmp_path):
+    """The gaps table (vLLM's log-probs fill it) is a spec in report/tables.py like every other
+    table: a Markdown table in report.md, and in report.html links the viewer opens at the step."""
+    import shutil
+
+    from agent_host.report import write_reports
+
+    run, hosts = scripted_run
+    if not (run / "replay" / "ref" / "replay.json").exists():
+        assert cli("replay", str(run), "--reference", "ref", "--builds", "other,ref", "--host-profile",
+                   str(hosts)).returncode == 0
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    summary = copy / "replay" / "ref" / "replay.json"
+    data = json.loads(summary.read_text())
+    episode = sorted(p.name for p in (copy / "episodes").iterdir())[0]
+    data["candidates"]["other"]["largest_gaps"] = [
+        {"episode_id": episode, "step": 3, "role": "navigation", "gap": -1.25, "match": "same_tool"}]
+    summary.write_text(json.dumps(data))
+    write_reports(copy, out=tmp_path / "out", screenshots=False)
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert f"| {episode} | 3 | navigation | -1.250 | same_tool |" in md.replace("\\_", "_"), md[-1500:]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert f'class="replay-link" data-episode="{episode}" data-step="3"' in html
