@@ -36,7 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sst
 
+# The error rates every figure of a report is made with (one place: stats, sequential and the
+# benchmarks read them from here): 95% intervals, two-sided tests at 5%, power 80%.
 ALPHA = 0.05
+POWER = 0.8
 REFERENCE = ("Korn, E. L. & Graubard, B. I. (1998). Confidence intervals for proportions with small "
              "expected number of positive counts estimated from survey data. Survey Methodology 24(2), 193-201.")
 DIFF_REFERENCE = ("Zou, G. Y. & Donner, A. (2008). Construction of confidence limits about effect measures: "

@@ -9,7 +9,7 @@ from typing import Any
 from agent_host.config.builds import SERVER_KINDS
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
-from agent_host.report import detector, intervals, sequential, stats
+from agent_host.report import detector, intervals, sequential, speed, stats
 from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 from agent_host.report.trivial import trivial_baselines
@@ -169,7 +169,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     summaries = [stats.build_summary(b, records, max_k=max_k) for b in builds]
     servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
-        s["speed"] = stats.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
+        s["speed"] = speed.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
         kind = SERVER_KINDS.get(servers.get(s["build"]) or "")
         s["speed"]["scripted"] = bool(kind and kind.scripted)
         if s["speed"]["scripted"]:

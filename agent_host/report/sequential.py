@@ -38,7 +38,7 @@ from scipy import stats as sst
 from agent_host.config.records import EpisodeRecord
 from agent_host.report import intervals, stats
 
-ALPHA = 0.05
+ALPHA = intervals.ALPHA
 PENALTY = 1.0              # Korn-Graubard's own df exponent: every look has a design of its own
 FIRST_REPEATS = 1          # first pass: every task instance, both builds
 ROUND_SHARE = 1.0          # task-repeats per round, as a share of the tasks
@@ -285,7 +285,7 @@ def needed(lo: float, hi: float, detect: float | None) -> str:
 
 # --------------------------------------------------------------------------- the report's section
 
-POWER = 0.8
+POWER = intervals.POWER
 
 
 def fixed_design(states: Sequence[TaskState], target: float, alpha: float = ALPHA,

@@ -1,0 +1,73 @@
+"""Speed of a build's counted episodes, from their records: decode tok/s and TTFT from the
+server's /metrics deltas (vLLM's names) when the records carry them, else approximated from the
+episodes' own token counts and model time; seconds per step and per phase."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Sequence
+
+from agent_host.config.records import EpisodeRecord
+
+def _metric(m: dict[str, float], name: str) -> float | None:
+    """Sum of a Prometheus series over its labels: keys `name` or `name{...}`."""
+    vals = [v for k, v in m.items() if k == name or k.startswith(name + "{")]
+    return float(sum(vals)) if vals else None
+
+
+def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    """Speed of counted episodes. Decode tok/s and TTFT come from the server's /metrics
+    deltas (vLLM names) when present; otherwise decode speed is approximated as completion
+    tokens / model time (which includes prefill and network)."""
+    recs = list(records)
+    steps = sum(r.steps for r in recs)
+    wall = sum(r.wall_s for r in recs)
+    model_s = sum(r.times.model for r in recs)
+    comp = sum(r.usage.completion_tokens for r in recs)
+    prompt = sum(r.usage.prompt_tokens for r in recs)
+    agg: dict[str, float] = defaultdict(float)
+    have = False
+    for r in recs:
+        if not r.server_metrics:
+            continue
+        have = True
+        for name in ("vllm:inter_token_latency_seconds_sum", "vllm:inter_token_latency_seconds_count",
+                     "vllm:request_time_per_output_token_seconds_sum",
+                     "vllm:request_time_per_output_token_seconds_count",
+                     "vllm:time_to_first_token_seconds_sum", "vllm:time_to_first_token_seconds_count"):
+            v = _metric(r.server_metrics, name)
+            if v is not None:
+                agg[name] += v
+    # As agent_host.serving.metrics.summarize: inter-token latency is observed once per
+    # decoded token, so count / sum is decode tokens per second; else 1 / mean TPOT.
+    decode, decode_src = None, None
+    if agg.get("vllm:inter_token_latency_seconds_sum", 0) > 0:
+        decode = agg["vllm:inter_token_latency_seconds_count"] / agg["vllm:inter_token_latency_seconds_sum"]
+        decode_src = "server metrics: 1 / mean inter-token latency"
+    elif agg.get("vllm:request_time_per_output_token_seconds_sum", 0) > 0:
+        decode = (agg["vllm:request_time_per_output_token_seconds_count"]
+                  / agg["vllm:request_time_per_output_token_seconds_sum"])
+        decode_src = "server metrics: 1 / mean time per output token"
+    elif model_s > 0 and comp > 0:
+        decode = comp / model_s
+        decode_src = "approx: completion tokens / model time (includes prefill)"
+    ttft = None
+    if agg.get("vllm:time_to_first_token_seconds_count", 0) > 0:
+        ttft = agg["vllm:time_to_first_token_seconds_sum"] / agg["vllm:time_to_first_token_seconds_count"]
+    n = len(recs)
+    cached = [x for x in recs if getattr(x, "cached_share", None) is not None]
+    return {
+        "episodes": n, "steps": steps,
+        "decode_tok_s": decode, "decode_source": decode_src,
+        "ttft_s": ttft, "server_metrics": have,
+        "step_s": wall / steps if steps else None,
+        "model_s_per_step": model_s / steps if steps else None,
+        "episode_wall_s": wall / n if n else None,
+        "tokens_per_episode": (prompt + comp) / n if n else None,
+        "prompt_tokens_per_episode": prompt / n if n else None,
+        "completion_tokens_per_episode": comp / n if n else None,
+        # prompt tokens served from the prefix cache (episode records' cached_share, mean)
+        "cached_share": (sum(x.cached_share for x in cached) / len(cached)) if cached else None,
+        "phase_s_per_step": ({k: sum(getattr(r.times, k) for r in recs) / steps
+                              for k in ("observe", "model", "act", "settle", "judge")} if steps else None),
+    }
