@@ -29,7 +29,7 @@ Correlated instances (--instance-sims): a task in a suite gives several task ins
 parameter sets, its verify variant), and they succeed or fail together far more than instances
 of different tasks. Each of T tasks draws a probability from the Beta above; each of its m
 instances takes it with probability `within`, else draws its own from the same Beta; R repeats
-per instance. The report pools a task's instances into one cluster (report/stats.py,
+per instance. The report pools a task's instances into one cluster (report/selection.py,
 cluster_of); the previous report took each instance as an independent unit. Both are checked,
 for the rate and for the paired difference (B = A degraded by delta per instance).
 

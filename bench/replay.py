@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_host.config.replay_log import REFERENCE_PASS, ReplayLog, replay_dir  # noqa: E402
 from agent_host.errors import UserError  # noqa: E402
-from agent_host.report import stats  # noqa: E402
+from agent_host.report import selection, stats  # noqa: E402
 from agent_host.report.load import load_run  # noqa: E402
 from agent_host.report.replay import summarise  # noqa: E402
 
@@ -40,7 +40,7 @@ def measure(run_dir: Path, reference: str | None = None) -> dict:
     if not lines:
         raise SystemExit(f"{run_dir}: no replay of {reference} (run agent-host replay first)")
     summary = summarise(lines, reference)
-    counted = stats.select_latest(run.records).counted
+    counted = selection.select_latest(run.records).counted
     model_s = {b: sum(r.times.model for r in counted if r.build == b) for b in run.builds()}
     rows = []
     for b, c in summary["candidates"].items():

@@ -112,7 +112,8 @@ def _csv(value: str | None) -> list[str]:
 def _plan(args: argparse.Namespace, tasks: list) -> int:
     """Power planning before a run: the minimum detectable difference of the planned design."""
     from agent_host.cli.output import stdout_console
-    from agent_host.report.stats import HEADLINE_VARIANT, plan
+    from agent_host.report.power import plan
+    from agent_host.report.selection import HEADLINE_VARIANT
     from agent_host.report.trivial import trivial_scores
 
     if not 0 < args.plan_rate < 1:

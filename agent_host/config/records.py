@@ -131,7 +131,7 @@ class EpisodeRecord(BaseModel):
     model: str
     task: str                                  # task instance id, e.g. "wifi-on" or "alarm-set[0]"
     # the id in the task file, shared by its parameter sets and variants: the statistics' cluster
-    # (older records lack it; report/stats.py derives it from `task` then)
+    # (older records lack it; report/selection.py derives it from `task` then)
     task_id: str | None = None
     task_file: str | None = None
     variant: Variant = "base"

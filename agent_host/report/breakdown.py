@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from agent_host.config.records import NO_KIND, TASK_KINDS, EpisodeRecord, task_kinds
-from agent_host.report import stats
+from agent_host.report import selection, stats
 
 
 def task_facts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -46,6 +46,6 @@ def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
         for b in builds:
             summary = stats.build_summary(b, recs)
             per_build[b] = {**summary["rates"]["success"], "episodes": summary["episodes"]}
-        rows.append({"by": by, "group": group, "instances": sorted({stats.instance_of(r) for r in recs}),
+        rows.append({"by": by, "group": group, "instances": sorted({selection.instance_of(r) for r in recs}),
                      "builds": per_build})
     return rows

@@ -29,7 +29,7 @@ from markupsafe import Markup
 
 from agent_host.config.records import write_text_atomic
 from agent_host.errors import UserError, check_dir_usable
-from agent_host.report import stats
+from agent_host.report import selection
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results
@@ -69,7 +69,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
     env.filters.update(pct=pct, interval=interval, signed_pp=signed_pp, num=num, pval=pval, md=md_cell,
                        tojson_script=json_for_script, rate=rate_text)
     # a replay's tables are one per replay (and per candidate), so the templates make them
-    env.globals.update(colours=OUTCOME_COLOURS, bar_labels=stats.BAR_LABELS, replay_table=replay_table,
+    env.globals.update(colours=OUTCOME_COLOURS, bar_labels=selection.BAR_LABELS, replay_table=replay_table,
                        replay_gaps_table=replay_gaps_table)
     return env
 
@@ -94,7 +94,7 @@ def outcome_bars(results: Results) -> Markup:
     names = [b.build for b in builds]
     y = list(range(len(builds)))[::-1]
     left = [0.0] * len(builds)
-    for label in stats.BAR_LABELS:
+    for label in selection.BAR_LABELS:
         w = [100 * (b.outcomes[label].fraction or 0) for b in builds]
         name = "infeasible_claimed (feasible task)" if label == "infeasible_claimed" else label
         ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=name, height=0.6)
@@ -217,10 +217,10 @@ class ShotStore:
 
 
 def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
-    sel = stats.select_latest(run.records)
+    sel = selection.select_latest(run.records)
     final = sel.counted + sel.errored + sel.exhausted
     order = {b: i for i, b in enumerate(run.builds())}
-    final.sort(key=lambda r: (stats.instance_of(r), r.repeat, order.get(r.build, 99)))
+    final.sort(key=lambda r: (selection.instance_of(r), r.repeat, order.get(r.build, 99)))
     episodes = []
     task_meta = task_facts(run.manifest)     # app and kinds, for the viewer's filters
     warnings: list[str] = []
@@ -257,11 +257,11 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
                     extra.append(row)
         facts = task_meta.get(r.task) or {}
         episodes.append({
-            "id": r.episode_id, "build": r.build, "instance": stats.instance_of(r), "task": r.task,
+            "id": r.episode_id, "build": r.build, "instance": selection.instance_of(r), "task": r.task,
             "app": facts.get("app"), "kinds": facts.get("kinds", []),
             "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
             "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
-            "label": stats.effective_label(r), "success": r.outcome != "error" and stats.is_success(r),
+            "label": selection.effective_label(r), "success": r.outcome != "error" and selection.is_success(r),
             "error": r.error, "reason": r.reason, "goal_initial": r.goal_initial,
             "goal_first_step": r.goal_first_step, "goal_lost_step": r.goal_lost_step,
             "goal_final": r.goal_final, "complete_step": r.complete_step,
@@ -312,7 +312,7 @@ def csv_safe(cell: Any) -> Any:
 def _tables(results: Results) -> dict[str, Any]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results),
             "breakdown": breakdown_table(results), "trivial": trivial_table(results),
-            "outcomes": outcomes_table(results, stats.BAR_LABELS), "pass_k": pass_k_table(results),
+            "outcomes": outcomes_table(results, selection.BAR_LABELS), "pass_k": pass_k_table(results),
             "per_task": per_task_table(results), "speed": speed_table(results),
             "provenance": provenance_table(results), "config": config_table(results),
             "task_files": task_files_table(results), "sequential": sequential_table(results)}

@@ -9,7 +9,7 @@ from typing import Any
 from agent_host.config.builds import SERVER_KINDS
 from agent_host.config.records import EpisodeRecord
 from agent_host.errors import UserError
-from agent_host.report import detector, intervals, sequential, speed, stats
+from agent_host.report import detector, intervals, power, selection, sequential, speed, stats
 from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 from agent_host.report.trivial import trivial_baselines
@@ -169,7 +169,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     summaries = [stats.build_summary(b, records, max_k=max_k) for b in builds]
     servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
-        s["speed"] = speed.speed_summary(stats.select_latest(r for r in records if r.build == s["build"]).counted)
+        s["speed"] = speed.speed_summary(selection.select_latest(r for r in records if r.build == s["build"]).counted)
         kind = SERVER_KINDS.get(servers.get(s["build"]) or "")
         s["speed"]["scripted"] = bool(kind and kind.scripted)
         if s["speed"]["scripted"]:
@@ -188,7 +188,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
     trivial = trivial_baselines(run.manifest, records)
 
     warnings = list(run.warnings)
-    sel = stats.select_latest(records)
+    sel = selection.select_latest(records)
     planned = run.manifest.get("episodes_planned")
     have = len(sel.counted) + len(sel.errored) + len(sel.exhausted)
     if isinstance(planned, int) and have < planned:
@@ -226,7 +226,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
         "statistics": {
             "unit": "task (the id in its task file): its instances (parameter sets, base and verify variants) "
                     "are pooled into one cluster for every interval, test and power figure; per-task rows are per instance",
-            "confidence": 1 - stats.ALPHA,
+            "confidence": 1 - intervals.ALPHA,
             "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
             "headline": f"mean of per-task rates; {intervals.METHOD} (Wilson of the one task if only one)",
             "success": "successes / counted episodes, base variants (verify variants start at the goal: they feed "
@@ -236,7 +236,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
                           "two-sided sign-flip permutation test over tasks",
             "comparison_reference": intervals.DIFF_REFERENCE,
             "mcnemar": "exact binomial on discordant episode pairs (same task instance, repeat, seed)",
-            "mde": f"alpha {stats.ALPHA}, power {stats.POWER}, paired t over tasks with the observed SD",
+            "mde": f"alpha {intervals.ALPHA}, power {intervals.POWER}, paired t over tasks with the observed SD",
             "navigation": "P(goal ever true), base variants of feasible tasks only",
             "recognition_base": "P(success | goal reached), base variants (after the model navigated)",
             "sensitivity": "P(task_complete while the goal holds), verify variants (the model is placed at the goal)",
@@ -262,20 +262,20 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
     # The design is the success rate's: base variants (verify variants feed recognition only).
     # Its repeats: what most instances have (the low median). The fewest any has would make
     # one errored episode turn a run of 3 repeats into a design of 1.
-    counted = [row["n"] for row in base["per_task"].values() if row["n"] and row["variant"] == stats.HEADLINE_VARIANT]
+    counted = [row["n"] for row in base["per_task"].values() if row["n"] and row["variant"] == selection.HEADLINE_VARIANT]
     tasks, repeats = success["n_tasks"], max(1, statistics.median_low(counted) if counted else 1)
     instances = success["n_instances"] / tasks          # base instances per task
     rate = success["mean"]
-    rate = min(max(rate if rate is not None else stats.PLAN_RATE, 0.05), 0.95)
-    p = stats.plan(tasks, repeats, rate=rate, instances=instances)
+    rate = min(max(rate if rate is not None else power.PLAN_RATE, 0.05), 0.95)
+    p = power.plan(tasks, repeats, rate=rate, instances=instances)
     return {"tasks": tasks, "repeats": repeats, "instances": instances, "assumed": p["assumed"],
-            "mde": p["mde"]["value"], "needed": stats.plan_needed(tasks, repeats, target, rate=rate,
+            "mde": p["mde"]["value"], "needed": power.plan_needed(tasks, repeats, target, rate=rate,
                                                                    instances=instances)}
 
 
 def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
     """One row per attempt; `counted` marks the rows the statistics use."""
-    sel = stats.select_latest(records)
+    sel = selection.select_latest(records)
     counted = {id(r) for r in sel.counted}
     final = counted | {id(r) for r in sel.errored} | {id(r) for r in sel.exhausted}
     header = ["episode_id", "build", "task", "variant", "instance", "infeasible", "repeat", "seed", "attempt",
@@ -286,10 +286,10 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
               "error", "reason"]
     rows = []
     for r in records:
-        rows.append([r.episode_id, r.build, r.task, r.variant, stats.instance_of(r), r.infeasible, r.repeat,
+        rows.append([r.episode_id, r.build, r.task, r.variant, selection.instance_of(r), r.infeasible, r.repeat,
                      r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
-                     stats.effective_label(r), stats.is_success(r) if r.outcome not in stats.EXCLUDED else "",
-                     r.goal_initial, stats.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,
+                     selection.effective_label(r), selection.is_success(r) if r.outcome not in selection.EXCLUDED else "",
+                     r.goal_initial, selection.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,
                      r.goal_final, r.complete_step, r.infeasible_step, r.steps, r.max_steps,
                      r.wasted_steps, round(r.wall_s, 3), round(r.times.model, 3), r.usage.prompt_tokens,
                      r.usage.completion_tokens, r.phone, r.model, r.started_at, r.ended_at,

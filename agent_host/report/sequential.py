@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats as sst
 
 from agent_host.config.records import EpisodeRecord
-from agent_host.report import intervals, stats
+from agent_host.report import intervals, selection, stats
 
 ALPHA = intervals.ALPHA
 PENALTY = 1.0              # Korn-Graubard's own df exponent: every look has a design of its own
@@ -169,13 +169,13 @@ class TaskState:
 
 def task_states(records: Sequence[EpisodeRecord], baseline: str, build: str,
                 repeats: dict[str, int]) -> list[TaskState]:
-    """Per task (stats.cluster_of, instances pooled), each build's successes over counted
+    """Per task (selection.cluster_of, instances pooled), each build's successes over counted
     episodes of the rate the report's headline difference uses (stats.per_instance_counts of
     "success"), and the repeats run so far (`repeats`, the driver's count)."""
     out = {t: TaskState(t, repeats=r) for t, r in repeats.items()}
     for name, side in ((baseline, "a"), (build, "b")):
-        sel = stats.select_latest(r for r in records if r.build == name)
-        for inst in stats.instance_counts(sel.counted).values():
+        sel = selection.select_latest(r for r in records if r.build == name)
+        for inst in selection.instance_counts(sel.counted).values():
             kn = stats.per_instance_counts(inst, "success")
             if kn is None or inst.cluster not in out:
                 continue

@@ -8,31 +8,29 @@ pooled into one cluster before any interval, test or power figure (`cluster_of`)
 `error`, or that a harness budget ended (`exhausted`: context window, reply token cap), are
 excluded from every rate and counted apart. On an infeasible task the correct ending
 `infeasible_claimed` counts as success, and a `task_complete` there counts as `premature`.
-Intervals: intervals.py.
+Which episodes count and their tallies: selection.py; power and planning: power.py; speed:
+speed.py; intervals: intervals.py.
 """
 
 from __future__ import annotations
 
 import math
-import re
-from collections import defaultdict
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import stats as sst
 
 from agent_host.config.records import EpisodeRecord
 from agent_host.report import detector, intervals
+from agent_host.report.power import design_needed, min_detectable_effect
+from agent_host.report.selection import (BAR_LABELS, HEADLINE_VARIANT, InstanceCounts, by_task, instance_counts,
+                                         instance_of, is_success, select_latest)
 
 ALPHA, POWER = intervals.ALPHA, intervals.POWER
 EXACT_SIGN_FLIP_MAX = 20          # enumerate all 2^n sign patterns up to this many tasks
 MONTE_CARLO_DRAWS = 200_000
 MONTE_CARLO_SEED = 20240601
 
-# Effective labels: what the stacked bars show (they sum to 100% of counted episodes).
-# "infeasible_claimed" here means a *wrong* claim (on a feasible task).
-BAR_LABELS = ("success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail")
 # success, navigation, recognition_base: base variants only (a verify variant starts at the goal,
 # so calling task_complete at once passes it: counted in the headline, "done" at every turn scored
 # a third of the shipped suite). recognition_base: did the model call task_complete once it had
@@ -41,88 +39,6 @@ BAR_LABELS = ("success", "premature", "undone", "unrecognised", "infeasible_clai
 # never calls task_complete while the goal does not hold).
 RATE_NAMES = ("success", "navigation", "recognition_base", "sensitivity", "specificity", "premature", "undone",
               "unrecognised")
-# The variant the headline and everything derived from it (comparisons, pass^k, power) count.
-HEADLINE_VARIANT = "base"
-EXCLUDED = ("error", "exhausted")           # latest-attempt outcomes kept out of every rate
-
-
-# --------------------------------------------------------------------------- episodes
-
-_PARAM_INDEX = re.compile(r"\[\d+\]$")
-
-
-def cluster_of(rec: EpisodeRecord) -> str:
-    """The task an episode's instance comes from: the id in its task file, which its parameter
-    sets and variants share. Instances of one task succeed or fail together far more than
-    instances of different tasks (the same screens, the same skill), so treating them as
-    independent would make intervals too narrow: with 10 tasks of 4 correlated instances the
-    95% interval covered 71.5% (bench/coverage.py, correlated instances). Records written
-    before `task_id` existed fall back to the instance id without its `[i]`."""
-    return rec.task_id or _PARAM_INDEX.sub("", rec.task)
-
-
-def instance_of(rec: EpisodeRecord) -> str:
-    """The task instance a record belongs to: `task` for base, `task@variant` otherwise."""
-    return rec.task if rec.variant == "base" else f"{rec.task}@{rec.variant}"
-
-
-def effective_label(rec: EpisodeRecord) -> str:
-    """The outcome as the rates count it (infeasible tasks: a correct claim is a success)."""
-    if rec.infeasible:
-        if rec.outcome == "infeasible_claimed":
-            return "success"
-        if rec.outcome == "success":        # task_complete on an infeasible task
-            return "premature"
-    return rec.outcome
-
-
-def is_success(rec: EpisodeRecord) -> bool:
-    return effective_label(rec) == "success"
-
-
-def false_alarm(rec: EpisodeRecord) -> bool:
-    """Called task_complete while the goal did not hold (on an infeasible task it never does)."""
-    label = effective_label(rec)
-    return label == "premature" or (rec.complete_step is not None and label != "success")
-
-
-def goal_ever_true(rec: EpisodeRecord) -> bool:
-    return bool(rec.goal_initial or rec.goal_first_step is not None or rec.goal_final
-                or rec.outcome in ("success", "undone", "unrecognised") and not rec.infeasible)
-
-
-@dataclass
-class Selection:
-    """The episodes that count: the latest attempt of each episode id."""
-    counted: list[EpisodeRecord]                 # latest attempt, neither error nor exhausted
-    errored: list[EpisodeRecord]                 # latest attempt is an error (excluded)
-    error_attempts: list[EpisodeRecord]          # every error attempt, retried or not
-    superseded: int                              # attempts replaced by a later one
-    exhausted: list[EpisodeRecord] = field(default_factory=list)   # a harness budget ended it (excluded)
-
-
-def select_latest(records: Iterable[EpisodeRecord]) -> Selection:
-    latest: dict[str, EpisodeRecord] = {}
-    order: list[str] = []
-    errors: list[EpisodeRecord] = []
-    total = 0
-    for rec in records:
-        total += 1
-        if rec.outcome == "error":
-            errors.append(rec)
-        if rec.episode_id not in latest:
-            order.append(rec.episode_id)
-            latest[rec.episode_id] = rec
-        elif rec.attempt >= latest[rec.episode_id].attempt:
-            latest[rec.episode_id] = rec
-    final = [latest[i] for i in order]
-    return Selection(
-        counted=[r for r in final if r.outcome not in EXCLUDED],
-        errored=[r for r in final if r.outcome == "error"],
-        error_attempts=errors,
-        superseded=total - len(final),
-        exhausted=[r for r in final if r.outcome == "exhausted"],
-    )
 
 
 # --------------------------------------------------------------------------- intervals
@@ -155,56 +71,8 @@ def t_interval(values: Sequence[float], confidence: float = 1 - ALPHA,
 
 # --------------------------------------------------------------------------- per task
 
-@dataclass
-class InstanceCounts:
-    instance: str
-    task: str
-    variant: str
-    infeasible: bool
-    n: int = 0                                   # counted episodes
-    successes: int = 0
-    ever_true: int = 0
-    success_given_true: int = 0
-    false_alarms: int = 0                        # task_complete while the goal did not hold
-    labels: dict[str, int] = field(default_factory=lambda: {k: 0 for k in BAR_LABELS})
-    errors: int = 0                              # episodes whose latest attempt errored
-    by_repeat: list[tuple[int, bool]] = field(default_factory=list)   # (repeat, success)
-    cluster: str = ""                            # the task it belongs to (cluster_of); default: `task`
-
-    def __post_init__(self) -> None:
-        self.cluster = self.cluster or self.task
-
-    @property
-    def rate(self) -> float | None:
-        return self.successes / self.n if self.n else None
 
 
-def instance_counts(counted: Sequence[EpisodeRecord],
-                    errored: Sequence[EpisodeRecord] = ()) -> dict[str, InstanceCounts]:
-    out: dict[str, InstanceCounts] = {}
-
-    def get(rec: EpisodeRecord) -> InstanceCounts:
-        inst = instance_of(rec)
-        if inst not in out:
-            out[inst] = InstanceCounts(inst, rec.task, rec.variant, rec.infeasible, cluster=cluster_of(rec))
-        return out[inst]
-
-    for rec in counted:
-        c = get(rec)
-        c.n += 1
-        ok = is_success(rec)
-        c.successes += ok
-        c.labels[effective_label(rec)] += 1
-        c.false_alarms += false_alarm(rec)
-        if not rec.infeasible and goal_ever_true(rec):
-            c.ever_true += 1
-            c.success_given_true += ok
-        c.by_repeat.append((rec.repeat, ok))
-    for rec in errored:
-        get(rec).errors += 1
-    for c in out.values():
-        c.by_repeat.sort()
-    return out
 
 
 def per_instance_counts(c: InstanceCounts, name: str) -> tuple[int, int] | None:
@@ -409,32 +277,6 @@ def mcnemar_exact(base: Sequence[EpisodeRecord], other: Sequence[EpisodeRecord])
             "method": "exact binomial on discordant pairs"}
 
 
-def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power: float = POWER) -> dict[str, Any]:
-    """Smallest true mean paired difference a two-sided paired t test over n tasks detects
-    with the given power, taking the observed SD of the differences as the truth. Solved
-    exactly with the noncentral t distribution."""
-    method = (f"paired t test over tasks, alpha {alpha}, power {power}, observed SD of "
-              "per-task differences, noncentral t")
-    if n < 2 or sd is None or sd <= 0:
-        why = "fewer than 2 tasks" if n < 2 else "per-task differences have no spread"
-        return {"value": None, "method": method, "note": f"not estimable: {why}"}
-    df = n - 1
-    crit = sst.t.ppf(1 - alpha / 2, df)
-
-    def pw(delta: float) -> float:
-        ncp = delta * math.sqrt(n) / sd
-        p = float(sst.nct.sf(crit, df, ncp) + sst.nct.cdf(-crit, df, ncp))
-        return p if math.isfinite(p) else float(ncp > crit)   # nct can fail far in the tail
-
-    from scipy.optimize import brentq
-    approx = float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n))
-    cannot = {"value": None, "method": method, "approx": approx,
-              "note": "over 100 pp: this design cannot detect any difference in success rate"}
-    limit = 1.0          # a difference of success rates cannot exceed 100 pp
-    if pw(limit) < power:
-        return cannot
-    delta = float(brentq(lambda x: pw(x) - power, 0.0, limit, xtol=1e-10))
-    return {"value": delta, "method": method, "approx": approx, "note": None}
 
 
 def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
@@ -476,115 +318,3 @@ def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
         "mde": mde,
         "needed": design_needed(ia, ib, common, t["sd"], target),
     }
-
-
-def by_task(instances: dict[str, InstanceCounts], names: Sequence[str]) -> dict[str, list[str]]:
-    """The instances `names` grouped by the task they belong to, in sorted task order."""
-    out: dict[str, list[str]] = defaultdict(list)
-    for inst in names:
-        out[instances[inst].cluster].append(inst)
-    return {t: out[t] for t in sorted(out)}
-
-
-# --------------------------------------------------------------------------- power planning
-
-PLAN_RATE = 0.5          # the baseline success rate a plan assumes (the worst case for variance)
-PLAN_ICC = 0.3           # how much of a task's outcome variance is the task, not the episode
-PLAN_TAU = 0.10          # SD over tasks of the true per-task difference (builds differ unevenly)
-
-
-def planned_sd(repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC, tau: float = PLAN_TAU) -> float:
-    """SD of a per-task paired difference before any data: each build's per-task rate carries
-    episode noise rate(1-rate)(1-icc)/repeats (the part of the Bernoulli variance left once the
-    task is fixed, under a Beta task distribution with this ICC), and the true difference
-    itself varies over tasks with SD tau. Pairing by task removes the shared task difficulty."""
-    return math.sqrt(2 * rate * (1 - rate) * (1 - icc) / repeats + tau ** 2)
-
-
-def plan(tasks: int, repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
-         tau: float = PLAN_TAU, instances: float = 1.0) -> dict[str, Any]:
-    """The minimum detectable difference of a planned comparison (tasks x repeats per build;
-    `instances`: task instances per task, parameter sets and variants, on average: each
-    repeats, so a task's rate rests on instances x repeats episodes)."""
-    sd = planned_sd(repeats * instances, rate, icc, tau)
-    mde = min_detectable_effect(sd, tasks)
-    return {"tasks": tasks, "repeats": repeats, "instances": instances,
-            "assumed": {"rate": rate, "icc": icc, "tau": tau},
-            "sd": sd, "mde": mde,
-            "by_repeats": {r: min_detectable_effect(planned_sd(r * instances, rate, icc, tau), tasks)["value"]
-                           for r in (1, 3, 5, 10)},
-            "by_tasks": {t: min_detectable_effect(sd, t)["value"] for t in (8, 20, 60, 100)}}
-
-
-def fewest(detects: Callable[[int], bool], top: int, start: int = 2) -> int | None:
-    """The smallest n in start..top with detects(n), for a detects that only turns true as n
-    grows (tasks start at 2, the fewest a paired t test takes; repeats at 1)."""
-    if not detects(top):
-        return None
-    lo, hi = start - 1, top
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if detects(mid) else (mid, hi)
-    return hi
-
-
-def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
-                tau: float = PLAN_TAU, instances: float = 1.0) -> dict[str, Any]:
-    """Under the planning assumptions: tasks (at these repeats) and repeats (at these tasks)
-    that detect a true difference of `target` with 80% power."""
-    def ok(sd: float, n: int) -> bool:
-        v = min_detectable_effect(sd, n)["value"]
-        return v is not None and v <= target
-    sd = planned_sd(repeats * instances, rate, icc, tau)
-    return {"target": target,
-            "tasks": fewest(lambda t: ok(sd, t), 10_000),
-            "repeats": fewest(lambda r: ok(planned_sd(r * instances, rate, icc, tau), tasks), 100, start=1)
-            if tasks >= 2 else None}
-
-
-def paired_noise(ia: dict[str, InstanceCounts], ib: dict[str, InstanceCounts], common: Sequence[str]) -> float:
-    """Within-task variance of one repeat's paired difference (build minus baseline success,
-    episodes paired by repeat index), pooled over the tasks with at least two pairs; 0 when
-    none has (one repeat: the noise cannot be told from the spread between tasks)."""
-    num = dof = 0.0
-    for inst in common:
-        a, b = dict(ia[inst].by_repeat), dict(ib[inst].by_repeat)
-        d = [float(b[r]) - float(a[r]) for r in sorted(set(a) & set(b))]
-        if len(d) >= 2:
-            num += float(np.var(d, ddof=1)) * (len(d) - 1)
-            dof += len(d) - 1
-    return num / dof if dof else 0.0
-
-
-def design_needed(ia: dict[str, InstanceCounts], ib: dict[str, InstanceCounts], common: Sequence[str],
-                  sd: float | None, target: float, max_repeats: int = 100, max_tasks: int = 10_000) -> dict[str, Any]:
-    """What would detect a true difference of `target` at 80% power: tasks at this run's
-    repeats (observed SD of differences), and repeats at this run's tasks (the SD split into
-    episode noise, which falls with repeats, and the spread of true differences over tasks,
-    which does not). The noise is that of the paired difference: episodes pair by repeat
-    index (same seed and setup on both builds), so it holds both builds' noise and whatever
-    the pairing shares."""
-    groups = by_task(ia, common)
-    n = len(groups)
-    out: dict[str, Any] = {"target": target, "tasks": None, "repeats": None, "note": None}
-    if n < 2 or sd is None or sd <= 0:
-        out["note"] = "not estimable: fewer than 2 tasks or no spread in the differences"
-        return out
-    def detects(t: int) -> bool:
-        v = min_detectable_effect(sd, t)["value"]
-        return v is not None and v <= target
-    out["tasks"] = fewest(detects, max_tasks)
-    # episode pairs per task now, and per repeat (a task's instances each add one per repeat)
-    pairs = float(np.mean([sum(min(ia[inst].n, ib[inst].n) for inst in names) for names in groups.values()]))
-    per_repeat = float(np.mean([len(names) for names in groups.values()]))
-    per_pair = paired_noise(ia, ib, common)
-    between = max(sd ** 2 - per_pair / pairs, 0.0)
-    for r in range(1, max_repeats + 1):
-        sd_r = math.sqrt(between + per_pair / (r * per_repeat))
-        if sd_r > 0 and (v := min_detectable_effect(sd_r, n)["value"]) is not None and v <= target:
-            out["repeats"] = r
-            break
-    if out["repeats"] is None:
-        out["note"] = (f"no number of repeats up to {max_repeats} reaches {100 * target:.0f} pp with {n} tasks: "
-                       "the differences vary between tasks; add tasks")
-    return out

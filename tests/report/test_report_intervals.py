@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sst
 
 from agent_host.config.records import EpisodeRecord, Exhaustion
-from agent_host.report import intervals, stats
+from agent_host.report import intervals, power, selection, stats
 from agent_host.report.load import Run
 from agent_host.report.model import Results
 from agent_host.report.render import render_markdown, viewer_data
@@ -143,10 +143,10 @@ def test_reference_role_is_the_default_baseline_and_flag_overrides():
 
 
 def test_plan_and_what_a_run_would_need():
-    p3, p10 = stats.plan(20, 3), stats.plan(20, 10)
+    p3, p10 = power.plan(20, 3), power.plan(20, 10)
     assert p10["mde"]["value"] < p3["mde"]["value"] < 1
-    assert stats.plan(60, 3)["mde"]["value"] < p3["mde"]["value"]
-    assert stats.plan(2, 3)["mde"]["value"] is None
+    assert power.plan(60, 3)["mde"]["value"] < p3["mde"]["value"]
+    assert power.plan(2, 3)["mde"]["value"] is None
     # after a run: the tasks it says are needed do detect the target, one fewer does not
     rng = np.random.default_rng(3)
     recs = []
@@ -157,18 +157,18 @@ def test_plan_and_what_a_run_would_need():
             recs.append(_rec("b", f"t{t}", "base", i, "success" if rng.random() < pa - 0.15 else "nav_fail"))
     c = stats.compare("a", "b", recs, target=0.10)
     need = c["needed"]
-    assert need["tasks"] and stats.min_detectable_effect(c["sd"], need["tasks"])["value"] <= 0.10
-    assert stats.min_detectable_effect(c["sd"], need["tasks"] - 1)["value"] > 0.10
+    assert need["tasks"] and power.min_detectable_effect(c["sd"], need["tasks"])["value"] <= 0.10
+    assert power.min_detectable_effect(c["sd"], need["tasks"] - 1)["value"] > 0.10
 
 
 def test_a_design_that_already_detects_needs_one_repeat():
     # 216 task instances x 1 repeat at a 78% baseline detects 10 pp (MDE 9.6 pp): the report
     # said "or 2 repeats at 216 tasks", as if one were not enough (the search started at 2)
-    assert stats.plan(216, 1, rate=0.778)["mde"]["value"] <= 0.10
-    assert stats.plan_needed(216, 1, 0.10, rate=0.778)["repeats"] == 1
-    assert stats.fewest(lambda n: True, 50, start=1) == 1
-    assert stats.fewest(lambda n: n >= 7, 50, start=1) == 7
-    assert stats.fewest(lambda n: n >= 7, 6, start=1) is None
+    assert power.plan(216, 1, rate=0.778)["mde"]["value"] <= 0.10
+    assert power.plan_needed(216, 1, 0.10, rate=0.778)["repeats"] == 1
+    assert power.fewest(lambda n: True, 50, start=1) == 1
+    assert power.fewest(lambda n: n >= 7, 50, start=1) == 7
+    assert power.fewest(lambda n: n >= 7, 6, start=1) is None
 
 
 def test_one_errored_episode_does_not_shrink_the_design_to_one_repeat():
@@ -179,7 +179,7 @@ def test_one_errored_episode_does_not_shrink_the_design_to_one_repeat():
     recs.append(_rec("a", "t0", "base", 1, "error"))
     w = analyse(_run(recs), target=0.10)["power"]
     assert (w["tasks"], w["repeats"]) == (20, 3)
-    assert w["mde"] == pytest.approx(stats.plan(20, 3, rate=0.5)["mde"]["value"], abs=0.02)
+    assert w["mde"] == pytest.approx(power.plan(20, 3, rate=0.5)["mde"]["value"], abs=0.02)
 
 
 def test_report_says_what_the_design_detects_and_needs():
@@ -187,12 +187,12 @@ def test_report_says_what_the_design_detects_and_needs():
             for b in ("a", "b") for t in range(20) for i in range(3)]
     w = analyse(_run(recs), target=0.10)["power"]
     assert (w["tasks"], w["repeats"]) == (20, 3)
-    assert w["mde"] == pytest.approx(stats.plan(20, 3, rate=0.5)["mde"]["value"])
+    assert w["mde"] == pytest.approx(power.plan(20, 3, rate=0.5)["mde"]["value"])
     need = w["needed"]
-    assert need["tasks"] > 20 and stats.plan(need["tasks"], 3)["mde"]["value"] <= 0.10
-    assert stats.plan(need["tasks"] - 1, 3)["mde"]["value"] > 0.10
+    assert need["tasks"] > 20 and power.plan(need["tasks"], 3)["mde"]["value"] <= 0.10
+    assert power.plan(need["tasks"] - 1, 3)["mde"]["value"] > 0.10
     r = need["repeats"]                     # at 20 tasks: many repeats, as episode noise is only part of it
-    assert stats.plan(20, r)["mde"]["value"] <= 0.10 < stats.plan(20, r - 1)["mde"]["value"]
+    assert power.plan(20, r)["mde"]["value"] <= 0.10 < power.plan(20, r - 1)["mde"]["value"]
 
 
 def _cli(*argv: str):
@@ -212,7 +212,7 @@ def test_run_plan_prints_the_mde_without_running(tmp_path):
     assert ("2 tasks (2 base instances; 1 verify instance for recognition only) x 3 repeats" in out.stdout
             and "no difference up to 100 pp" in out.stdout)
     assert "60: 13 pp" in out.stdout                      # at 60 tasks of 1 base instance, 3 repeats
-    assert stats.plan(60, 3, instances=1)["mde"]["value"] == pytest.approx(0.13, abs=0.005)
+    assert power.plan(60, 3, instances=1)["mde"]["value"] == pytest.approx(0.13, abs=0.005)
     # beside it, what doing nothing scores on these tasks (fm-radio-on is infeasible)
     assert "complete at once 0.0%, infeasible at once 50.0% success" in out.stdout
     verify = _cli("run", "--plan", "--tasks", "wifi-on", "--variants", "verify")
@@ -240,7 +240,7 @@ def _paired_counts(pa, pb, reps, rng, shared):
     episodes of one (task, repeat) draw the same uniform (as a shared seed can make them)."""
     ua, ub = {}, {}
     for t, (a, b) in enumerate(zip(pa, pb)):
-        ca, cb = (stats.InstanceCounts(f"t{t}", f"t{t}", "base", False) for _ in range(2))
+        ca, cb = (selection.InstanceCounts(f"t{t}", f"t{t}", "base", False) for _ in range(2))
         for r in range(reps):
             u = rng.random()
             v = u if shared else rng.random()
@@ -269,12 +269,12 @@ def test_repeats_needed_matches_simulation(shared):
     pa = rng.uniform(0.3, 0.9, tasks)
     pb = np.clip(pa + rng.normal(-0.1, 0.05, tasks), 0, 1)
     ua, ub = _paired_counts(pa, pb, 2, rng, shared)
-    need = stats.design_needed(ua, ub, sorted(ua), _sd_of(ua, ub), 0.10)
+    need = power.design_needed(ua, ub, sorted(ua), _sd_of(ua, ub), 0.10)
 
     def simulated_sd(r):
         return float(np.mean([_sd_of(*_paired_counts(pa, pb, r, rng, shared)) for _ in range(20)]))
 
-    truth = next(r for r in range(1, 40) if stats.min_detectable_effect(simulated_sd(r), tasks)["value"] <= 0.10)
+    truth = next(r for r in range(1, 40) if power.min_detectable_effect(simulated_sd(r), tasks)["value"] <= 0.10)
     assert need["repeats"] is not None and abs(need["repeats"] - truth) <= 1, (need, truth)
 
 
@@ -500,9 +500,9 @@ def test_the_instances_of_one_task_are_one_cluster():
 
 def test_records_without_a_task_id_fall_back_to_the_instance_id():
     old = _rec("a", "alarm-set[1]", "verify", 0, "success")
-    assert old.task_id is None and stats.cluster_of(old) == "alarm-set"
-    assert stats.cluster_of(_rec("a", "wifi-on", "base", 0, "success")) == "wifi-on"
-    assert stats.cluster_of(_rec("a", "alarm-0730", "base", 0, "success", task_id="alarm-set")) == "alarm-set"
+    assert old.task_id is None and selection.cluster_of(old) == "alarm-set"
+    assert selection.cluster_of(_rec("a", "wifi-on", "base", 0, "success")) == "wifi-on"
+    assert selection.cluster_of(_rec("a", "alarm-0730", "base", 0, "success", task_id="alarm-set")) == "alarm-set"
 
 
 def test_correlated_instances_hold_when_pooled_by_task():

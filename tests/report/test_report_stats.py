@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from agent_host.config.records import EpisodeRecord
-from agent_host.report import intervals, stats
+from agent_host.report import intervals, power, selection, stats
 from agent_host.report.load import load_run
 from agent_host.report.results import analyse
 from fixtures_report import BASE, OTHER, make_run
@@ -207,7 +207,7 @@ def test_sign_flip_by_enumeration_and_monte_carlo():
 
 def test_mde_has_the_stated_power():
     sd, n = 0.2, 10
-    mde = stats.min_detectable_effect(sd, n)
+    mde = power.min_detectable_effect(sd, n)
     t975, t80 = 2.2621571627409915, 0.8834038337044026      # t quantiles, 9 df
     assert mde["approx"] == pytest.approx((t975 + t80) * sd / math.sqrt(n))
     # simulate the paired t test at the MDE: it should reject about 80% of the time
@@ -215,11 +215,11 @@ def test_mde_has_the_stated_power():
     x = rng.normal(mde["value"], sd, size=(40_000, n))
     t = x.mean(1) / (x.std(1, ddof=1) / math.sqrt(n))
     assert (np.abs(t) > t975).mean() == pytest.approx(0.8, abs=0.01)
-    assert stats.min_detectable_effect(0.0, 5)["value"] is None
+    assert power.min_detectable_effect(0.0, 5)["value"] is None
     # 2 tasks (1 df): power 0.8 is out of reach within 100 pp -> no value, a note (no crash)
-    two = stats.min_detectable_effect(0.35, 2)
+    two = power.min_detectable_effect(0.35, 2)
     assert two["value"] is None and "cannot detect" in two["note"]
-    assert stats.min_detectable_effect(0.3, 1)["value"] is None
+    assert power.min_detectable_effect(0.3, 1)["value"] is None
 
 
 def _rec(**kw) -> EpisodeRecord:
@@ -230,18 +230,18 @@ def _rec(**kw) -> EpisodeRecord:
 
 def test_infeasible_and_verify_handling():
     # infeasible: the claim is the success; task_complete there is premature
-    assert stats.is_success(_rec(infeasible=True, outcome="infeasible_claimed"))
-    assert stats.effective_label(_rec(infeasible=True, outcome="success")) == "premature"
+    assert selection.is_success(_rec(infeasible=True, outcome="infeasible_claimed"))
+    assert selection.effective_label(_rec(infeasible=True, outcome="success")) == "premature"
     # feasible: an infeasible claim is a failure
-    assert not stats.is_success(_rec(outcome="infeasible_claimed"))
-    assert stats.instance_of(_rec(variant="verify")) == "t@verify" and stats.instance_of(_rec()) == "t"
-    assert stats.goal_ever_true(_rec(variant="verify", goal_initial=True, outcome="undone"))
+    assert not selection.is_success(_rec(outcome="infeasible_claimed"))
+    assert selection.instance_of(_rec(variant="verify")) == "t@verify" and selection.instance_of(_rec()) == "t"
+    assert selection.goal_ever_true(_rec(variant="verify", goal_initial=True, outcome="undone"))
 
 
 def test_latest_attempt_counts_and_errors_are_apart():
     recs = [_rec(episode_id="a", outcome="error", attempt=1), _rec(episode_id="a", outcome="nav_fail", attempt=2),
             _rec(episode_id="b", outcome="success", attempt=1), _rec(episode_id="c", outcome="error", attempt=1)]
-    sel = stats.select_latest(recs)
+    sel = selection.select_latest(recs)
     assert [r.outcome for r in sel.counted] == ["nav_fail", "success"]
     assert [r.episode_id for r in sel.errored] == ["c"]
     assert len(sel.error_attempts) == 2 and sel.superseded == 1

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_host.report import stats
+from agent_host.report import power, selection
 from agent_host.runs.store import read_records
 
 pytestmark = pytest.mark.slow
@@ -50,24 +50,24 @@ builds:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
     records = read_records(run_dir / "episodes.jsonl")
-    ref = {stats.instance_of(r): r for r in records if r.build == "reference"}
-    flawed = {stats.instance_of(r): r for r in records if r.build == "flawed"}
+    ref = {selection.instance_of(r): r for r in records if r.build == "reference"}
+    flawed = {selection.instance_of(r): r for r in records if r.build == "flawed"}
     assert len(ref) == len(flawed) > len(TASKS), "every task instance, verify variants too, for both builds"
     assert any(u.endswith("@verify") for u in ref)
     # The reference build is the reference: every instance (verify variants, instances that
     # share a goal, the infeasible task) ends as `tasks check-solutions` requires.
-    assert all(stats.is_success(r) for r in ref.values()), {u: r.outcome for u, r in ref.items()}
+    assert all(selection.is_success(r) for r in ref.values()), {u: r.outcome for u, r in ref.items()}
 
     # the unit is the task: its instances (parameter sets) pooled, one repeat each; success and
     # so the comparison are over base variants (verify variants feed recognition only)
     base = sorted(u for u in ref if ref[u].variant == "base")
     by_task: dict[str, list[float]] = {}
     for u in base:
-        by_task.setdefault(stats.cluster_of(flawed[u]), []).append(float(stats.is_success(flawed[u])))
+        by_task.setdefault(selection.cluster_of(flawed[u]), []).append(float(selection.is_success(flawed[u])))
     diffs = [statistics.mean(v) - 1.0 for _, v in sorted(by_task.items())]
     assert len(diffs) == len(TASKS) and flawed[sorted(ref)[0]].task_id is not None
     assert 0 < -sum(diffs) < len(diffs), "the seed should make the flawed build fail some, not all; pick another"
-    expected = stats.min_detectable_effect(statistics.stdev(diffs), len(diffs))["value"]
+    expected = power.min_detectable_effect(statistics.stdev(diffs), len(diffs))["value"]
 
     results = json.loads((run_dir / "results.json").read_text())
     (comp,) = results["comparisons"]
