@@ -111,6 +111,21 @@ def trivial_line(summaries: list[dict], trivial: dict | None) -> str | None:
             f"infeasible at once {_share(p['infeasible_at_once']['success'])}.")
 
 
+def _measured_beside(b: str, base: str, by: dict[str, dict], fid: dict) -> list[str]:
+    """What else the run measured of build `b` against the reference: fidelity (when the probe
+    ran) and the speed ratios (when `b` has counted episodes)."""
+    lines = []
+    f = (fid.get("builds") or {}).get(b)
+    if f and not f.get("error"):
+        lines.append(f"{b} fidelity: {f['exact']}/{f['total']} agent answers identical to {base}'s "
+                     f"({f['calls_exact']}/{f['total']} with the same tool calls).")
+    spb, spr = (by.get(b) or {}).get("speed") or {}, (by.get(base) or {}).get("speed") or {}
+    if spb.get("decode_tok_s") or spb.get("step_s"):
+        lines.append(f"{b} speed relative to {base} (this run): decode {_ratio(spb.get('decode_tok_s'), spr.get('decode_tok_s'))}, "
+                     f"TTFT {_ratio(spb.get('ttft_s'), spr.get('ttft_s'))}, s/step {_ratio(spb.get('step_s'), spr.get('step_s'))}.")
+    return lines
+
+
 def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: dict,
              trivial: dict | None = None) -> list[str]:
     """The report's first lines, in words: each build's success beside the trivial policies',
@@ -132,6 +147,7 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
         succ = lambda x: (by.get(x) or {}).get("rates", {}).get("success", {}).get("mean")  # noqa: E731
         if c.get("mean_diff") is None:
             lines.append(f"{b}: no task instance has counted episodes on both builds; no comparison.")
+            lines += _measured_beside(b, base, by, fid)   # fidelity was measured all the same
             continue
         lo, hi = c.get("low"), c.get("high")
         if lo is not None and lo > 0:
@@ -148,14 +164,7 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
         ni = c.get("n_instances") or n
         over = f"{n} task{'s' if n != 1 else ''}" + (f" ({ni} task instances)" if ni != n else "")
         lines.append(f"{b} vs {base}: {rates}difference {_pp(c['mean_diff'])} pp, {ci}, over {over}: {verdict}.")
-        f = (fid.get("builds") or {}).get(b)
-        if f and not f.get("error"):
-            lines.append(f"{b} fidelity: {f['exact']}/{f['total']} agent answers identical to {base}'s "
-                         f"({f['calls_exact']}/{f['total']} with the same tool calls).")
-        spb, spr = (by.get(b) or {}).get("speed") or {}, (by.get(base) or {}).get("speed") or {}
-        if spb.get("decode_tok_s") or spb.get("step_s"):
-            lines.append(f"{b} speed relative to {base} (this run): decode {_ratio(spb.get('decode_tok_s'), spr.get('decode_tok_s'))}, "
-                         f"TTFT {_ratio(spb.get('ttft_s'), spr.get('ttft_s'))}, s/step {_ratio(spb.get('step_s'), spr.get('step_s'))}.")
+        lines += _measured_beside(b, base, by, fid)
     if line := trivial_line(summaries, trivial):
         lines.append(line)
     return lines

@@ -39,6 +39,16 @@ def test_headline_names_the_reference_and_the_finding_with_its_interval():
     assert "no interval (too few tasks), over 1 task: no difference detected" in one
 
 
+
+def test_a_build_without_a_comparison_still_shows_its_fidelity():
+    """CI once saw every episode of the 4-bit build end `exhausted`: the comparison had nothing
+    to pair, and the headline dropped the fidelity the demo had measured with it."""
+    summaries = [_summary("ref", 0.5, 10.0, 2.0), {"build": "w4", "rates": {"success": {"mean": None}}, "speed": {}}]
+    fid = {"reference_deterministic": True, "builds": {"w4": {"exact": 3, "calls_exact": 5, "total": 12}}}
+    lines = headline("ref", summaries, [_comparison("w4", None, None, None, 0)], {"fidelity": fid})
+    assert lines[1:] == ["w4: no task instance has counted episodes on both builds; no comparison.",
+                         "w4 fidelity: 3/12 agent answers identical to ref's (5/12 with the same tool calls)."]
+
 @pytest.mark.slow
 @pytest.mark.vllm
 def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
@@ -77,17 +87,29 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
     results = json.loads((out / "results.json").read_text())
     lines = results["headline"]
     assert lines[0].startswith("Reference: tiny-random.")
-    assert lines[1].startswith("tiny-random-w4a16 vs tiny-random: ")
-    # one task ran, base and verify (one cluster of 2 instances); an instance whose episodes
-    # all hit a harness budget (exhausted) drops out
-    assert re.search(r"over 1 task( \(2 task instances\))?: ", lines[1]), lines[1]
+    # Random weights: whether a build's replies close their call before the 64-token cap is the
+    # weights' luck (CI saw every tiny-random-w4a16 episode end `exhausted` once, and pass the
+    # next run). Then the comparison has nothing to pair, and the headline must say so; else it
+    # is the paired comparison over the one task.
+    candidate = [json.loads(ln) for ln in (out / "episodes.jsonl").read_text().splitlines()]
+    candidate = [r for r in candidate if r["build"] == "tiny-random-w4a16"]
+    exhausted = all(r["outcome"] == "exhausted" for r in candidate if r["variant"] == "base")
+    if exhausted:
+        assert lines[1] == "tiny-random-w4a16: no task instance has counted episodes on both builds; no comparison."
+        assert any("harness budget ran out" in w for w in results["warnings"]), results["warnings"]
+    else:
+        assert lines[1].startswith("tiny-random-w4a16 vs tiny-random: ")
+        # one task ran, base and verify (one cluster of 2 instances); an instance whose episodes
+        # all hit a harness budget (exhausted) drops out
+        assert re.search(r"over 1 task( \(2 task instances\))?: ", lines[1]), lines[1]
     # the replay of the reference's steps, beside the episode comparison, with its interval
-    assert lines[2].startswith("tiny-random-w4a16 replayed on tiny-random's "), lines[2]
-    assert "completion agreement " in lines[2] and (out / "replay" / "tiny-random" / "replay.json").is_file()
+    replay = next(ln for ln in lines if ln.startswith("tiny-random-w4a16 replayed on tiny-random's "))
+    assert "completion agreement " in replay and (out / "replay" / "tiny-random" / "replay.json").is_file()
     assert any(ln.startswith("tiny-random-w4a16 fidelity: ") for ln in lines)
-    assert any("speed relative to tiny-random (this run): decode " in ln for ln in lines)
-    speeds = {b["build"]: b["speed"] for b in results["builds"]}
-    assert all(s["decode_tok_s"] and s["step_s"] for s in speeds.values())
+    if not exhausted:   # speed is over counted episodes
+        assert any("speed relative to tiny-random (this run): decode " in ln for ln in lines)
+        speeds = {b["build"]: b["speed"] for b in results["builds"]}
+        assert all(s["decode_tok_s"] and s["step_s"] for s in speeds.values())
     assert " ".join(lines[0].split()) in " ".join(text.split())   # the console may wrap it
     assert (out / "report.md").read_text().split("\n")[2].startswith("**Reference: tiny-random.")
     assert list((out / "servers").glob("fidelity-*.server.log"))
