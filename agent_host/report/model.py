@@ -6,12 +6,24 @@ Keys renamed since are read under their old name too (`_renamed`), and written u
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, List
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agent_host.errors import UserError
+
+
+def finite(x: Any) -> Any:
+    """The same structure with NaN and infinities as None, so the JSON is strict."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite(v) for v in x]
+    return x
 
 
 class _M(BaseModel):

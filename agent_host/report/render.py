@@ -17,7 +17,6 @@ import csv
 import hashlib
 import io
 import json
-import math
 import os
 import re
 import secrets
@@ -32,7 +31,7 @@ from agent_host.errors import UserError, check_dir_usable
 from agent_host.report import selection
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.load import Run, load_run, load_steps
-from agent_host.report.model import Results
+from agent_host.report.model import Results, finite
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
 from agent_host.report.tables import (replay_gaps_table, replay_table, breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
@@ -283,17 +282,6 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
 
 # --------------------------------------------------------------------------- writing
 
-def finite(x: Any) -> Any:
-    """The same structure with NaN and infinities as None, so the JSON is strict."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [finite(v) for v in x]
-    return x
-
-
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -382,7 +370,7 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     run = load_run(run_dir)
     # Validated against the typed model before anything is written: a field of the wrong
     # type is a bug here, never a results.json that its readers cannot load.
-    results = Results.model_validate(finite(analyse(run, baseline, target=target)))
+    results = analyse(run, baseline, target=target)
     viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
     results.warnings += viewer.pop("warnings")
     replays = finite(load_summaries(run.dir))      # agent-host replay's replay.json files

@@ -12,6 +12,7 @@ from agent_host.errors import UserError
 from agent_host.report import detector, intervals, power, selection, sequential, speed, stats
 from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
+from agent_host.report.model import Results, finite
 from agent_host.report.trivial import trivial_baselines
 
 SCHEMA = "agent-host.report/4"     # 4: a task instance is `instance` (was `unit`); 3: success over base
@@ -170,36 +171,71 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
     return lines
 
 
-def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict[str, Any]:
+def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> Results:
+    """Every number of a run's report, as the typed model results.json holds: each part is
+    validated as it is made (NaN and infinities as None), so a field of the wrong type is a bug
+    here, never a results.json that its readers cannot load."""
     records = run.records
     builds = run.builds()
     base = choose_baseline(run, baseline)
     max_k = max((stats.build_summary(b, records)["repeats_max"] for b in builds), default=0)
     summaries = [stats.build_summary(b, records, max_k=max_k) for b in builds]
+    _add_speeds(summaries, run)
+    comparisons = [stats.compare(base, b, records, target=target) for b in builds if b != base]
+    trivial = trivial_baselines(run.manifest, records)
+    sel = selection.select_latest(records)
+    have = len(sel.counted) + len(sel.errored) + len(sel.exhausted)
+    return Results(
+        schema=SCHEMA,
+        power=finite(design_power(summaries, base, target)),
+        generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        provenance=finite(_provenance(run)),
+        baseline=base,
+        headline=headline(base, summaries, comparisons, run.manifest, trivial),
+        trivial=finite(trivial),
+        builds=finite(summaries),
+        per_task=finite(_per_task(summaries)),
+        comparisons=finite(comparisons),
+        breakdown=finite(breakdown(records, builds, task_facts(run.manifest))),
+        sequential=finite(sequential.section(run.manifest, records)),
+        max_repeats=max_k,
+        totals={"records": len(records), "episodes": have, "counted": len(sel.counted),
+                "errored": len(sel.errored), "exhausted": len(sel.exhausted),
+                "error_attempts": len(sel.error_attempts), "superseded_attempts": sel.superseded},
+        statistics=_statistics(),
+        warnings=_warnings(run, summaries, comparisons, base, have),
+    )
+
+
+def _add_speeds(summaries: list[dict[str, Any]], run: Run) -> None:
+    """Each build's speed from its counted episodes; a scripted server's is not a model's."""
     servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
     for s in summaries:
-        s["speed"] = speed.speed_summary(selection.select_latest(r for r in records if r.build == s["build"]).counted)
+        s["speed"] = speed.speed_summary(selection.select_latest(r for r in run.records if r.build == s["build"]).counted)
         kind = SERVER_KINDS.get(servers.get(s["build"]) or "")
         s["speed"]["scripted"] = bool(kind and kind.scripted)
         if s["speed"]["scripted"]:
             # A script decodes nothing: its "tokens" are the policy server's length estimates.
             s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")
 
+
+def _per_task(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per task instance, each build's counts and interval beside the others'."""
     by_instance: dict[str, dict[str, Any]] = {}
     for s in summaries:
         for inst, row in s["per_task"].items():
             entry = by_instance.setdefault(inst, {"instance": inst, "task": row["task"], "variant": row["variant"],
-                                               "infeasible": row["infeasible"], "builds": {}})
+                                                  "infeasible": row["infeasible"], "builds": {}})
             entry["builds"][s["build"]] = {k: row[k] for k in ("k", "n", "rate", "low", "high", "errors")}
-    per_task = [by_instance[inst] for inst in sorted(by_instance)]
+    return [by_instance[inst] for inst in sorted(by_instance)]
 
-    comparisons = [stats.compare(base, b, records, target=target) for b in builds if b != base]
-    trivial = trivial_baselines(run.manifest, records)
 
+def _warnings(run: Run, summaries: list[dict[str, Any]], comparisons: list[dict[str, Any]], base: str,
+              have: int) -> list[str]:
+    """What a reader must know before trusting the numbers: an incomplete run, skipped
+    episodes, harness budgets that ran out, instances one side of a comparison lacks."""
     warnings = list(run.warnings)
-    sel = selection.select_latest(records)
     planned = run.manifest.get("episodes_planned")
-    have = len(sel.counted) + len(sel.errored) + len(sel.exhausted)
     if isinstance(planned, int) and have < planned:
         warnings.append(f"run incomplete: {have} of {planned} planned episodes have a record")
     warnings += _skipped(run.manifest)
@@ -214,50 +250,35 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> dict
         if c["only_baseline"] or c["only_build"]:
             warnings.append(f"{c['build']} vs {base}: {len(c['only_baseline']) + len(c['only_build'])} "
                             "task instance(s) lack counted episodes on one side and are left out of the comparison")
+    return warnings
+
+
+def _statistics() -> dict[str, Any]:
+    """How every figure is made, in words (results.json's `statistics`)."""
     return {
-        "schema": SCHEMA,
-        "power": design_power(summaries, base, target),
-        "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "provenance": _provenance(run),
-        "baseline": base,
-        "headline": headline(base, summaries, comparisons, run.manifest, trivial),
-        "trivial": trivial,
-        "builds": summaries,
-        "per_task": per_task,
-        "comparisons": comparisons,
-        "breakdown": breakdown(records, builds, task_facts(run.manifest)),
-        "sequential": sequential.section(run.manifest, records),
-        "max_repeats": max_k,
-        "totals": {"records": len(records), "episodes": have, "counted": len(sel.counted),
-                   "errored": len(sel.errored), "exhausted": len(sel.exhausted),
-                   "error_attempts": len(sel.error_attempts),
-                   "superseded_attempts": sel.superseded},
-        "statistics": {
-            "unit": "task (the id in its task file): its instances (parameter sets, base and verify variants) "
-                    "are pooled into one cluster for every interval, test and power figure; per-task rows are per instance",
-            "confidence": 1 - intervals.ALPHA,
-            "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
-            "headline": f"mean of per-task rates; {intervals.METHOD} (Wilson of the one task if only one)",
-            "success": "successes / counted episodes, base variants (verify variants start at the goal: they feed "
-                       "recognition only); comparisons, pass^k and power planning are over the same episodes",
-            "headline_reference": intervals.REFERENCE,
-            "comparison": f"per-task paired differences (a task's common instances pooled); {intervals.DIFF_METHOD}; "
-                          "two-sided sign-flip permutation test over tasks",
-            "comparison_reference": intervals.DIFF_REFERENCE,
-            "mcnemar": "exact binomial on discordant episode pairs (same task instance, repeat, seed)",
-            "mde": f"alpha {intervals.ALPHA}, power {intervals.POWER}, paired t over tasks with the observed SD",
-            "navigation": "P(goal ever true), base variants of feasible tasks only",
-            "recognition_base": "P(success | goal reached), base variants (after the model navigated)",
-            "sensitivity": "P(task_complete while the goal holds), verify variants (the model is placed at the goal)",
-            "specificity": "P(no task_complete while the goal does not hold), base variants, infeasible tasks included",
-            "balanced": detector.METHOD,
-            "trivial": "complete at once / infeasible at once, labelled per task instance of this run by the judge's "
-                       "rule and summarised like a build (means only)",
-            "exhausted": "episodes a harness budget ended (context window, reply token cap) are excluded from every rate and counted apart",
-            "errors": "episodes whose latest attempt is an error are excluded from every rate",
-            "infeasible": "on infeasible tasks infeasible_claimed counts as success, task_complete as premature",
-        },
-        "warnings": warnings,
+        "unit": "task (the id in its task file): its instances (parameter sets, base and verify variants) "
+                "are pooled into one cluster for every interval, test and power figure; per-task rows are per instance",
+        "confidence": 1 - intervals.ALPHA,
+        "per_task_interval": "Wilson score (scipy binomtest proportion_ci)",
+        "headline": f"mean of per-task rates; {intervals.METHOD} (Wilson of the one task if only one)",
+        "success": "successes / counted episodes, base variants (verify variants start at the goal: they feed "
+                   "recognition only); comparisons, pass^k and power planning are over the same episodes",
+        "headline_reference": intervals.REFERENCE,
+        "comparison": f"per-task paired differences (a task's common instances pooled); {intervals.DIFF_METHOD}; "
+                      "two-sided sign-flip permutation test over tasks",
+        "comparison_reference": intervals.DIFF_REFERENCE,
+        "mcnemar": "exact binomial on discordant episode pairs (same task instance, repeat, seed)",
+        "mde": f"alpha {intervals.ALPHA}, power {intervals.POWER}, paired t over tasks with the observed SD",
+        "navigation": "P(goal ever true), base variants of feasible tasks only",
+        "recognition_base": "P(success | goal reached), base variants (after the model navigated)",
+        "sensitivity": "P(task_complete while the goal holds), verify variants (the model is placed at the goal)",
+        "specificity": "P(no task_complete while the goal does not hold), base variants, infeasible tasks included",
+        "balanced": detector.METHOD,
+        "trivial": "complete at once / infeasible at once, labelled per task instance of this run by the judge's "
+                   "rule and summarised like a build (means only)",
+        "exhausted": "episodes a harness budget ended (context window, reply token cap) are excluded from every rate and counted apart",
+        "errors": "episodes whose latest attempt is an error are excluded from every rate",
+        "infeasible": "on infeasible tasks infeasible_claimed counts as success, task_complete as premature",
     }
 
 

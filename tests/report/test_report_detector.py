@@ -53,7 +53,7 @@ def never_done(build: str = "never", repeats: int = 2) -> list[EpisodeRecord]:
 
 
 def test_always_done_scores_sensitivity_100_specificity_0_and_no_success():
-    res = analyse(_run(always_done() + never_done()))
+    res = analyse(_run(always_done() + never_done())).as_dict()
     done, never = res["builds"]
     r = done["rates"]
     assert r["sensitivity"]["mean"] == 1.0 and r["specificity"]["mean"] == 0.0
@@ -80,7 +80,7 @@ def test_specificity_counts_task_complete_while_the_goal_does_not_hold():
             _episode("b", t, 2, goals=[False, True, False]),                          # undone, never said done
             _episode("b", t, 3, goals=[False, False], infeasible_step=1),             # wrong claim, but not "done"
             _episode("b", t, 4, goals=[False, False, False])]                         # nav_fail
-    (b,) = analyse(_run(recs, tasks=[t]))["builds"]
+    (b,) = analyse(_run(recs, tasks=[t])).as_dict()["builds"]
     assert b["rates"]["specificity"]["k"] == 4 and b["rates"]["specificity"]["n"] == 5
     assert b["rates"]["sensitivity"]["n_tasks"] == 0 and b["balanced"] is None      # no verify variant ran
 

@@ -104,7 +104,7 @@ def test_only_verify_successes_is_navigation_zero():
     # the demo's case: base variants never reach the goal, verify variants start there
     recs = [_rec("b", t, "base", i, "nav_fail") for t in ("wifi-on", "dnd-on") for i in range(2)]
     recs += [_rec("b", t, "verify", i, "success") for t in ("wifi-on", "dnd-on") for i in range(2)]
-    (b,) = analyse(_run(recs))["builds"]
+    (b,) = analyse(_run(recs)).as_dict()["builds"]
     r = b["rates"]
     assert r["navigation"]["mean"] == 0.0 and r["navigation"]["n_tasks"] == 2        # was 50%
     assert r["navigation"]["high"] > 0                                                # never zero width
@@ -117,7 +117,7 @@ def test_exhausted_episodes_are_apart_and_warned():
     ex = Exhaustion(kind="context", step=4, tokens=2040, limit=2048)
     recs = [_rec("b", "wifi-on", "base", 0, "success"), _rec("b", "wifi-on", "base", 1, "exhausted", exhausted=ex),
             _rec("b", "dnd-on", "base", 0, "nav_fail"), _rec("b", "dnd-on", "base", 1, "nav_fail")]
-    res = analyse(_run(recs))
+    res = analyse(_run(recs)).as_dict()
     (b,) = res["builds"]
     assert b["episodes"] == 3 and b["exhausted"]["episodes"] == 1
     assert b["exhausted"]["list"][0] == {"episode_id": "b-wifi-on-base-1", "instance": "wifi-on", "kind": "context",
@@ -137,9 +137,9 @@ def test_exhausted_episodes_are_apart_and_warned():
 def test_reference_role_is_the_default_baseline_and_flag_overrides():
     recs = [_rec(b, "wifi-on", "base", i, "success") for b in ("first", "ref") for i in range(2)]
     manifest = {"builds": [{"id": "first", "role": "candidate"}, {"id": "ref", "role": "reference"}]}
-    assert analyse(_run(recs, manifest))["baseline"] == "ref"                       # was "first"
-    assert analyse(_run(recs, manifest), baseline="first")["baseline"] == "first"
-    assert analyse(_run(recs, {**manifest, "baseline": "first"}))["baseline"] == "first"
+    assert analyse(_run(recs, manifest)).as_dict()["baseline"] == "ref"                       # was "first"
+    assert analyse(_run(recs, manifest), baseline="first").as_dict()["baseline"] == "first"
+    assert analyse(_run(recs, {**manifest, "baseline": "first"})).as_dict()["baseline"] == "first"
 
 
 def test_plan_and_what_a_run_would_need():
@@ -177,7 +177,7 @@ def test_one_errored_episode_does_not_shrink_the_design_to_one_repeat():
             for b in ("a", "b") for t in range(20) for i in range(3)]
     recs = [r for r in recs if not (r.build == "a" and r.task == "t0" and r.repeat > 0)]
     recs.append(_rec("a", "t0", "base", 1, "error"))
-    w = analyse(_run(recs), target=0.10)["power"]
+    w = analyse(_run(recs), target=0.10).as_dict()["power"]
     assert (w["tasks"], w["repeats"]) == (20, 3)
     assert w["mde"] == pytest.approx(power.plan(20, 3, rate=0.5)["mde"]["value"], abs=0.02)
 
@@ -185,7 +185,7 @@ def test_one_errored_episode_does_not_shrink_the_design_to_one_repeat():
 def test_report_says_what_the_design_detects_and_needs():
     recs = [_rec(b, f"t{t}", "base", i, "success" if (t + i) % 2 else "nav_fail")
             for b in ("a", "b") for t in range(20) for i in range(3)]
-    w = analyse(_run(recs), target=0.10)["power"]
+    w = analyse(_run(recs), target=0.10).as_dict()["power"]
     assert (w["tasks"], w["repeats"]) == (20, 3)
     assert w["mde"] == pytest.approx(power.plan(20, 3, rate=0.5)["mde"]["value"])
     need = w["needed"]
@@ -229,7 +229,7 @@ def test_the_report_headline_is_the_simulated_method():
         _, k = bench.draw(rng, 1, t, r, 0.9, 1.0)
         recs = [_rec("b", f"t{i}", "base", j, "success" if j < k[0, i] else "nav_fail")
                 for i in range(t) for j in range(r)]
-        got = analyse(_run(recs))["builds"][0]["rates"]["success"]
+        got = analyse(_run(recs)).as_dict()["builds"][0]["rates"]["success"]
         _, lo, hi = intervals.korn_graubard(k / r, np.full((1, t), float(r)))
         assert (got["low"], got["high"]) == (pytest.approx(float(lo[0])), pytest.approx(float(hi[0])))
         assert got["high"] > got["low"]
@@ -479,7 +479,7 @@ def test_the_instances_of_one_task_are_one_cluster():
                     recs.append(_rec("a", f"t{t}[{i}]", v, r, "success" if ok else "nav_fail", task_id=f"t{t}"))
                     recs.append(_rec("b", f"t{t}[{i}]", v, r, "success" if ok and (t, i) != (0, 0) else "nav_fail",
                                      task_id=f"t{t}"))
-    res = analyse(_run(recs))
+    res = analyse(_run(recs)).as_dict()
     a = res["builds"][0]
     s = a["rates"]["success"]
     assert (a["tasks"], a["instances"]) == (6, 24)

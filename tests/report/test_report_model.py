@@ -121,3 +121,22 @@ def test_a_schema_2_results_file_still_loads_and_renders():
     md = render_markdown(old)
     assert "Doing nothing" not in md and "| w4a16 (baseline) |" in md
     assert summary_tables(old)
+
+
+def test_analyse_builds_the_typed_model_and_a_wrong_part_fails_there(tmp_path, monkeypatch):
+    """Issue 22: results are built as the typed model, each part validated where analyse makes
+    it, not a dict checked after the fact by whoever writes it."""
+    from pydantic import ValidationError
+
+    from agent_host.report import stats
+    from agent_host.report.load import load_run
+    from agent_host.report.model import BuildSummary, Results
+    from agent_host.report.results import analyse
+
+    run = load_run(make_run(tmp_path))
+    res = analyse(run)
+    assert isinstance(res, Results) and all(isinstance(b, BuildSummary) for b in res.builds)
+    real = stats.build_summary
+    monkeypatch.setattr(stats, "build_summary", lambda *a, **k: {**real(*a, **k), "episodes": "many"})
+    with pytest.raises(ValidationError, match="episodes"):
+        analyse(run)

@@ -39,7 +39,7 @@ def wilson_by_hand(k: int, n: int) -> tuple[float, float]:
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     run = load_run(make_run(tmp_path_factory.mktemp("stats")))
-    return analyse(run)
+    return analyse(run).as_dict()
 
 
 @pytest.fixture(scope="module")

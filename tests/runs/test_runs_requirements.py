@@ -87,7 +87,7 @@ def test_a_phone_without_sim_and_calendar_skips_exactly_those_tasks(tmp_path, vi
                        "calendar-where": ["calendar_account"]}
     assert manifest["episodes_planned"] == len(records)
     assert any("no phone has calendar_account" in line for line in result.skipped)
-    results = analyse(load_run(result.run_dir))
+    results = analyse(load_run(result.run_dir)).as_dict()
     assert {row["task"] for row in results["per_task"]} == {"dark-theme-on", "wifi-on"}   # no 0% rows
     assert sum("not run:" in w and "sim_sms" in w for w in results["warnings"]) == 1
 
