@@ -25,7 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_host import watchdog
 from agent_host.agent.model_client import Reply
@@ -51,6 +51,7 @@ if TYPE_CHECKING:   # annotations only: importing these costs the CLI's start
     import openai
     from PIL.Image import Image as PngImage
 
+T = TypeVar("T")
 SETTLE_S = 3.0
 DEADLINE_GRACE_S = 2.0    # past --episode-timeout the watchdog abandons calls (the limits fire first)
 TEARDOWN_LIMIT_S = 30.0   # teardown steps, in total
@@ -108,11 +109,15 @@ class _Shots:
         that fails leaves the step without one and never ends the episode (a phone that is
         really gone fails the next action anyway)."""
         pending, self.pending = self.pending, None
-        if pending is not None:
-            try:
-                pending.result()
-            except Exception as exc:
-                self.failures.append(f"{type(exc).__name__}: {exc}"[:300])
+        self.result(pending)
+
+    def result(self, capture: Future[T] | None) -> T | None:
+        """A capture's result, or None when there is none or it failed (noted in `failures`)."""
+        try:
+            return capture.result() if capture is not None else None
+        except Exception as exc:
+            self.failures.append(f"{type(exc).__name__}: {exc}"[:300])
+            return None
 
     def save(self, name: str, img: PngImage | None) -> str | None:
         if not self.enabled or img is None:
@@ -254,7 +259,7 @@ def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, file
         with timed(times, "judge"):
             verdict = judge.evaluate(phone, first.screen)      # beside the screenshot
         with timed(times, "observe"):
-            shot0 = _result_or_none(capture0, shots)
+            shot0 = shots.result(capture0)
             name0 = shots.save("step-000.png", shot0)
     files.goals0 = [verdict.goal]
     files.log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
@@ -265,15 +270,6 @@ def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, file
         raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
                            f"({task.variant} variant: it must {want}); check: {json.dumps(verdict.detail)[:300]}")
     return _Start(task, judge, first, verdict, shot0)
-
-
-def _result_or_none(capture: Future | None, shots: _Shots) -> PngImage | None:
-    """The screenshot after setup; optional, as every screenshot (see _Shots.barrier)."""
-    try:
-        return capture.result() if capture is not None else None
-    except Exception as exc:
-        shots.failures.append(f"{type(exc).__name__}: {exc}"[:300])
-        return None
 
 
 def _loop(start: _Start, phone: Phone, model: Bounded, profile: PhoneProfile | None, files: _Files,

@@ -34,11 +34,11 @@ from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results, finite
 from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
-from agent_host.report.tables import (replay_gaps_table, replay_table, breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
-                                      pass_k_table, per_task_table, provenance_table, sequential_table, speed_table,
-                                      task_files_table, trivial_table)
+from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
+                                      pass_k_table, per_task_table, provenance_table, replay_gaps_table, replay_table,
+                                      sequential_table, speed_table, task_files_table, trivial_table)
 from agent_host.config.replay_log import ROLES
-from agent_host.report.replay import load_summaries, rate_text, viewer_lines, with_replay
+from agent_host.report.replay import load_summaries, viewer_lines, with_replay
 
 TEMPLATES = Path(__file__).with_name("templates")
 PAGES = "trajectories"
@@ -66,7 +66,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters.update(pct=pct, interval=interval, signed_pp=signed_pp, num=num, pval=pval, md=md_cell,
-                       tojson_script=json_for_script, rate=rate_text)
+                       tojson_script=json_for_script)
     # a replay's tables are one per replay (and per candidate), so the templates make them
     env.globals.update(colours=OUTCOME_COLOURS, bar_labels=selection.BAR_LABELS, replay_table=replay_table,
                        replay_gaps_table=replay_gaps_table)
@@ -368,9 +368,7 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     directory). Returns their paths, the typed results (key model) and their JSON form
     (key results)."""
     run = load_run(run_dir)
-    # Validated against the typed model before anything is written: a field of the wrong
-    # type is a bug here, never a results.json that its readers cannot load.
-    results = analyse(run, baseline, target=target)
+    results = analyse(run, baseline, target=target)   # the typed model, validated as analyse made it
     viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
     results.warnings += viewer.pop("warnings")
     replays = finite(load_summaries(run.dir))      # agent-host replay's replay.json files
