@@ -1,9 +1,12 @@
 """The outcome label of an episode, from its per-step goal values (pure; docs/concepts.md,
 "Outcome labels").
 
-`goals[t]` is G(t), the task's check after step t; `goals[0]` is the check after setup
-(false for a base variant, true for a verify variant). D = `complete_step`, I = `infeasible_step`.
-The episode ends at D or I, so at most one of them is set and it is the last step.
+`goals[t]` is G(t), the goal after step t: the asked-for change is there (`asked[t]`, the task's
+check) and nothing else in the task's scope changed since setup (`clean[t]`; judge/checks.py);
+`goals[0]` is the goal after setup (false for a base variant, true for a verify variant).
+D = `complete_step`, I = `infeasible_step`. The episode ends at D or I, so at most one of them
+is set and it is the last step. `asked` and `clean` are None for records judged before the
+whole-state judge: no episode of theirs is `collateral`.
 
 Precedence (exactly one label):
 1. `error`: the harness, the phone or the server failed (`error` given). Also when no goal
@@ -12,12 +15,17 @@ Precedence (exactly one label):
    (the context window, or the per-reply token cap on every retry of a step). It is neither
    a navigation failure nor an infrastructure error, so it gets its own label, and the
    report keeps it out of navigation and recognition.
-2. `infeasible_claimed`: the agent called `task_infeasible` (on any task; the report counts it
-   as a success only on infeasible tasks).
+2. I exists: `collateral` when something in the task's scope had changed (not clean(I): an
+   infeasible task's expected change is none, so a change made before giving up is damage);
+   otherwise `infeasible_claimed` (on any task; the report counts it as a success only on
+   infeasible tasks).
 3. D exists:
    - on an infeasible task: `premature` (nothing can make the goal hold);
    - G(D) true: `success`, even if the goal was lost and regained earlier (success is defined
      by G(D) alone); `goal_lost_step` still records the earlier loss;
+   - asked(D) true but not clean(D): `collateral` (the asked-for change is there, and so is
+     something else: a stray under a near-miss name, a deletion done by renaming, one change
+     too many);
    - G(D) false and G(t) true for some t < D (step 0 included, so a verify variant whose
      agent turned the goal off and then completed is `undone`): `undone`;
    - otherwise: `premature`.
@@ -62,9 +70,14 @@ def _first(goals: Sequence[bool], start: int, value: bool) -> int | None:
 
 def label(goals: Sequence[bool], *, complete_step: int | None = None,
           infeasible_step: int | None = None, infeasible_task: bool = False,
-          error: str | None = None, exhausted: bool = False) -> Judgement:
-    """Label one episode. `goals[t]` = G(t) for t = 0 (after setup) .. last step."""
+          error: str | None = None, exhausted: bool = False,
+          asked: Sequence[bool | None] | None = None, clean: Sequence[bool | None] | None = None) -> Judgement:
+    """Label one episode. `goals[t]` = G(t) for t = 0 (after setup) .. last step; `asked[t]` and
+    `clean[t]` its two halves where they were judged (None: not judged, never collateral)."""
     goals = [bool(g) for g in goals]
+    for name, seq in (("asked", asked), ("clean", clean)):
+        if seq is not None and len(seq) != len(goals):
+            raise ValueError(f"{name} has {len(seq)} values for {len(goals)} goals")
     if complete_step is not None and infeasible_step is not None:
         raise ValueError("an episode ends at task_complete or task_infeasible, not both")
     for name, step in (("complete_step", complete_step), ("infeasible_step", infeasible_step)):
@@ -88,12 +101,16 @@ def label(goals: Sequence[bool], *, complete_step: int | None = None,
             raise ValueError("an exhausted episode ended before task_complete / task_infeasible")
         return judged("exhausted")
     if infeasible_step is not None:
+        if clean is not None and clean[infeasible_step] is False:
+            return judged("collateral")
         return judged("infeasible_claimed")
     if complete_step is not None:
         if infeasible_task:
             return judged("premature")
         if goals[complete_step]:
             return judged("success")
+        if asked is not None and clean is not None and asked[complete_step] and clean[complete_step] is False:
+            return judged("collateral")
         if any(goals[:complete_step]):
             return judged("undone")
         return judged("premature")

@@ -20,11 +20,10 @@ from pydantic import BaseModel, Field, ValidationError
 from agent_host.errors import UserError
 
 Outcome = Literal[
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
+    "success", "premature", "undone", "collateral", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted",
+    "error"
 ]
-OUTCOMES: tuple[str, ...] = (
-    "success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted", "error"
-)
+OUTCOMES: tuple[str, ...] = Outcome.__args__  # type: ignore[attr-defined]
 Variant = Literal["base", "verify"]
 
 # The kinds of task a report breaks success down by: tags with these exact spellings in a
@@ -86,7 +85,12 @@ class StepRecord(BaseModel):
     wall_s: float | None = None                # the step's own wall time (step 0: setup)
     round_trips: RoundTrips | None = None
     cached_share: float | None = None          # usage.cached_tokens / usage.prompt_tokens
-    goal: bool                                 # goal check after this step's action
+    goal: bool                                 # goal after this step's action: asked and clean
+    # The two halves of `goal` (judge/checks.py), None in records from before the whole-state
+    # judge: `asked`, the task's check (the asked-for change is there; None on infeasible tasks);
+    # `clean`, nothing else in the task's scope changed since setup.
+    asked: bool | None = None
+    clean: bool | None = None
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
 
