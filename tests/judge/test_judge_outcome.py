@@ -74,6 +74,34 @@ def test_every_label_is_reachable():
     assert sorted(j.outcome for j in cases) == sorted(OUTCOMES)
 
 
+@pytest.mark.parametrize(
+    "goals, asked, clean, kw, outcome",
+    [
+        # the asked-for change is there and so is a stray: collateral, not premature
+        ([F, F], [F, T], [F, F], dict(complete_step=1), "collateral"),
+        # the goal held, then a stray was made, then task_complete: collateral (not undone)
+        ([F, T, F], [F, T, T], [F, T, F], dict(complete_step=2), "collateral"),
+        # neither half: premature as before
+        ([F, F], [F, F], [F, F], dict(complete_step=1), "premature"),
+        # clean but the asked-for change missing: premature
+        ([F, F], [F, F], [T, T], dict(complete_step=1), "premature"),
+        # a change in scope, then task_infeasible: collateral on any task
+        ([F, F], [None, None], [T, F], dict(infeasible_step=1, infeasible_task=True), "collateral"),
+        ([F, F], [F, F], [F, F], dict(infeasible_step=1), "collateral"),
+        # nothing changed, then task_infeasible: claimed
+        ([F, F], [None, None], [T, T], dict(infeasible_step=1, infeasible_task=True), "infeasible_claimed"),
+        # collateral needs a final action: a stray without task_complete is a navigation failure
+        ([F, F], [F, T], [F, F], {}, "nav_fail"),
+        # old records (no halves judged) are never collateral
+        ([F, F], None, None, dict(complete_step=1), "premature"),
+        # both halves: success
+        ([F, T], [F, T], [F, T], dict(complete_step=1), "success"),
+    ],
+)
+def test_collateral(goals, asked, clean, kw, outcome):
+    assert label(goals, asked=asked, clean=clean, **kw).outcome == outcome
+
+
 def test_bad_inputs():
     with pytest.raises(ValueError):
         label([F, T], complete_step=1, infeasible_step=1)
