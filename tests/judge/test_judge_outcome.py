@@ -70,6 +70,7 @@ def test_every_label_is_reachable():
         label([F, T], complete_step=1), label([F, F], complete_step=1),
         label([F, T, F]), label([F, T]), label([F, F], infeasible_step=1),
         label([F, F]), label([F], error="x"), label([F, T], exhausted=True),
+        label([F, F], complete_step=1, asked=[F, T], clean=[F, F]),
     ]
     assert sorted(j.outcome for j in cases) == sorted(OUTCOMES)
 
