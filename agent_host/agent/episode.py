@@ -5,7 +5,14 @@ Files in `out_dir` (docs/architecture.md, "Records"):
   fsynced as the step ends, so a crash loses at most the step in flight;
 - `step-000.png` after setup, `step-NNN.png` the screen before step N's action;
 - `episode.json`: the EpisodeRecord, written atomically (temporary file + rename) at the end;
-- `error.txt`: the traceback, when the harness itself failed.
+- `error.txt`: the traceback, when the harness itself failed;
+- `start_state.json`: the task's scope and the snapshot of it after setup, that every step's
+  goal is judged against (judge/checks.py).
+
+Every episode starts clean: before the task's setup, every kind of state in the task's scope is
+emptied (phone/state.py `reset_commands`: the contacts, events, texts, calls, alarms and
+folders it touches), so no earlier episode's leftovers reach this one; the setup then seeds
+what the task needs.
 
 Failures of the phone or the server end the episode with outcome `error` and the reason in
 `error`; they never count against the model. A base variant whose goal already holds after
@@ -42,6 +49,7 @@ from agent_host.judge.checks import Judge, Verdict
 from agent_host.phone.device import (Phone, PhoneError, PhoneUnresponsive, RoundTripTally, counting_into, png_bytes,
                                      submit_beside)
 from agent_host.phone.requirements import bind_task
+from agent_host.phone.state import clean_start
 from agent_host.phone.steps import StepFailed, run_steps
 from agent_host.serving import metrics
 from agent_host.serving.endpoint import Endpoint
@@ -53,6 +61,7 @@ if TYPE_CHECKING:   # annotations only: importing these costs the CLI's start
 
 T = TypeVar("T")
 SETTLE_S = 3.0
+START_STATE = "start_state.json"
 DEADLINE_GRACE_S = 2.0    # past --episode-timeout the watchdog abandons calls (the limits fire first)
 TEARDOWN_LIMIT_S = 30.0   # teardown steps, in total
 _DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
@@ -179,11 +188,14 @@ class _Files:
         self.log = _StepLog(out_dir / "steps.jsonl", on_step)
         self.shots = _Shots(out_dir, screenshots)
         self.setup_times = PhaseTimes()
-        self.goals0: list[bool] = []           # the goal after setup, once judged
+        self.verdict0: Verdict | None = None   # the goal after setup, once judged
         self.loop: StepLoop | None = None
 
     def state(self) -> LoopState:
-        return self.loop.state if self.loop is not None else LoopState(goals=self.goals0)
+        if self.loop is not None:
+            return self.loop.state
+        v = self.verdict0
+        return LoopState(goals=[v.goal], asked=[v.asked], clean=[v.clean]) if v is not None else LoopState(goals=[])
 
     def close(self, endpoint: Endpoint, task: TaskInstance) -> None:
         self.log.close()
@@ -252,7 +264,7 @@ def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, file
     t0 = time.monotonic()
     with counting_into(tally):
         with timed(times, "settle"):
-            run_steps(task.setup, phone, profile)
+            run_steps(clean_start(task.scope) + list(task.setup), phone, profile)
             first = observe_xml(phone.settle(settle_s, min_s=settle_min_s(profile),
                                              confirm=settle_confirm(profile), key=render_key))
         capture0 = submit_beside(shots.capture_pool, phone.screenshot) if shots.enabled else None
@@ -261,10 +273,13 @@ def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, file
         with timed(times, "observe"):
             shot0 = shots.result(capture0)
             name0 = shots.save("step-000.png", shot0)
-    files.goals0 = [verdict.goal]
+    files.verdict0 = verdict
+    if judge.start is not None:
+        write_json_atomic(files.out_dir / START_STATE, {"scope": task.scope.as_dict(), "state": judge.start})
     files.log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
                                screenshot=name0, times=times, wall_s=round(watchdog.elapsed(t0), 4),
-                               round_trips=tally_record(tally), goal=verdict.goal, check_detail=verdict.detail))
+                               round_trips=tally_record(tally), goal=verdict.goal, asked=verdict.asked,
+                               clean=verdict.clean, check_detail=verdict.detail))
     if not task.infeasible and verdict.goal != (task.variant == "verify"):
         want = "not hold" if task.variant == "base" else "hold"
         raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
@@ -284,7 +299,7 @@ def _loop(start: _Start, phone: Phone, model: Bounded, profile: PhoneProfile | N
         return shots.capture(f"step-{n:03d}.png", phone)
 
     return StepLoop(goal=start.task.goal, phone=phone, model=model, judge=start.judge, profile=profile,
-                    max_steps=start.task.max_steps, first=start.first, goal_initial=start.verdict.goal,
+                    max_steps=start.task.max_steps, first=start.first, initial=start.verdict,
                     screenshot=screenshot, before_act=shots.barrier, write_step=files.log.write,
                     settle_s=settle_s, settle_min_s=settle_min_s(profile), settle_confirm=settle_confirm(profile))
 
@@ -345,7 +360,7 @@ def _record(task: TaskInstance, phone: Phone, endpoint: Endpoint, identity: Epis
     goals = state.goals
     j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
               infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded",
-              exhausted=state.exhausted is not None)
+              exhausted=state.exhausted is not None, asked=state.asked, clean=state.clean)
     share, share_source = episode_cached_share(state.usage_after_first, server_metrics)
     return EpisodeRecord(
         episode_id=identity.episode_id, run_id=identity.run_id, attempt=identity.attempt,

@@ -114,6 +114,8 @@ def render_key(xml: str) -> str:
 @dataclass
 class LoopState:
     goals: list[bool]
+    asked: list[bool | None] = field(default_factory=list)   # the goal's halves, per step (judge/checks.py)
+    clean: list[bool | None] = field(default_factory=list)
     steps: int = 0
     wasted: int = 0
     complete_step: int | None = None
@@ -158,7 +160,7 @@ class StepLoop:
     """Runs the steps of one episode after setup; the episode owns files and records."""
 
     def __init__(self, *, goal: str, phone: Phone, model: Model, judge: Judge,
-                 profile: PhoneProfile | None, max_steps: int, first: Observation, goal_initial: bool,
+                 profile: PhoneProfile | None, max_steps: int, first: Observation, initial: Verdict,
                  screenshot: Callable[[int], str | None] | None = None,
                  before_act: Callable[[], None] | None = None,
                  write_step: Callable[[StepRecord], None] | None = None,
@@ -181,7 +183,7 @@ class StepLoop:
         self._judging: Future | None = None      # the last step's verdict, coming in beside
         self._judge_pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         self.messages: list[Json] = [{"role": "system", "content": prompts.system_prompt(self.apps)}]
-        self.state = LoopState(goals=[goal_initial])
+        self.state = LoopState(goals=[initial.goal], asked=[initial.asked], clean=[initial.clean])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
         self._context_tokens = 0                 # prompt + reply tokens of the latest request
         self.requests: list[Json] = []           # each answered request: step, attempt, end, options, sha256
@@ -307,6 +309,8 @@ class StepLoop:
         st, times, usage = self.state, turn.times, turn.usage
         times.judge = verdict.seconds       # beside the next step, not in this one's wall time
         st.goals.append(verdict.goal)
+        st.asked.append(verdict.asked)
+        st.clean.append(verdict.clean)
         st.steps = turn.n
         for k in ("observe", "model", "act", "settle", "judge"):
             setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
@@ -317,7 +321,8 @@ class StepLoop:
             step=turn.n, observation=turn.obs.text, package=turn.obs.screen.package or None,
             screenshot=turn.shot, usage=usage, raw_output=turn.raw_output(), action=turn.action,
             retry_error=turn.retry_error, times=times, wall_s=wall_s, round_trips=tally_record(turn.tally),
-            cached_share=cached_share(usage), goal=verdict.goal, check_detail=verdict.detail))
+            cached_share=cached_share(usage), goal=verdict.goal, asked=verdict.asked, clean=verdict.clean,
+            check_detail=verdict.detail))
 
     # -- helpers --------------------------------------------------------------------------------
 

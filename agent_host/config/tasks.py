@@ -29,6 +29,7 @@ from agent_host.config.requirements import (PhoneFacts, TaskRequirement, phone_p
                                             unknown_phone_placeholders)
 from agent_host.config.steps import STEP_SCHEMA_EXTRA, AnyStep, ForceStopStep, LaunchStep, Step, step_kind
 from agent_host.config.strict import Strict, fail
+from agent_host.config.scope import Change, Scope, ScopeSpec, derive_scope, texts_of
 from agent_host.errors import ConfigError, UserError
 
 TASKS_DIR = Path("tasks")
@@ -59,6 +60,13 @@ class Task(Strict):
                                    description="makes the goal true; the verify variant runs setup + goal_setup")
     check: Check | None = Field(None, description="true when the goal holds (absent on infeasible tasks)")
     teardown: list[Step] = Field(default_factory=list, description="restores a sane state after the episode")
+    change: Change = Field(default_factory=Change,
+                           description="what the task asks to change, per kind of state: objects added and "
+                                       "removed (an edit is one of each); every kind not named, and an "
+                                       "infeasible task: nothing. The goal holds only when the check holds "
+                                       "and the task's scope changed by exactly this")
+    scope: ScopeSpec | None = Field(None, description="more state to watch than the task's own commands "
+                                                      "touch (derived: docs/tasks.md, 'Scope')")
     solution: list[ScriptItem] = Field(default_factory=list,
                                    description="a reference policy script that reaches the goal "
                                                "(agent-host tasks check-solutions runs it)")
@@ -225,11 +233,17 @@ class TaskInstance(BaseModel):
     notes: str = ""
     requires: tuple[str, ...] = ()   # config/requirements.py names
     phone_bound: bool = False        # `{phone.*}` placeholders substituted (bind_phone)
+    change: Change = Field(default_factory=Change)   # what the base variant asks to change
+    scope: Scope = Scope()           # the state the task touches (config/scope.py)
 
     @property
     def needs_phone_facts(self) -> bool:
         """Its steps, check or solution name a `{phone.*}` fact not yet bound."""
         return not self.phone_bound and bool(phone_placeholders(_instance_text(self)))
+
+
+def _check_dump(check: BaseModel | None) -> Any:
+    return None if check is None else check.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 def _instance_text(t: TaskInstance) -> str:
@@ -307,10 +321,12 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
             raise ConfigError(f"{source}: {iid}: after substituting parameters: {format_loc(loc)}: {msg}")
         setup, goal_setup, teardown = parts["setup"], parts["goal_setup"], parts["teardown"]
         check, solution = parts["check"], _solution_dump(parts["solution"])
+        scope = derive_scope(texts_of([_dump(setup), _dump(goal_setup), _dump(teardown), _check_dump(check)]),
+                             task.app, task.change, task.scope)
         common = dict(id=iid, task_id=task.id, params=p, goal=_substitute(task.goal, p), app=task.app,
                       teardown=teardown, check=check, max_steps=task.max_steps, tags=list(task.tags),
                       infeasible=task.infeasible, solution=solution, source=source, sha256=sha256,
-                      notes=task.notes, requires=tuple(task.requires))
+                      notes=task.notes, requires=tuple(task.requires), change=task.change, scope=scope)
         if "base" in variants:
             out.append(TaskInstance(key=iid, variant="base", setup=setup, **common))
         if "verify" in variants and has_verify(task):

@@ -8,6 +8,14 @@ UI conditions against `screen`, the parsed dump the agent observes next (so judg
 extra dump), and `answer` checks against the agent's latest `answer` action.
 
 A command that exited non-zero (127: not found) makes its leaf false.
+
+The goal is more than the check: the check says the asked-for change is there (`asked`); the
+same batch reads the whole state the task touches (its scope, phone/state.py), and the goal
+holds only when, since the snapshot after setup, the scope changed by exactly the task's
+declared change (`clean`): so many objects added and removed per kind, no more, no fewer. The
+check pins which objects; the counts rule out a stray made beside them, a deletion done by
+renaming, a change made before giving up. A verify variant starts at the goal, so its expected
+change is none. The rule is here once, for every task.
 """
 
 from __future__ import annotations
@@ -23,11 +31,14 @@ from pydantic import BaseModel
 from agent_host.config.checks import (AnswerCheck, CHECK_KINDS, ForegroundCheck, SettingCheck, ShellCheck,
                                       UiCheck, check_kind, children)
 from agent_host.config.phones import resolve_app
+from agent_host.config.scope import Scope
 from agent_host.judge.answers import same_answer
+from agent_host.phone import state
 from agent_host.phone.select import matches
 from agent_host.text import normalise_answer
 
 MAX_DETAIL_OUTPUT = 400
+MAX_DIFF_ROWS = 20         # rows of a diff kept in a step's detail, per kind and direction
 FOREGROUND_COMMAND = "dumpsys activity activities | grep topResumedActivity"
 
 ShellOutputs = dict[str, tuple[str, int]]   # command -> (stdout, exit code)
@@ -183,41 +194,88 @@ class Verdict:
     goal: bool
     detail: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    asked: bool | None = None      # the check alone (None: an infeasible task has none)
+    clean: bool | None = None      # the scope changed by exactly the expected change
+
+
+def expected_change(task: Any) -> dict[str, tuple[int, int]]:
+    """kind -> (added, removed) the episode should end with: the task's change on a base
+    variant; none on a verify variant (it starts at the goal) or an infeasible task."""
+    if task.variant == "verify" or task.infeasible:
+        return {}
+    return task.change.counts()
+
+
+def judge_diff(changes: dict[str, state.KindDiff], expected: dict[str, tuple[int, int]]) -> bool:
+    """True when every kind changed by exactly its expected counts (unnamed kinds: none)."""
+    return all((len(d.added), len(d.removed)) == expected.get(kind, (0, 0)) for kind, d in changes.items())
 
 
 class Judge:
-    """The goal check of one task instance on one kind of phone."""
+    """The goal of one task instance on one kind of phone. The first evaluation (after setup)
+    takes the start snapshot every later one is compared with."""
 
     def __init__(self, task: Any, profile: Any = None):
         self.task = task
         self.profile = profile
         self.apps = dict(profile.apps) if profile is not None else None
         self.commands: list[str] = shell_commands(task.check)
-        self.phone_commands = [profile.command(c) if profile is not None else c for c in self.commands]
+        self.scope = getattr(task, "scope", None) or Scope()
+        self.state_commands = state.commands(self.scope)
+        self.expected = expected_change(task)
+        self.phone_commands = [profile.command(c) if profile is not None else c
+                               for c in self.commands + self.state_commands]
         self.ui = ui_checks(task.check)
         self.answers = any(isinstance(c, AnswerCheck) for c in leaves(task.check)) if task.check else False
+        self.start: state.Snapshot | None = None
 
     def evaluate(self, phone: Any, screen: Any = None, answer: str | None = None) -> Verdict:
         """G(t). PhoneError from the shell batch propagates (the episode is then an error)."""
         t0 = time.monotonic()
-        if self.task.check is None:           # infeasible: no goal can hold
-            return Verdict(False, {"infeasible": True}, time.monotonic() - t0)
         if self.ui and screen is None:
             raise ValueError("this check has a ui condition: pass the screen")
+        results = phone.shell_batch(self.phone_commands) if self.phone_commands else []
+        n = len(self.commands)
         facts = Facts(screen=screen, apps=self.apps, answer=answer)
-        if self.commands:
-            results = phone.shell_batch(self.phone_commands)
-            for cmd, res in zip(self.commands, results):
-                facts.outputs[cmd] = (res.output, res.exit_code)
-        goal = evaluate(self.task.check, facts)
+        for cmd, res in zip(self.commands, results[:n]):
+            facts.outputs[cmd] = (res.output, res.exit_code)
+        clean, changes = self._clean([(r.output, r.exit_code) for r in results[n:]])
         detail: dict[str, Any] = {}
+        if self.task.check is None:           # infeasible: no goal can hold
+            asked = None
+            detail["infeasible"] = True
+        else:
+            asked = evaluate(self.task.check, facts)
         if facts.outputs:
             detail["shell"] = {cmd: {"out": _clip(out), "rc": rc} for cmd, (out, rc) in facts.outputs.items()}
         if self.ui:
             detail["ui"] = {_describe(c): _ui(c, facts) for c in self.ui}
         if self.answers:
             detail["answer"] = answer
-        return Verdict(goal, detail, time.monotonic() - t0)
+        if not clean and any(d.added or d.removed for d in changes.values()):
+            detail["state"] = _diff_detail(changes, self.expected)
+        goal = bool(asked) and clean
+        return Verdict(goal, detail, time.monotonic() - t0, asked=asked, clean=clean if self.scope.kinds else None)
+
+    def _clean(self, outputs: state.Outputs) -> tuple[bool, dict[str, state.KindDiff]]:
+        if not self.scope.kinds:
+            return True, {}
+        now = state.snapshot(self.scope, outputs)
+        if self.start is None:
+            self.start = now
+        changes = state.diff(self.start, now)
+        return judge_diff(changes, self.expected), changes
+
+
+def _diff_detail(changes: dict[str, state.KindDiff], expected: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    """What changed in scope, for the viewer: per kind that changed, the rows added and removed
+    (clipped), and the expected counts."""
+    def clip(rows: list[str]) -> list[str]:
+        return [_clip(r)[:200] for r in rows[:MAX_DIFF_ROWS]] + ([f"... {len(rows) - MAX_DIFF_ROWS} more"]
+                                                             if len(rows) > MAX_DIFF_ROWS else [])
+    return {"kinds": {k: {"added": clip(d.added), "removed": clip(d.removed)}
+                      for k, d in changes.items() if d.added or d.removed},
+            "expected": {k: {"added": a, "removed": r} for k, (a, r) in expected.items()}}
 
 
 def _clip(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agent_host.config.tasks import _CHECK, load_tasks
+from agent_host.config.scope import Scope
 from agent_host.judge.checks import Judge
 from agent_host.phone.parse import parse
 from agent_host.phone.device import Phone, ShellResult
@@ -41,8 +42,10 @@ class FakePhone:
 
 
 def _instance(check: dict, base: str = "wifi-on"):
+    """The check alone: no scope, so the batch holds only the check's commands (the whole-state
+    half of the goal is tested on a virtual phone, tests/judge/test_judge_state.py)."""
     task = load_tasks([base])[0]
-    return task.model_copy(update={"check": _CHECK.validate_python(check)})
+    return task.model_copy(update={"check": _CHECK.validate_python(check), "scope": Scope()})
 
 
 def test_all_commands_in_one_batch():
@@ -97,9 +100,14 @@ def test_ui_check_uses_the_given_screen_without_a_dump():
 
 
 def test_infeasible_task_never_holds():
-    task = load_tasks(["fm-radio-on"])[0]
+    task = load_tasks(["fm-radio-on"])[0].model_copy(update={"scope": Scope()})
     phone = FakePhone({})
     assert Judge(task).evaluate(phone).goal is False and phone.calls == []
+    # with its scope (the settings, its app's state), the judge reads it, and still never holds
+    task = load_tasks(["fm-radio-on"])[0]
+    phone = FakePhone({f"settings list {ns}": ("", 0) for ns in ("global", "system", "secure")})
+    v = Judge(task).evaluate(phone)
+    assert v.goal is False and v.asked is None and v.clean is True
 
 
 def test_on_the_virtual_phone_one_adb_shell_call(virtual_phone, monkeypatch):

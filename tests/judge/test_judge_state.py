@@ -1,0 +1,188 @@
+"""The whole-state half of the goal: the readers' parsing, the diff, the scope a task gets, and
+the judge on a virtual phone through the real adb stack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_host.config.phones import load_phone_profile
+from agent_host.config.scope import STATE_KINDS, TOUCHES, Change, Scope, derive_scope
+from agent_host.config.tasks import load_tasks
+from agent_host.judge.checks import Judge, judge_diff
+from agent_host.phone import state
+from agent_host.phone.device import Phone
+from agent_host.config.requirements import substitute_phone
+from agent_host.phone.requirements import bind_task, facts_of
+from agent_host.phone.steps import run_steps
+
+TASKS = Path(__file__).resolve().parents[2] / "tasks"
+
+
+def _task(key: str) -> Any:
+    [task] = [t for t in load_tasks([TASKS]) if t.key == key]
+    return task
+
+
+def test_content_rows_split_at_the_known_columns() -> None:
+    out = ("Row: 0 _id=3, type=2, address=6505550142, body=Yes, count me in, see you\n"
+           "Row: 1 _id=4, type=1, address=+1 650-555-0177, body=two\nlines\n")
+    rows = state.content_rows(out, ["_id", "type", "address", "body"])
+    assert rows == [{"_id": "3", "type": "2", "address": "6505550142", "body": "Yes, count me in, see you"},
+                    {"_id": "4", "type": "1", "address": "+1 650-555-0177", "body": "two\nlines"}]
+    assert state.content_rows("No result found.\n", ["_id"]) == []
+
+
+def test_numbers_compare_as_national_digits() -> None:
+    assert state.digits("+1 650-555-0142") == state.digits("(650) 555-0142") == "6505550142"
+
+
+def test_a_diff_is_a_multiset_of_compared_fields() -> None:
+    start = {"calendar": [{"id": "1", "title": "Team sync", "dtstart": "1"},
+                          {"id": "2", "title": "Team sync", "dtstart": "2"}]}
+    # deleted and made again the same (a new id): no change; an edit: one removed, one added
+    same = {"calendar": [{"id": "7", "title": "Team sync", "dtstart": "1"},
+                         {"id": "2", "title": "Team sync", "dtstart": "2"}]}
+    assert state.diff(start, same)["calendar"] == state.KindDiff([], [])
+    edited = {"calendar": [{"id": "1", "title": "Team sync", "dtstart": "1"},
+                           {"id": "2", "title": "Team sync (cancelled)", "dtstart": "2"}]}
+    d = state.diff(start, edited)["calendar"]
+    assert (len(d.added), len(d.removed)) == (1, 1)
+    assert judge_diff({"calendar": d}, {"calendar": (1, 1)})
+    assert not judge_diff({"calendar": d}, {"calendar": (0, 1)})   # deleted by renaming
+    assert not judge_diff({"calendar": d}, {})                     # an answer task that edited
+
+
+def test_changed_counts_one_removed_and_one_added() -> None:
+    assert Change.model_validate({"settings": {"changed": 1}}).counts() == {"settings": (1, 1)}
+    assert Change.model_validate({"sms": {"added": 1, "removed": 4}}).counts() == {"sms": (1, 4)}
+
+
+def test_scope_is_derived_from_commands_app_and_declarations() -> None:
+    s = derive_scope(['content delete --uri content://com.android.calendar/events --where "title=\'X\'"',
+                      'rm -rf "/sdcard/Download/Taxes 2026"', "ls /sdcard/Documents/Markor/a.md"], "files")
+    assert s == Scope(("calendar", "files"), ("/sdcard/Documents", "/sdcard/Download"))
+    assert derive_scope([], "settings").kinds == ("settings",)
+    assert derive_scope(["setting", "wifi_on"], "x").kinds == ("settings",)       # a setting: step or check
+    assert derive_scope(["/sdcard/window_dump.xml"], "x") == Scope()               # a file, not a folder
+    assert derive_scope([], "x", Change.model_validate({"calls": {"added": 1}})).kinds == ("calls",)
+
+
+def test_every_kind_has_a_reader_and_a_touch_rule() -> None:
+    assert tuple(state.READERS) == STATE_KINDS == tuple(TOUCHES)
+
+
+def test_every_settings_key_a_shipped_task_names_is_read() -> None:
+    read = {k for keys in state.SETTINGS_KEYS.values() for k in keys}
+    named = set()
+    for t in load_tasks([TASKS]):
+        for step in t.setup:
+            if hasattr(step, "setting"):
+                named.add(step.setting.key)
+        from agent_host.judge.checks import leaves
+        for leaf in leaves(t.check) if t.check is not None else []:
+            if hasattr(leaf, "setting"):
+                named.add(leaf.setting.key)
+    # next_alarm_formatted is the alarms reader's; the warning flag changes by itself
+    assert named - read <= {"next_alarm_formatted", "low_power_warning_acknowledged"}, named - read
+
+
+def test_every_shipped_task_declares_a_change_on_kinds_in_its_scope() -> None:
+    for t in load_tasks([TASKS]):
+        assert set(t.change.counts()) <= set(t.scope.kinds), t.id
+        if t.infeasible:
+            assert not t.change.counts(), f"{t.id}: an infeasible task asks for no change"
+
+
+# -- on a virtual phone -----------------------------------------------------------------------------
+
+def _param(task: Any, name: str, phone: Phone) -> str:
+    """A parameter with its `{phone.*}` facts filled in for this phone."""
+    return substitute_phone(str(task.params[name]), facts_of(phone))
+
+
+def _judged(task: Any, phone: Phone, *mutations: str) -> tuple[Any, Any]:
+    """Clean start, setup, the verdict after setup; `mutations` run; the verdict after."""
+    profile = load_phone_profile("virtual")
+    task = bind_task(task, phone)
+    judge = Judge(task, profile)
+    run_steps(state.clean_start(task.scope) + list(task.setup), phone, profile)
+    v0 = judge.evaluate(phone)
+    for cmd in mutations:
+        assert phone.shell(cmd).ok, cmd
+    return v0, judge.evaluate(phone)
+
+
+def test_a_stray_event_beside_the_asked_one_is_not_the_goal(virtual_phone: Any) -> None:
+    """calendar-add-event-offsite: a typo'd "Team ofsite" saved first, then the right event."""
+    phone = Phone.connect(virtual_phone.serial)
+    task = bind_task(_task("calendar-add-event-offsite"), phone)
+    add = ("content insert --uri content://com.android.calendar/events --bind calendar_id:i:1 "
+           "--bind 'title:s:{t}' --bind dtstart:l:{s} --bind dtend:l:{e} --bind eventTimezone:s:UTC "
+           "--bind 'eventLocation:s:Harbor Conference Center'")
+    s, e = _param(task, "dtstart", phone), _param(task, "dtend", phone)
+    v0, v1 = _judged(task, phone, add.format(t="Team ofsite", s=s, e=e), add.format(t="Team offsite", s=s, e=e))
+    assert v0.goal is False and v0.clean is False
+    assert v1.asked is True and v1.clean is False and v1.goal is False
+    assert v1.detail["state"]["kinds"]["calendar"]["added"][0].startswith("title=Team ofsite") or \
+        any("Team ofsite" in r for r in v1.detail["state"]["kinds"]["calendar"]["added"])
+    # the right event alone is the goal
+    _v0, v2 = _judged(task, phone, add.format(t="Team offsite", s=s, e=e))
+    assert v2.goal is True and v2.asked is True and v2.clean is True
+
+
+def test_deleting_by_renaming_is_not_the_goal(virtual_phone: Any) -> None:
+    phone = Phone.connect(virtual_phone.serial)
+    task = bind_task(_task("calendar-delete-event-dec17"), phone)
+    gone = _param(task, "gone", phone)
+    v0, v1 = _judged(task, phone, "content update --uri content://com.android.calendar/events "
+                     f"--bind 'title:s:Team sync (cancelled)' --where \"title='Team sync' AND dtstart={gone}\"")
+    assert v1.asked is True and v1.goal is False       # the check alone was fooled
+    _v0, v2 = _judged(task, phone, "content delete --uri content://com.android.calendar/events "
+                      f"--where \"title='Team sync' AND dtstart={gone}\"")
+    assert v2.goal is True
+
+
+def test_a_change_before_claiming_infeasible_is_seen(virtual_phone: Any) -> None:
+    phone = Phone.connect(virtual_phone.serial)
+    v0, v1 = _judged(_task("sms-unsend"), phone, "appops set com.android.shell WRITE_SMS allow",
+                     "content delete --uri content://sms --where \"address='6505550177'\"")
+    assert v0.clean is True and v0.asked is None
+    assert v1.clean is False and v1.goal is False
+
+
+def test_a_verify_variant_starts_at_the_goal_and_expects_no_change(virtual_phone: Any) -> None:
+    phone = Phone.connect(virtual_phone.serial)
+    v0, _ = _judged(_task("calendar-add-event-offsite@verify"), phone)
+    assert v0.goal is True and v0.clean is True
+
+
+def test_the_clean_start_empties_what_an_earlier_episode_left(virtual_phone: Any) -> None:
+    phone = Phone.connect(virtual_phone.serial)
+    task = bind_task(_task("calendar-count-day"), phone)
+    leftover = ("content insert --uri content://com.android.calendar/events --bind calendar_id:i:1 "
+                "--bind 'title:s:Haircut (moved)' --bind dtstart:l:1797588000000 --bind dtend:l:1797591600000 "
+                "--bind eventTimezone:s:UTC")
+    assert phone.shell(leftover).ok
+    run_steps(state.clean_start(task.scope) + list(task.setup), phone, load_phone_profile("virtual"))
+    titles = [r["title"] for r in state.snapshot(task.scope, [(r.output, r.exit_code) for r in
+                                                              phone.shell_batch(state.commands(task.scope))])["calendar"]]
+    assert sorted(titles) == ["Choir practice", "Coffee with Ann", "Dinner with Leo", "Haircut"]
+
+
+@pytest.mark.parametrize("kind", STATE_KINDS)
+def test_every_reader_reads_the_virtual_phone(kind: str, virtual_phone: Any) -> None:
+    """Each reader's commands answer (exit 0) and its reset runs, on a phone as set up."""
+    phone = Phone.connect(virtual_phone.serial)
+    scope = Scope((kind,), ("/sdcard/Download",) if kind == "files" else ())
+    for cmd in state.reset_commands(scope):
+        assert phone.shell(cmd).ok, cmd
+    results = phone.shell_batch(state.commands(scope))
+    assert all(r.ok for r in results), [(r.command, r.output) for r in results]
+    snap = state.snapshot(scope, [(r.output, r.exit_code) for r in results])
+    if kind == "settings":
+        assert len(snap["settings"]) == sum(len(v) for v in state.SETTINGS_KEYS.values())
+    else:
+        assert snap[kind] == []    # emptied
