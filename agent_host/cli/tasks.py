@@ -22,6 +22,7 @@ examples:
   agent-host tasks list --counts --json        task instances per app and per kind
   agent-host tasks schema > tasks/task.schema.json
   agent-host tasks check-solutions             run each task's solution on a virtual phone
+  agent-host tasks adversaries                 play generated adversaries; none may succeed
 
 Errors read `FILE:LINE: field.path: message`, one per line; validate exits 1 if there is any.
 """
@@ -82,6 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     from agent_host.cli.locking import add_wait_flag
     add_wait_flag(cs)
     cs.set_defaults(func=_check_solutions)
+
+    from agent_host.cli import tasks_adversaries
+    tasks_adversaries.add_parser(verbs)
 
 
 def _validate(args: argparse.Namespace) -> int:
