@@ -1,4 +1,7 @@
-"""toybox `find` (toys/posix/find.c, as in 0.8.9, which Android 14 ships): what a judge lists and hashes files with.
+"""toybox `find` (toys/posix/find.c): what a judge lists and hashes files with.
+
+The behaviour and messages used here read the same in find.c from toybox 0.8.4 to today's, so
+they hold for whichever snapshot Android 14 ships (not checked on a phone).
 
 Known: paths until the first word starting with `-`, `!` or `(` (none: `.`), then `-mindepth N`,
 `-maxdepth N`, `-type f|d` (letters may be joined: `-type f,d`), `-name`/`-iname GLOB`, `-print`,
