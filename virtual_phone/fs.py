@@ -7,6 +7,8 @@ loop while blocking world calls run in executor threads.
 
 from __future__ import annotations
 
+import errno
+import os
 import posixpath
 import stat as _stat
 import threading
@@ -136,19 +138,40 @@ class VirtualFS:
                 del self._nodes[key]
 
     def move(self, src: str, dst: str) -> None:
-        """rename(2): a file or a whole directory to a new path; an existing file there is replaced."""
+        """rename(2): a file or a whole directory to a new path, mtimes kept (a rename touches no data).
+
+        As rename(2) fails, with the errno as an OSError (so FileNotFoundError, IsADirectoryError,
+        ... as Python maps them): ENOENT for a missing source or destination folder, EINVAL for a
+        directory into itself, EISDIR for a file onto a directory, ENOTDIR for a directory onto a
+        file, ENOTEMPTY onto a directory with something in it; an empty one, or a file, is replaced.
+        """
         s, d = normpath(src), normpath(dst)
         with self._lock:
-            if s not in self._nodes:
-                raise FileNotFoundError(s)
-            if s == "/" or d == s or d.startswith(s + "/"):
-                raise PermissionError(d)
-            target = self._nodes.get(d)
-            if target is not None and _stat.S_ISDIR(target.mode):
-                raise IsADirectoryError(d)
-            parent = self._nodes.get(posixpath.dirname(d))
-            if parent is None:
-                raise FileNotFoundError(posixpath.dirname(d))
+            if s not in self._nodes or posixpath.dirname(d) not in self._nodes:
+                raise _err(errno.ENOENT, src)
+            if s == d:
+                return
+            if s == "/" or d.startswith(s + "/"):
+                raise _err(errno.EINVAL, src)
+            self._make_room(self._nodes[s], d)
             prefix = s + "/"
             for key in [k for k in self._nodes if k == s or k.startswith(prefix)]:
                 self._nodes[d + key[len(s):]] = self._nodes.pop(key)
+
+    def _make_room(self, moving: _Node, d: str) -> None:
+        """Clear `d` for a rename of `moving` onto it, or raise what rename(2) would."""
+        target = self._nodes.get(d)
+        if target is None:
+            return
+        src_dir, dst_dir = _stat.S_ISDIR(moving.mode), _stat.S_ISDIR(target.mode)
+        if dst_dir and not src_dir:
+            raise _err(errno.EISDIR, d)
+        if src_dir and not dst_dir:
+            raise _err(errno.ENOTDIR, d)
+        if dst_dir and any(k.startswith(d + "/") for k in self._nodes):
+            raise _err(errno.ENOTEMPTY, d)
+        del self._nodes[d]
+
+
+def _err(code: int, path: str) -> OSError:
+    return OSError(code, os.strerror(code), path)

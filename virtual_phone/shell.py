@@ -20,6 +20,7 @@ from .shell_apps import AppCommands
 from .shell_base import Exit, Out, fail, ok
 from .shell_content import ContentCommands
 from .shell_files import FileCommands
+from .shell_find import FindCommands
 from .shell_lex import STATUS, LexError, is_op, split
 from .shell_state import StateCommands
 from .shell_system import SystemCommands
@@ -30,7 +31,7 @@ from .ui import Ui
 MAX_SLEEP_S = 600.0
 
 
-class Shell(StateCommands, AppCommands, ContentCommands, FileCommands, SystemCommands):
+class Shell(StateCommands, AppCommands, ContentCommands, FileCommands, FindCommands, SystemCommands):
     def __init__(self, world: Ui) -> None:
         self.w = world
         self.last = 0
@@ -47,7 +48,7 @@ class Shell(StateCommands, AppCommands, ContentCommands, FileCommands, SystemCom
             "export": lambda a, i: ok(), "exec": self.exec_, "app_process": lambda a, i: ok(), "setprop": lambda a, i: ok(),
             "uptime": self.uptime, "whoami": lambda a, i: ok("shell\n"), "exit": self.exit,
             "pidof": self.pidof, "which": self.which, "uiautomator": self.uiautomator,
-            "appops": self.appops, "mv": self.mv, "cp": self.cp, "stat": self.stat,
+            "appops": self.appops, "mv": self.mv, "cp": self.cp, "stat": self.stat, "find": self.find,
         }
 
     # --- the little sh --------------------------------------------------------------------

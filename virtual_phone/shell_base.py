@@ -32,6 +32,8 @@ class Commands:
     """Base of the command groups that make up the shell (they share the world)."""
 
     w: Ui
+    # The shell's command table (Shell fills it): commands that run others (`find -exec`) look here.
+    cmds: dict[str, Callable[[list[str], bytes], Out]]
     # Sends output at once, before the command ends (a following logcat); None: only at the end.
     emit: Callable[[bytes], None] | None = None
 

@@ -1,8 +1,17 @@
 """`content query|insert|update|delete` over the contacts, SMS, call-log and calendar providers
 (cmds/content formats).
 
+`content update` changes contacts data, SMS and call-log rows (shell_columns.py: which columns,
+and how each provider refuses an unknown one) and calendar events; with no --where it changes
+every row, as delete deletes every row.
+
+A provider's exception is printed as cmds/content prints it (`Error while accessing provider:AUTH`,
+then the exception's first line; the stack trace is left out) and the command exits 1. AOSP's
+Content.Command.execute catches the exception, so a real phone probably exits 0 there: a check
+that must work on both looks at stderr, not only at the exit code.
+
 SMS writes follow Android 4.4+: only the default SMS app may write the provider; anyone else's
-insert or delete is silently dropped by AppOps (OP_WRITE_SMS defaults to "ignore") unless
+insert, update or delete is silently dropped by AppOps (OP_WRITE_SMS defaults to "ignore") unless
 `appops set com.android.shell WRITE_SMS allow` ran first, as scripts that seed an inbox do.
 The shell holds READ_SMS, and WRITE_CALL_LOG (AndroidWorld clears the log with `content delete
 --uri content://call_log/calls`).
@@ -13,6 +22,7 @@ from __future__ import annotations
 import re
 
 from .shell_base import Commands, Out, fail, ok
+from .shell_columns import CALLS, DATA, SMS, Table, fix_name
 from .state import MIME_PHONE
 from .telephony import SMS_DRAFT, SMS_INBOX, SMS_SENT
 
@@ -26,22 +36,28 @@ class ContentCommands(Commands):
     def content(self, a: list[str], i: bytes) -> Out:
         verb = a[0] if a else ""
         opts: dict[str, str] = {}
-        binds: dict[str, str] = {}
+        typed: dict[str, str | None] = {}   # an `n` (null) bind is None
         k = 1
         while k < len(a):
             if a[k] == "--bind":
-                name, _typ, val = (a[k + 1].split(":", 2) + ["", ""])[:3]
-                binds[name] = val
+                name, typ, val = (a[k + 1].split(":", 2) + ["", ""])[:3]
+                typed[name] = None if typ == "n" else val
                 k += 2
             elif a[k].startswith("--") and k + 1 < len(a):
                 opts[a[k]] = a[k + 1]
                 k += 2
             else:
                 k += 1
+        # Inserts take binds as text, a null one as empty (what they always did).
+        binds = {name: "" if v is None else v for name, v in typed.items()}
         uri = opts.get("--uri", "").rstrip("/")
         st = self.w.state
-        if uri.startswith(CALENDAR_AUTHORITY) and verb in ("insert", "update", "delete"):
+        if uri.startswith(CALENDAR_AUTHORITY) and verb == "update":
+            return self._calendar_write(verb, uri, typed, opts.get("--where"))
+        if uri.startswith(CALENDAR_AUTHORITY) and verb in ("insert", "delete"):
             return self._calendar_write(verb, uri, binds, opts.get("--where"))
+        if verb == "update":
+            return self._update(uri, typed, opts.get("--where"))
         if verb == "query" and uri.startswith("content://sms") and "--sort" not in opts:
             opts["--sort"] = "date DESC"  # Sms.DEFAULT_SORT_ORDER
         if verb == "query" and uri.startswith("content://call_log") and "--sort" not in opts:
@@ -61,7 +77,7 @@ class ContentCommands(Commands):
                 col, _, dirn = sort.partition(" ")
                 rows.sort(key=lambda r: _sort_key(r.get(col)), reverse=dirn.strip().upper() == "DESC")
             proj = opts.get("--projection")
-            cols = proj.split(":") if proj else None
+            cols = re.split(r"\s*:\s*", proj) if proj else None   # Content.Parser: split("[\\s]*:[\\s]*")
             if not rows:
                 return ok("No result found.\n")
             out = []
@@ -91,14 +107,14 @@ class ContentCommands(Commands):
             return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
         return fail("usage: content [subcommand] [options]\n", 1)
 
-    def _calendar_write(self, verb: str, uri: str, binds: dict[str, str], where: str | None) -> Out:
+    def _calendar_write(self, verb: str, uri: str, binds: dict[str, str | None], where: str | None) -> Out:
         cal = self.w.state.calendar
         m = re.fullmatch(re.escape(CALENDAR_AUTHORITY) + r"/events(?:/(\d+))?", uri)
         if m is None:
             return fail(f"java.lang.IllegalArgumentException: Unknown URL {uri}\n", 1)
         if verb == "insert":
             try:
-                cal.insert(binds)
+                cal.insert({name: v or "" for name, v in binds.items()})
             except ValueError as e:
                 return fail(f"java.lang.IllegalArgumentException: {e}\n", 1)
             return Out()
@@ -109,6 +125,43 @@ class ContentCommands(Commands):
             else:
                 cal.update(int(r["_id"]), binds)  # type: ignore[call-overload]
         return Out()
+
+    def _update(self, uri: str, binds: dict[str, str | None], where: str | None) -> Out:
+        """`content update` of contacts data, SMS or call-log rows (the calendar has its own above).
+
+        Like delete, no --where means every row. cmds/content prints nothing on success.
+        """
+        table = self._table(uri)
+        if table is None:
+            return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
+        if not binds:
+            # Content.Parser refuses the line before asking a provider; it prints its usage and this
+            # line on stdout (and exits 0); the usage is left out here, and the exit code is 1.
+            return ok("[ERROR] Bindings not specified. Did you specify --bind argument(s)?\n", 1)
+        for column in binds:
+            refusal = table.refusal(column)
+            if refusal is not None:
+                # The provider throws before it changes anything (exit code: module docstring).
+                return fail(f"Error while accessing provider:{table.authority}\n{refusal}\n", 1)
+        if table is SMS and not self.w.state.appop_allowed(SHELL, "WRITE_SMS", "ignore"):
+            return Out()  # as for insert and delete: AppOps drops the call without a word
+        ids = {int(r["_id"]) for r in _where(self._query(uri) or [], where)}  # type: ignore[call-overload]
+        for row in table.rows(self.w.state):
+            if row.id in ids:
+                for column, value in binds.items():
+                    table.writable[column](row, value)
+                if table is DATA:
+                    fix_name(row, binds)
+        return Out()
+
+    def _table(self, uri: str) -> Table | None:
+        if uri == "content://com.android.contacts/data":
+            return DATA
+        if uri.startswith("content://sms") and self._sms_box(uri)[0]:
+            return SMS
+        if uri == "content://call_log/calls":
+            return CALLS
+        return None
 
     def _sms_box(self, uri: str) -> tuple[bool, int | None]:
         rest = uri.removeprefix("content://sms").strip("/")

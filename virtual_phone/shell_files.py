@@ -20,18 +20,48 @@ def _ftype(mode: int, size: int) -> str:
     return "regular empty file" if size == 0 else "regular file"
 
 
+def _arg_count(name: str, paths: list[str]) -> Out | None:
+    """toybox's answer to too few operands (lib/args.c's help_exit, then cp_main's own check)."""
+    if not paths:
+        return Out(b"", f'{name}: Need 1 argument (see "{name} --help")\n'.encode(), 1)
+    if len(paths) < 2:
+        return Out(b"", f"{name}: Needs 2 arguments\n".encode(), 1)
+    return None
+
+
 class FileCommands(Commands):
     def mv(self, a: list[str], i: bytes) -> Out:
-        return self._transfer("mv", a)
+        """toybox mv (toys/posix/cp.c): rename(2) each SRC to DEST, or into DEST when it is a directory.
+
+        A failed rename is `mv: bad 'SRC': <strerror>` (perror_msg("bad '%s'", src)), exit 1, and
+        the other sources are still moved; several sources need DEST to be a directory.
+        """
+        paths = [x for x in a if not x.startswith("-")]
+        bad = _arg_count("mv", paths)
+        if bad is not None:
+            return bad
+        fs = self.w.fs
+        *srcs, dst = paths
+        dst_st = fs.stat(dst)
+        into = dst_st is not None and dst_st.is_dir
+        if not into and len(srcs) > 1:
+            return Out(b"", f"mv: '{dst}' not directory\n".encode(), 1)
+        err, code = "", 0
+        for src in srcs:
+            target = posixpath.join(dst, posixpath.basename(src.rstrip("/"))) if into else dst
+            try:
+                fs.move(src, target)
+            except OSError as e:
+                err += f"mv: bad '{src}': {e.strerror}\n"
+                code = 1
+        return Out(b"", err.encode(), code)
 
     def cp(self, a: list[str], i: bytes) -> Out:
-        return self._transfer("cp", a)
-
-    def _transfer(self, name: str, a: list[str]) -> Out:
         paths = [x for x in a if not x.startswith("-")]
         recursive = any(x.startswith("-") and ("r" in x or "R" in x or "a" in x) for x in a)
-        if len(paths) < 2:
-            return Out(b"", f"{name}: needs 2 arguments\n".encode(), 1)
+        bad = _arg_count("cp", paths)
+        if bad is not None:
+            return bad
         fs = self.w.fs
         *srcs, dst = paths
         dst_st = fs.stat(dst)
@@ -39,25 +69,22 @@ class FileCommands(Commands):
         for src in srcs:
             st = fs.stat(src)
             if st is None:
-                err += f"{name}: {src}: No such file or directory\n"
+                err += f"cp: bad '{src}': No such file or directory\n"   # cp.c, as for mv
                 code = 1
                 continue
             target = posixpath.join(dst, posixpath.basename(src.rstrip("/"))) if dst_st and dst_st.is_dir else dst
-            if name == "cp" and st.is_dir and not recursive:
+            if st.is_dir and not recursive:
                 err += f"cp: {src}: Is a directory\n"
                 code = 1
                 continue
             if fs.stat(posixpath.dirname(target) or "/") is None:
-                err += f"{name}: {target}: No such file or directory\n"
+                err += f"cp: {target}: No such file or directory\n"
                 code = 1
                 continue
             try:
-                if name == "mv":
-                    fs.move(src, target)
-                else:
-                    self._copy(src, target)
-            except (OSError, PermissionError):
-                err += f"{name}: {target}: Operation not permitted\n"
+                self._copy(src, target)
+            except OSError:
+                err += f"cp: {target}: Operation not permitted\n"
                 code = 1
         return Out(b"", err.encode(), code)
 
