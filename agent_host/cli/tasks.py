@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from agent_host.errors import UserError
+
 DESCRIPTION = """\
 Task files are YAML in tasks/ (one task per file, or a list). Each has a goal, setup steps
 that put the phone in a start state, a check that says when the goal holds, a step budget and
@@ -86,6 +88,60 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     from agent_host.cli import tasks_adversaries
     tasks_adversaries.add_parser(verbs)
+
+    ch = verbs.add_parser("changes", help="measure what each task's goal_setup changes; compare with `change:`",
+                          description="For each task instance with a goal_setup, run its setup on a phone "
+                                      "(default: a fresh virtual phone), read the task's scope, run goal_setup, "
+                                      "read it again, and print the objects added and removed per kind beside "
+                                      "the task's declared `change:` (docs/tasks.md, 'What a task changes'). "
+                                      "Exit 1 when any disagrees.",
+                          epilog="examples:\n  agent-host tasks changes\n  agent-host tasks changes tasks/my-task.yaml "
+                                 "--json\n", formatter_class=argparse.RawDescriptionHelpFormatter)
+    ch.add_argument("tasks", nargs="*", metavar="TASK", help="task ids, files or directories (default: tasks/)")
+    ch.add_argument("--phone", metavar="SERIAL", help="a running phone (default: start a virtual phone)")
+    ch.add_argument("--json", action="store_true", help="one JSON object per instance")
+    ch.set_defaults(func=_changes)
+
+
+def _changes(args: argparse.Namespace) -> int:
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.config.tasks import load_tasks
+    from agent_host.phone.changes import measure_change
+    from agent_host.phone.device import Phone
+
+    instances = load_tasks(list(args.tasks or []))
+    verify = {t.id: t for t in instances if t.variant == "verify"}
+    pairs = [(t, verify[t.id]) for t in instances if t.variant == "base" and t.id in verify]
+    if not pairs:
+        raise UserError("no task instance has a goal_setup to measure")
+    vphone = None
+    serial = args.phone
+    if not serial:
+        from virtual_phone.phone import VirtualPhone
+        vphone = VirtualPhone().start()
+        serial = vphone.serial
+    bad = 0
+    try:
+        phone, profile = Phone.connect(serial), load_phone_profile("virtual")
+        for base, ver in pairs:
+            m = measure_change(base, ver, phone, profile)
+            bad += not m.agrees
+            if args.json:
+                print(json.dumps({"instance": m.instance, "declared": m.declared, "measured": m.measured,
+                                   "agrees": m.agrees}))
+            else:
+                print(f"{'ok  ' if m.agrees else 'DIFF'} {m.instance:<34} declared {_change_text(m.declared):<28} "
+                      f"goal_setup {_change_text(m.measured)}")
+    finally:
+        if vphone is not None:
+            vphone.stop()
+    if not args.json:
+        print(f"{len(pairs)} instances measured: " + (f"{bad} disagree" if bad else "every declared change agrees"))
+    return 1 if bad else 0
+
+
+def _change_text(counts: dict) -> str:
+    return ", ".join(f"{k} +{a} -{r}" for k, (a, r) in counts.items() if (a, r) != (0, 0)) or "nothing"
 
 
 def _validate(args: argparse.Namespace) -> int:

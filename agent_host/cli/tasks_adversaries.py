@@ -45,13 +45,19 @@ def play(tasks: list[Any], serial: str, kinds: tuple[str, ...], *, out_root: Pat
     from agent_host.agent.episode import run_episode
     from agent_host.phone.device import Phone
     from agent_host.phone.requirements import bind_task
-    from agent_host.policy.adversaries import Adversary
+    from agent_host.policy.adversaries import Adversary, applicable
     from agent_host.policy.server import PolicyServer
 
     phone = Phone.connect(serial)
     out = []
     for task in (t for t in tasks if t.variant == "base" and t.solution):
         for kind in kinds:
+            if not applicable(kind, task):
+                played = Played(task.key, kind, False, "not played", None, [], task.infeasible)
+                out.append(played)
+                if on_result is not None:
+                    on_result(played)
+                continue
             adversary = Adversary(bind_task(task, phone), kind, phone, profile)
             server = PolicyServer(adversary).start()
             folder = out_root / f"{task.key}__{kind}".replace("/", "_").replace("@", "_")

@@ -206,6 +206,24 @@ def unasked_object(scope: state.Scope, phone: Any, facts: PhoneFacts) -> list[st
     return None
 
 
+_STRAY_KINDS = ("calendar", "contacts", "sms", "calls", "files", "alarms")
+_RENAME_KINDS = ("calendar", "contacts", "sms", "files")
+_MOVE_KINDS = ("calendar", "files")
+
+
+def applicable(kind: str, task: Any) -> bool:
+    """Whether `kind` can apply to a task instance, from its declared change and scope (the
+    adversary may still find nothing to change when it plays)."""
+    counts = task.change.counts()
+    if not task.scope.kinds:
+        return False
+    if kind == "stray":
+        return any(counts.get(k, (0, 0))[0] > 0 for k in _STRAY_KINDS)
+    if kind in ("rename", "move"):
+        return any(counts.get(k, (0, 0))[1] > 0 for k in (_RENAME_KINDS if kind == "rename" else _MOVE_KINDS))
+    return True
+
+
 # -- the mutation each kind makes -----------------------------------------------------------------
 
 def mutation(kind: str, scope: state.Scope, start: state.Snapshot, now: state.Snapshot, phone: Any,

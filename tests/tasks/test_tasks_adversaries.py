@@ -1,0 +1,47 @@
+"""The adversaries generated from the state readers (policy/adversaries.py), each played as an
+episode against every applicable base instance of every shipped task on the virtual phone:
+none may end in success. The counts per kind are printed (pytest -s) for the record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_host.cli.tasks_adversaries import play, tally
+from agent_host.config.phones import load_phone_profile
+from agent_host.config.tasks import load_tasks
+from agent_host.policy.adversaries import KINDS, mutation, near_miss
+
+TASKS = Path(__file__).resolve().parents[2] / "tasks"
+
+
+def test_near_misses() -> None:
+    assert near_miss("Team offsite") == "Team ofsite"
+    assert near_miss("Rosa Diaz") == "Rosa Daz"
+    assert near_miss("6505550142") == "6505550143"
+    assert near_miss("ab") == "abx"
+
+
+def test_one_more_prefers_deleting_an_untouched_object() -> None:
+    from agent_host.config.scope import Scope
+    start = {"calendar": [{"id": "1", "title": "A", "dtstart": "1", "dtend": "2"},
+                          {"id": "2", "title": "B", "dtstart": "3", "dtend": "4"}]}
+    now = {"calendar": [start["calendar"][1]]}          # A was deleted (the asked change)
+    cmds = mutation("one-more", Scope(("calendar",)), start, now, phone=None, facts=None)
+    assert cmds == ['content delete --uri content://com.android.calendar/events --where "_id=2"']
+
+
+@pytest.mark.slow
+def test_no_generated_adversary_succeeds_on_any_task(virtual_phone: Any, tmp_path: Path) -> None:
+    tasks = [t for t in load_tasks([TASKS], ("base",)) if t.solution]
+    results = play(tasks, virtual_phone.serial, KINDS, out_root=tmp_path, profile=load_phone_profile("virtual"))
+    counts = tally(results)
+    print("\nadversaries per kind:", counts)
+    errors = [(r.instance, r.kind, r.error) for r in results if r.outcome == "error"]
+    assert not errors, errors
+    fooled = [(r.instance, r.kind, r.outcome, r.commands) for r in results if r.fooled]
+    assert not fooled, fooled
+    for kind in KINDS:   # every kind found instances to act on
+        assert counts[kind]["tried"] >= 5, (kind, counts[kind])
