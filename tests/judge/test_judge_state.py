@@ -103,15 +103,17 @@ def _param(task: Any, name: str, phone: Phone) -> str:
     return substitute_phone(str(task.params[name]), facts_of(phone))
 
 
-def _judged(task: Any, phone: Phone, *mutations: str) -> tuple[Any, Any]:
-    """Clean start, setup, the verdict after setup; `mutations` run; the verdict after."""
+def _judged(task: Any, phone: Phone, *mutations: Any) -> tuple[Any, Any]:
+    """Clean start, setup, the verdict after setup; `mutations` run (a command, or a function
+    of the phone giving commands, called then); the verdict after."""
     profile = load_phone_profile("virtual")
     task = bind_task(task, phone)
     judge = Judge(task, profile)
     run_steps(state.clean_start(task.scope) + list(task.setup), phone, profile)
     v0 = judge.evaluate(phone)
-    for cmd in mutations:
-        assert phone.shell(cmd).ok, cmd
+    for m in mutations:
+        for cmd in (m(phone) if callable(m) else [m]):
+            assert phone.shell(cmd).ok, cmd
     return v0, judge.evaluate(phone)
 
 
@@ -186,3 +188,30 @@ def test_every_reader_reads_the_virtual_phone(kind: str, virtual_phone: Any) -> 
         assert len(snap["settings"]) == sum(len(v) for v in state.SETTINGS_KEYS.values())
     else:
         assert snap[kind] == []    # emptied
+
+
+def test_a_number_saved_as_typed_with_country_code_and_dashes_is_the_goal(virtual_phone: Any) -> None:
+    """contact-save-sms-sender[0]: the virtual Contacts keeps a number as typed, +1-650-555-0110."""
+    phone = Phone.connect(virtual_phone.serial)
+    _v0, v1 = _judged(_task("contact-save-sms-sender[0]"), phone,
+                      "content insert --uri content://com.android.contacts/raw_contacts --bind account_type:n: "
+                      "--bind account_name:n:",
+                      lambda p: _contact_rows(p, "Rosa Diaz", "+1-650-555-0110"))
+    assert v1.goal is True, v1.detail
+
+
+def _contact_rows(phone: Phone, name: str, number: str) -> list[str]:
+    import re
+    rid = max(int(i) for i in re.findall(r"_id=(\d+)", phone.shell(
+        "content query --uri content://com.android.contacts/raw_contacts --projection _id").output) or ["1"])
+    return [f"content insert --uri content://com.android.contacts/data --bind raw_contact_id:i:{rid} "
+            f"--bind mimetype:s:vnd.android.cursor.item/name --bind 'data1:s:{name}'",
+            f"content insert --uri content://com.android.contacts/data --bind raw_contact_id:i:{rid} "
+            f"--bind mimetype:s:vnd.android.cursor.item/phone_v2 --bind data1:s:{number} --bind data2:i:2"]
+
+
+def test_a_note_with_a_final_full_stop_is_the_goal(virtual_phone: Any) -> None:
+    phone = Phone.connect(virtual_phone.serial)
+    _v0, v1 = _judged(_task("markor-create-note-shopping"), phone,
+                      "echo 'Milk, eggs, bread and coffee.' > /sdcard/Documents/Markor/shopping.md")
+    assert v1.goal is True, v1.detail
