@@ -280,9 +280,12 @@ def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, file
                                screenshot=name0, times=times, wall_s=round(watchdog.elapsed(t0), 4),
                                round_trips=tally_record(tally), goal=verdict.goal, asked=verdict.asked,
                                clean=verdict.clean, check_detail=verdict.detail))
-    if not task.infeasible and verdict.goal != (task.variant == "verify"):
+    # a base variant's check must not hold yet (its goal cannot: the asked-for change is still
+    # to be made); a verify variant's goal must hold
+    held = verdict.goal if task.variant == "verify" else bool(verdict.asked)
+    if not task.infeasible and held != (task.variant == "verify"):
         want = "not hold" if task.variant == "base" else "hold"
-        raise _SetupFailed(f"setup: the goal does {'' if verdict.goal else 'not '}hold after setup "
+        raise _SetupFailed(f"setup: the goal does {'' if held else 'not '}hold after setup "
                            f"({task.variant} variant: it must {want}); check: {json.dumps(verdict.detail)[:300]}")
     return _Start(task, judge, first, verdict, shot0)
 

@@ -131,24 +131,37 @@ def _alarms(outs: Outputs) -> list[Row]:
 
 # -- files ----------------------------------------------------------------------------------------
 
+# Android's standard folders of shared storage (Environment.DIRECTORY_*): every one is watched
+# for files appearing and disappearing whenever files are in scope, so a note "deleted" by moving
+# it to Download is seen; only the task's own folders are read with each file's MD5 (a file
+# edited in place) and emptied for a clean start: a phone's DCIM may hold thousands of photos.
+STANDARD_FOLDERS = tuple(f"/sdcard/{d}" for d in ("Alarms", "DCIM", "Documents", "Download", "Movies", "Music",
+                                                  "Notifications", "Pictures", "Podcasts", "Ringtones"))
 _MD5 = re.compile(r"^([0-9a-f]{32})\s+(/.*)$")
+
+
+def watched_folders(scope: Scope) -> tuple[str, ...]:
+    return tuple(sorted(set(STANDARD_FOLDERS) | set(scope.folders)))
 
 
 def _files_commands(scope: Scope) -> list[str]:
     if not scope.folders:
         return []
-    folders = " ".join(f'"{f}"' for f in scope.folders)
-    return [f"find {folders} -mindepth 1 -type d", f"find {folders} -type f -exec md5sum {{}} +"]
+    watched = " ".join(f'"{f}"' for f in watched_folders(scope))
+    own = " ".join(f'"{f}"' for f in scope.folders)
+    return [f"find {watched} -mindepth 1 -type d", f"find {watched} -type f",
+            f"find {own} -type f -exec md5sum {{}} +"]
 
 
 def _files(outs: Outputs) -> list[Row]:
+    """Folders; files with their MD5 where read (the task's folders), else ''. A missing
+    standard folder only adds an error line, which is no path."""
     if not outs:
         return []
+    md5 = {m.group(2): m.group(1) for line in outs[2][0].splitlines() if (m := _MD5.match(line))}
     rows = [{"type": "d", "path": line, "md5": ""} for line in outs[0][0].splitlines() if line.startswith("/")]
-    for line in outs[1][0].splitlines():
-        m = _MD5.match(line)
-        if m is not None:
-            rows.append({"type": "f", "path": m.group(2), "md5": m.group(1)})
+    rows += [{"type": "f", "path": line, "md5": md5.get(line, "")} for line in outs[1][0].splitlines()
+             if line.startswith("/")]
     return rows
 
 
@@ -199,7 +212,8 @@ READERS: dict[str, Reader] = {r.kind: r for r in [
     Reader("alarms", "the next alarm clock (system next_alarm_formatted)",
            lambda s: ["settings get system next_alarm_formatted"], _alarms, ("next",),
            reset=lambda s: ["pm clear com.google.android.deskclock"]),
-    Reader("files", "every folder and file (with its MD5) under the task's folders of shared storage",
+    Reader("files", "every folder and file under the standard folders of shared storage, with each file's "
+           "MD5 under the task's own folders",
            _files_commands, _files, ("type", "path", "md5"), volatile=("mtime", "atime"), reset=_files_reset),
     # No reset: settings have no empty state; each task's setup sets the keys it needs.
     Reader("settings", "the settings keys tasks set or read (SETTINGS_KEYS)",

@@ -132,13 +132,17 @@ def renamed_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts) -> list
     return None
 
 
-def moved_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts, scope: state.Scope) -> list[str] | None:
+def moved_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts, scope: state.Scope,
+             now: state.Snapshot | None = None) -> list[str] | None:
     """`row` made again in another place (after the solution deleted it)."""
     if kind == "calendar":
         return _event_insert(row, facts, shift_ms=DAY_MS)
     if kind == "files":
-        others = [f for f in scope.folders if not row["path"].startswith(f + "/")] or ["/sdcard/Download"]
-        return _file_insert(row, others[0] + "/" + row["path"].rpartition("/")[2])
+        folder, _, base = row["path"].rpartition("/")
+        taken = {r["path"] for r in (now or {}).get("files", [])}
+        for other in (*scope.folders, *state.STANDARD_FOLDERS):   # another watched folder, free of that name
+            if other != folder and f"{other}/{base}" not in taken:
+                return _file_insert(row, f"{other}/{base}")
     return None
 
 
@@ -244,7 +248,8 @@ def mutation(kind: str, scope: state.Scope, start: state.Snapshot, now: state.Sn
         for k, d in changes.items():
             for key in d.removed:
                 row = start_keys[k][key]
-                cmds = renamed_of(k, row, phone, facts) if kind == "rename" else moved_of(k, row, phone, facts, scope)
+                cmds = (renamed_of(k, row, phone, facts) if kind == "rename"
+                        else moved_of(k, row, phone, facts, scope, now))
                 if cmds:
                     return cmds
         return None

@@ -295,9 +295,11 @@ def test_uiautomator_dying_mid_episode_is_survived(episode, virtual_phone):
 def test_answer_is_recorded_and_judged(episode):
     """`answer(text)` does not end the episode; the goal holds from the step the answer is right,
     and a later wrong answer replaces it."""
+    from agent_host.config.scope import Change
     from agent_host.config.tasks import _CHECK
 
-    task = _task("wifi-on", check=_CHECK.validate_python({"answer": {"expected": "AndroidWifi"}}))
+    # a question: it asks for no change (wifi-on's own change would keep the goal false)
+    task = _task("wifi-on", check=_CHECK.validate_python({"answer": {"expected": "AndroidWifi"}}), change=Change())
     rec, server, out = episode(task, [{"answer": {"text": "Android Phone"}}, {"answer": {"text": "Android-Wifi!"}},
                                       {"answer": {"text": "no idea"}}, {"answer": {"text": "androidwifi"}},
                                       {"task_complete": {"reason": "answered"}}])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent_host.config.scope import Scope
 from agent_host.config.tasks import _CHECK, load_tasks
 from agent_host.judge.checks import Judge
 from agent_host.phone.parse import parse
@@ -41,7 +42,7 @@ def test_solutions_find_text_after_normalisation(shown, written):
 @pytest.mark.parametrize("shown, written", list(zip(SHOWN, WRITTEN)))
 def test_checks_match_text_after_normalisation(shown, written):
     task = load_tasks(["wifi-on"])[0]
-    task = task.model_copy(update={"check": _CHECK.validate_python({"ui": {"text": written}})})
+    task = task.model_copy(update={"check": _CHECK.validate_python({"ui": {"text": written}}), "scope": Scope()})
     assert Judge(task).evaluate(None, screen("Other", shown)).goal is True
     assert Judge(task).evaluate(None, screen("Other")).goal is False
 

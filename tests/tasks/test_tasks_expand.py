@@ -9,6 +9,7 @@ import pytest
 from agent_host.config.steps import HomeStep, SettingStep, ShellStep, WaitStep
 from agent_host.config.tasks import collect, expand, load_task_file, load_tasks
 from agent_host.errors import ConfigError, UserError
+from agent_host.config.scope import Scope
 from agent_host.judge.checks import Judge
 
 HEADER = "# yaml-language-server: $schema=./task.schema.json\n"
@@ -78,7 +79,8 @@ def test_infeasible_and_opted_out_tasks_have_no_verify_variant():
     by_key = {t.key: t for t in load_tasks([], variants=("base", "verify"))}
     assert "screen-timeout-3min" in by_key and "screen-timeout-3min@verify" not in by_key
     fm = by_key["fm-radio-on"]
-    assert fm.infeasible and fm.check is None and Judge(fm).evaluate(None).goal is False
+    assert fm.infeasible and fm.check is None
+    assert Judge(fm.model_copy(update={"scope": Scope()})).evaluate(None).goal is False   # no phone needed
     assert fm.solution[-1] == {"task_infeasible": {"reason": "This phone has no FM radio setting"}}
     assert "contact-add" in by_key and "contact-add@verify" not in by_key
     assert "wifi-on@verify" in by_key

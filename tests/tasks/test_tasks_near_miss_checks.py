@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent_host.config.scope import Scope
 from agent_host.config.tasks import load_tasks
 from agent_host.judge.checks import Judge
 from agent_host.config.outcome import label
@@ -20,8 +21,10 @@ MARKOR = "/sdcard/Documents/Markor"
 
 
 def _instance(instance_id: str):
+    """The task with its check alone (no scope): these cases test checks; the whole-state half
+    of the goal is tested in tests/judge/test_judge_state.py and by the adversaries."""
     (task,) = [t for t in load_tasks([instance_id], variants=("base",)) if t.id == instance_id]
-    return task
+    return task.model_copy(update={"scope": Scope()})
 
 
 @pytest.fixture

@@ -181,7 +181,7 @@ def test_doing_more_than_asked_is_not_a_success(name: str, virtual_phone: Any, t
     phone = Phone.connect(virtual_phone.serial)
     ep = _play(task, build(list(task.solution)), phone, tmp_path)
     assert ep.error is None, ep.error     # the episode ran; the model did too much
-    assert ep.outcome in ("premature", "undone"), f"{key}: {why} was judged {ep.outcome}"
+    assert ep.outcome in ("premature", "undone", "collateral"), f"{key}: {why} was judged {ep.outcome}"
 
 
 @pytest.mark.slow
