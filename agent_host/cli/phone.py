@@ -23,6 +23,7 @@ examples:
   agent-host phone start --faults rpc_latency_ms=100,kill_u2_after=20
   agent-host phone start --latency real-phone    answer with a real phone's timings (seeded jitter)
   agent-host phone start --no-sim --no-calendar-account   a phone a run must skip some tasks on
+  agent-host phone start --contact-sync          an account syncs contacts: the contacts tasks are skipped
   ANDROID_ADB_SERVER_PORT=15037 agent-host phone start   use (or start) another adb server
 
 then, from another terminal:
@@ -93,6 +94,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="no SIM (gsm.sim.state ABSENT): tasks requiring sim_sms or sim_call are skipped")
     start.add_argument("--no-calendar-account", action="store_true",
                        help="no calendar in the provider: tasks requiring calendar_account are skipped")
+    start.add_argument("--contact-sync", action="store_true",
+                       help="an account syncs contacts (its contacts come back after the provider is "
+                            "cleared): tasks requiring no_contact_sync are skipped")
     start.set_defaults(func=_start)
 
     check = verbs.add_parser("check", aliases=["doctor"], help="what a phone has: every requirement, with fixes",
@@ -139,7 +143,8 @@ def _start(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     phone = VirtualPhone(port=args.port, faults=faults, adb_port=args.adb_port,
                          model=args.model, seed=args.seed, latency=latency,
-                         sim=not args.no_sim, calendar_account=not args.no_calendar_account)
+                         sim=not args.no_sim, calendar_account=not args.no_calendar_account,
+                         contact_sync=args.contact_sync)
     try:
         try:
             phone.start()
@@ -154,6 +159,8 @@ def _start(args: argparse.Namespace) -> int:
         if args.no_sim or args.no_calendar_account:
             print(f"without: {', '.join(n for n, off in (('SIM', args.no_sim), ('calendar account', args.no_calendar_account)) if off)}",
                   flush=True)
+        if args.contact_sync:
+            print("with: an account that syncs contacts", flush=True)
         print("serving; Ctrl-C or SIGTERM to stop", flush=True)
         while not stop.wait(0.5):
             pass
