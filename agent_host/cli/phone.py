@@ -50,9 +50,11 @@ examples:
 
 CHECK_DESCRIPTION = """\
 Read from a phone (real or virtual) every requirement a task may declare (`requires:` in a
-task file) and everything the harness itself needs, and print one row each: met or not, what
-was seen, and how to fix it. `agent-host run` reads the task requirements the same way and
-schedules a task only on phones that meet them. Exit code 0 when every row is met, 1 if not.
+task file), whether every app the tasks open is installed (their aliases resolved through the
+phone profile), and everything the harness itself needs, and print one row each: met or not,
+what was seen, and how to fix it. `agent-host run` reads the task requirements and the apps
+the same way and schedules a task only on phones that have them. Exit code 0 when every row
+is met, 1 if not.
 """
 
 CHECK_EPILOG = """\
@@ -60,11 +62,13 @@ examples:
   agent-host phone check 127.0.0.1:6101
   agent-host phone doctor 0A281FDD4000D3          the same (a phone on USB)
   agent-host phone check 127.0.0.1:6101 --json    rows as JSON: name, kind, met, seen, what, fix
+  agent-host phone check SERIAL --phone-profile pixel-android14 --tasks markor-to-contacts,wifi-on
 
 rows:
-""" + "\n".join(f"  {r.name:<19}{r.kind:<8}{r.what}" for r in REQUIREMENTS.values()) + """
+""" + "\n".join(f"  {r.name:<19}{r.kind:<9}{r.what}" for r in REQUIREMENTS.values()) + """
 
-kind `task`: a task names it in `requires:`; kind `harness`: every run needs it.
+kind `task`: a task names it in `requires:`; `derived`: a task needs it by the apps it opens;
+`harness`: every run needs it.
 """
 
 
@@ -104,6 +108,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("serial", help="the phone's serial (`agent-host devices` lists them)")
     check.add_argument("--json", action="store_true", help="print the rows as JSON")
+    check.add_argument("--phone-profile", default="virtual",
+                       help="phone profile the tasks' app aliases resolve through (default: virtual, as for run)")
+    check.add_argument("--tasks", help="comma-separated task files, directories or ids whose apps must be "
+                                        "installed, as for run (default: tasks/)")
     check.set_defaults(func=_check)
 
     fault = verbs.add_parser("fault", help="change a running virtual phone's fault knobs",
@@ -191,11 +199,16 @@ def _fault(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     import json
 
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.config.tasks import load_tasks, needed_apps
     from agent_host.phone.device import Phone, PhoneError
     from agent_host.phone.requirements import check_rows
 
+    profile = load_phone_profile(args.phone_profile)
+    apps = needed_apps(load_tasks([t.strip() for t in (args.tasks or "").split(",") if t.strip()]),
+                       profile.apps)
     try:
-        rows = check_rows(Phone.connect(args.serial))
+        rows = check_rows(Phone.connect(args.serial), apps=apps)
     except PhoneError as exc:
         raise UserError(str(exc)) from None
     if args.json:

@@ -39,6 +39,38 @@ def test_a_phone_started_without_sim_and_calendar_fails_those_rows_with_their_fi
         proc.wait(timeout=30)
 
 
+def _profile_without_markor(tmp_path: Path) -> Path:
+    """A phone profile whose Markor is a package the virtual phone does not have."""
+    path = tmp_path / "other-markor.yaml"
+    text = (ROOT / "device_profiles/phones/virtual.yaml").read_text().replace("id: virtual", "id: other-markor")
+    path.write_text(text + "apps: {markor: org.example.markor}\n")
+    return path
+
+
+def test_check_names_the_apps_the_tasks_open_that_the_phone_lacks(virtual_phone, tmp_path):
+    profile = _profile_without_markor(tmp_path)
+    out = agent_host("phone", "check", virtual_phone.serial, "--phone-profile", str(profile), cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "not met: apps_installed" in text and "markor (org.example.markor)" in text
+    assert "Markor: net.gsantner.markor" in text          # the fix
+    only = agent_host("phone", "check", virtual_phone.serial, "--phone-profile", str(profile),
+                      "--tasks", "dark-theme-on,wifi-on", "--json", cwd=tmp_path)
+    assert only.returncode == 0, only.stdout      # these tasks open Settings only
+    seen = {r["name"]: r["seen"] for r in json.loads(only.stdout)}
+    assert seen["apps_installed"] == "all installed: settings"
+
+
+def test_run_plan_with_phones_skips_the_tasks_whose_app_is_missing(virtual_phone, tmp_path):
+    profile = _profile_without_markor(tmp_path)
+    out = agent_host("run", "--plan", "--tasks", "markor-append-line,dark-theme-on", "--variants", "base",
+                     "--phones", virtual_phone.serial, "--phone-profile", str(profile), cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert ("skipped 1 task instance(s) of 1 task(s), no phone has app:org.example.markor: "
+            "markor-append-line") in text
+
+
 def test_an_unknown_serial_is_one_line(tmp_path, adb_server_port):
     assert_user_error(agent_host("phone", "check", "127.0.0.1:1", cwd=tmp_path, timeout=120), "127.0.0.1:1")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from agent_host.config.requirements import PhoneFacts, UnboundPhoneFact, local_epoch_ms
+from agent_host.config.requirements import REQUIREMENTS, PhoneFacts, UnboundPhoneFact, local_epoch_ms
 from agent_host.config.tasks import bind_phone, load_tasks
 from agent_host.judge.checks import Judge
 from agent_host.phone.device import Phone
-from agent_host.phone.requirements import (adb_over_usb, bind_task, check_rows, read_facts, sim_ready,
-                                           writable_calendar)
+from agent_host.phone.requirements import (adb_over_usb, bind_task, check_rows, installed_packages,
+                                           read_facts, sim_ready, writable_calendar)
 from agent_host.phone.steps import run_steps
 
 
@@ -53,10 +53,28 @@ def test_bind_phone_fills_every_part_and_refuses_a_phone_without_a_calendar():
         bind_phone(task, PhoneFacts("s", calendar_id=None))
 
 
+def test_installed_packages_are_read_from_pm_list():
+    assert installed_packages("package:com.android.settings\npackage:net.gsantner.markor\n") == \
+        {"com.android.settings", "net.gsantner.markor"}
+    facts = PhoneFacts("s", packages=frozenset({"com.android.settings"}))
+    assert facts.missing(["app:com.android.settings", "app:net.gsantner.markor"]) == ["app:net.gsantner.markor"]
+    assert PhoneFacts("s").missing(["app:net.gsantner.markor"]) == []    # no package list read: no app missing
+
+
 def test_the_virtual_phone_meets_every_requirement(virtual_phone):
     rows = check_rows(Phone.connect(virtual_phone.serial))
     assert [r.name for r in rows if not r.met] == []
-    assert len(rows) == 11
+    assert [r.name for r in rows] == list(REQUIREMENTS) and len(rows) == 12
+    seen = {r.name: r.seen for r in rows}
+    assert seen["apps_installed"].startswith("all installed: settings, clock, contacts,")
+
+
+def test_an_app_the_phone_lacks_is_named_in_its_row(virtual_phone):
+    phone = Phone.connect(virtual_phone.serial)
+    facts = read_facts(phone, apps={"settings": "com.android.settings", "markor": "org.example.markor"})
+    assert not facts.met["apps_installed"]
+    assert facts.seen["apps_installed"] == "not installed: markor (org.example.markor)"
+    assert facts.missing(["app:org.example.markor", "app:com.android.settings"]) == ["app:org.example.markor"]
 
 
 def test_a_phone_started_without_sim_and_calendar_says_so(virtual_phone_factory):

@@ -74,3 +74,14 @@ def test_every_task_that_needs_a_sim_a_calendar_or_usb_declares_it():
     assert wrong == []
     used = {r for t, _, _ in report.tasks for r in t.requires}
     assert used == set(TASK_REQUIREMENTS)
+
+
+def test_the_apps_a_task_opens_are_derived_from_it():
+    from agent_host.config.tasks import app_names, app_packages, load_tasks
+    (markor,) = load_tasks(["markor-to-contacts"], variants=("base",))
+    assert app_names(markor) == ["contacts", "markor"]          # its app; setup stops Markor, the solution opens it
+    assert app_packages(markor, {"markor": "org.example.markor", "contacts": "com.android.contacts"}) == \
+        ("com.android.contacts", "org.example.markor")
+    assert markor.needs() == ("app:com.google.android.contacts", "app:net.gsantner.markor")
+    (wifi,) = load_tasks(["wifi-on-open-calendar"], variants=("base",))
+    assert "calendar" in app_names(wifi)                          # its check: foreground: {app: calendar}
