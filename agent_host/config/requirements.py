@@ -45,6 +45,11 @@ _ALL = [
     Requirement("usb_adb", "task",
                 "adb does not reach the phone over its own Wi-Fi (a task turns Wi-Fi off)",
                 "connect the phone by USB (a serial without host:port), not by wireless debugging"),
+    Requirement("no_contact_sync", "task",
+                "no account syncs contacts (the provider holds only what setup writes): dumpsys content "
+                "shows no account with com.android.contacts syncable and enabled while auto-sync is on",
+                "turn Contacts off in each account's sync (Settings > Passwords & accounts > ACCOUNT > "
+                "Account sync), or turn off Automatically sync app data, or remove the account"),
     Requirement("apps_installed", "derived",
                 "every app the tasks open is installed (pm list packages; aliases through the phone profile)",
                 "install the missing apps (Markor: net.gsantner.markor, from F-Droid or Google Play), or "
@@ -75,7 +80,7 @@ _ALL = [
 ]
 REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in _ALL}
 TASK_REQUIREMENTS: tuple[str, ...] = tuple(r.name for r in _ALL if r.kind == "task")
-TaskRequirement = Literal["calendar_account", "sim_sms", "sim_call", "usb_adb"]
+TaskRequirement = Literal["calendar_account", "sim_sms", "sim_call", "usb_adb", "no_contact_sync"]
 assert set(TaskRequirement.__args__) == set(TASK_REQUIREMENTS)  # type: ignore[attr-defined]
 # What read_facts reads from a phone (the others are the harness's, read by `phone check` only)
 PHONE_FACT_REQUIREMENTS: tuple[str, ...] = tuple(r.name for r in _ALL if r.kind != "harness")

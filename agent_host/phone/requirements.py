@@ -29,8 +29,10 @@ _TASK_COMMANDS = {
     "operator": "getprop gsm.operator.alpha",
     "timezone": "getprop persist.sys.timezone",
     "telephony": "dumpsys telephony.registry",
+    "sync": "dumpsys content",          # ContentService: SyncManager's state per account and authority
     "packages": "pm list packages",
 }
+CONTACTS_AUTHORITY = "com.android.contacts"
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,36 @@ def adb_over_usb(serial: str) -> bool:
     return True
 
 
+def contact_sync_accounts(dump: str) -> list[str] | None:
+    """The accounts that sync contacts by themselves, from `dumpsys content` (SyncManager's
+    dumpSyncState): under "Sync Status", an `Account NAME uUSER TYPE` line per account, then a
+    table whose `com.android.contacts` row has the authority's syncable state (0: not
+    syncable; -1: not yet initialised, the adapter decides on its first sync) and whether sync
+    is enabled for it; nothing syncs by itself for a user whose `Auto sync: uN=false`.
+    Each as `TYPE (NAME)`; None when the dump has no sync status (not read)."""
+    lines = dump.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Sync Status")
+    except StopIteration:
+        return None
+    auto_line = next((x for x in lines if x.strip().startswith("Auto sync:")), "")
+    auto = dict(re.findall(r"\bu(\d+)=(true|false)", auto_line))
+    out: list[str] = []
+    account: tuple[str, str, str] | None = None
+    for line in lines[start + 1:]:
+        if line.strip().startswith(("Per Adapter History", "Recent Sync History", "Detailed Statistics")):
+            break
+        m = re.match(r"\s*Account (.*) u(\d+) (\S+?)(?: \(locked\))?\s*$", line)
+        if m:
+            account = (m.group(1), m.group(2), m.group(3))
+            continue
+        m = re.match(r"\s*" + re.escape(CONTACTS_AUTHORITY) + r"\s+(-?\d+)\s+(true|false)(\s|$)", line)
+        if m and account is not None and int(m.group(1)) != 0 and m.group(2) == "true" \
+                and auto.get(account[1], "true") == "true":
+            out.append(f"{account[2]} ({account[0]})")
+    return out
+
+
 def installed_packages(output: str) -> frozenset[str]:
     """`pm list packages` output: one `package:NAME` a line."""
     return frozenset(m.group(1) for m in re.finditer(r"^package:(\S+)", output, re.MULTILINE))
@@ -107,17 +139,21 @@ def read_facts(phone: Any, apps: Mapping[str, str] | None = None) -> PhoneFacts:
     sim = sim_ready(sim_state) and bool(operator.strip(", "))
     telephony = res["telephony"].ok and "mCallState=" in res["telephony"].output
     zone = res["timezone"].text.strip() or "UTC"
+    syncing = contact_sync_accounts(res["sync"].output) if res["sync"].ok else None
     packages = installed_packages(res["packages"].output) if res["packages"].ok else frozenset()
     wanted = dict(DEFAULT_APPS if apps is None else apps)
     absent = {name: pkg for name, pkg in wanted.items() if pkg not in packages}
     met = {"calendar_account": cal is not None, "sim_sms": sim, "sim_call": sim and telephony,
-           "usb_adb": adb_over_usb(serial), "apps_installed": not absent}
+           "usb_adb": adb_over_usb(serial), "no_contact_sync": syncing == [], "apps_installed": not absent}
     seen = {"calendar_account": f"calendar _id {cal}" if cal is not None else
             (res["calendars"].text.splitlines() or ["no calendars"])[0][:80],
             "sim_sms": f"gsm.sim.state={sim_state or '(none)'}, operator={operator or '(none)'}",
             "sim_call": f"gsm.sim.state={sim_state or '(none)'}, telephony "
                         f"{'answers' if telephony else 'does not answer'}",
             "usb_adb": f"serial {serial}",
+            "no_contact_sync": ("no sync status in dumpsys content" if syncing is None else
+                                f"contacts sync on: {', '.join(syncing)}" if syncing else
+                                "no account syncs contacts"),
             "apps_installed": _apps_seen(res["packages"], wanted, absent)}
     assert set(met) == set(PHONE_FACT_REQUIREMENTS)
     return PhoneFacts(serial=serial, met=met, seen=seen, calendar_id=cal, timezone=zone, packages=packages)

@@ -1,5 +1,6 @@
 """`agent-host phone check` (alias `doctor`): every requirement read from a phone, with fixes;
-`phone start --no-sim --no-calendar-account` starts a phone that lacks them."""
+`phone start --no-sim --no-calendar-account` starts a phone that lacks them, `--contact-sync`
+one whose account syncs contacts."""
 
 from __future__ import annotations
 
@@ -34,6 +35,23 @@ def test_a_phone_started_without_sim_and_calendar_fails_those_rows_with_their_fi
         assert out.returncode == 1
         assert "not met: calendar_account, sim_sms, sim_call" in out.stdout
         assert REQUIREMENTS["sim_sms"].fix.split(";")[0] in " ".join(out.stdout.split())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_phone_whose_account_syncs_contacts_fails_that_row(adb_server_port, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "phone", "start", "--contact-sync",
+                             "--adb-port", str(adb_server_port)],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        serial = proc.stdout.readline().split("serial:")[1].strip()
+        out = agent_host("phone", "check", serial, "--json", cwd=tmp_path)
+        assert out.returncode == 1
+        rows = {r["name"]: r for r in json.loads(out.stdout)}
+        assert [n for n, r in rows.items() if not r["met"]] == ["no_contact_sync"]
+        assert rows["no_contact_sync"]["seen"] == "contacts sync on: com.google (vphone.user@gmail.com)"
+        assert rows["no_contact_sync"]["fix"] == REQUIREMENTS["no_contact_sync"].fix
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -114,6 +114,21 @@ def test_a_phone_without_sim_and_calendar_skips_exactly_those_tasks(tmp_path, vi
 
 
 @pytest.mark.slow
+def test_contacts_tasks_are_skipped_not_failed_on_a_phone_whose_account_syncs_contacts(tmp_path,
+                                                                                      virtual_phone_factory):
+    synced = virtual_phone_factory(contact_sync=True)
+    tasks = load_tasks(["contact-number-lookup", "dark-theme-on"], variants=("base",))
+    result = start_run(builds=[oracle(tmp_path)], tasks=tasks, repeats=1, seed=1, phones=[synced.serial],
+                       profile=load_phone_profile("virtual"), out=tmp_path / "run")
+    records = read_records(result.run_dir / "episodes.jsonl")
+    assert [(r.task_id, r.outcome) for r in records] == [("dark-theme-on", "success")]
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert {s["task_id"]: s["missing"] for s in manifest["skipped"]} == {"contact-number-lookup": ["no_contact_sync"]}
+    facts = manifest["phone_requirements"][synced.serial]
+    assert facts["met"]["no_contact_sync"] is False and "vphone.user@gmail.com" in facts["seen"]["no_contact_sync"]
+
+
+@pytest.mark.slow
 def test_a_profile_whose_markor_package_is_not_installed_skips_the_markor_tasks(tmp_path, virtual_phone_factory):
     profile_file = tmp_path / "elsewhere.yaml"
     profile_file.write_text((ROOT / "device_profiles/phones/virtual.yaml").read_text().replace(

@@ -51,9 +51,9 @@ def _text(task) -> str:
     return json.dumps(task.model_dump(mode="json", exclude={"notes", "goal"}))
 
 
-def test_every_task_that_needs_a_sim_a_calendar_or_usb_declares_it():
+def test_every_task_that_needs_a_sim_a_calendar_usb_or_no_contact_sync_declares_it():
     """What the suite's files show they need: an outgoing text or call checked, a calendar
-    written, Wi-Fi turned off (in a step, or as the goal)."""
+    written, Wi-Fi turned off (in a step, or as the goal), contacts seeded by fixed raw contact id."""
     report = collect([ROOT / "tasks"])
     assert not report.errors
     wrong = []
@@ -69,6 +69,8 @@ def test_every_task_that_needs_a_sim_a_calendar_or_usb_declares_it():
         if re.search(r"wifi (disable|set-wifi-enabled disabled)|wifi_on\W+equals\W+0|airplane_mode_on\W+equals\W+1",
                      text):
             need.add("usb_adb")
+        if "raw_contact_id:i:" in text:
+            need.add("no_contact_sync")
         if need - set(task.requires):
             wrong.append(f"{path.name}: needs {sorted(need - set(task.requires))}")
     assert wrong == []
@@ -85,3 +87,5 @@ def test_the_apps_a_task_opens_are_derived_from_it():
     assert markor.needs() == ("app:com.google.android.contacts", "app:net.gsantner.markor")
     (wifi,) = load_tasks(["wifi-on-open-calendar"], variants=("base",))
     assert "calendar" in app_names(wifi)                          # its check: foreground: {app: calendar}
+    (call,) = load_tasks(["call-contact[0]"], variants=("base",))
+    assert call.needs()[:2] == ("sim_call", "no_contact_sync")
