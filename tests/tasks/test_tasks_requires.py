@@ -53,7 +53,8 @@ def _text(task) -> str:
 
 def test_every_task_that_needs_a_sim_a_calendar_usb_or_no_contact_sync_declares_it():
     """What the suite's files show they need: an outgoing text or call checked, a calendar
-    written, Wi-Fi turned off (in a step, or as the goal), contacts seeded by fixed raw contact id."""
+    written, Wi-Fi turned off (in a step, or as the goal) or the radios checked (a near miss
+    turns Wi-Fi or airplane mode the wrong way), contacts seeded by fixed raw contact id."""
     report = collect([ROOT / "tasks"])
     assert not report.errors
     wrong = []
@@ -67,7 +68,7 @@ def test_every_task_that_needs_a_sim_a_calendar_usb_or_no_contact_sync_declares_
         if "{phone.calendar_id}" in text:
             need.add("calendar_account")
         if re.search(r"wifi (disable|set-wifi-enabled disabled)|wifi_on\W+equals\W+0|airplane_mode_on\W+equals\W+1",
-                     text):
+                     text) or re.search(r'"key": "(wifi_on|airplane_mode_on)"', check):
             need.add("usb_adb")
         if "raw_contact_id:i:" in text:
             need.add("no_contact_sync")
