@@ -66,10 +66,10 @@ class VirtualPhone:
     def __init__(self, port: int = 0, faults: str | FaultSpec | None = None, *,
                  adb_port: int | None = None, model: str = "VirtualPhone", seed: int = 0,
                  world_factory: WorldFactory | None = None, latency: str | Latency | None = None,
-                 sim: bool = True, calendar_account: bool = True) -> None:
-        # without a SIM or a calendar account: what a phone lacking them shows (to test that
-        # runs skip the tasks that need them)
-        self.sim, self.calendar_account = sim, calendar_account
+                 sim: bool = True, calendar_account: bool = True, contact_sync: bool = False) -> None:
+        # without a SIM or a calendar account, or with an account that syncs contacts: what
+        # such a phone shows (to test that runs skip the tasks that need them otherwise)
+        self.sim, self.calendar_account, self.contact_sync = sim, calendar_account, contact_sync
         self.requested_port = port
         self.port = 0
         self.adb_port = adb_port
@@ -104,6 +104,9 @@ class VirtualPhone:
         world.sim = self.sim
         if not self.calendar_account:
             world.state.calendar.calendars = []
+            world.state.accounts = []
+        if self.contact_sync:
+            world.state.turn_on_contact_sync()
         return world
 
     @property

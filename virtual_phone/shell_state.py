@@ -27,6 +27,21 @@ def _fmt_time(ms: int) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", t) + f".{ms % 1000:03d}"
 
 
+_SYNC_COLUMNS = ("Authority", "Syncable", "Enabled", "Stats", "Loc", "Poll", "Per", "Feed", "User", "Othr",
+                 "Tot", "Fail", "Can", "Time", "Last Sync", "Backoff")
+
+
+def _print_table(rows: list[list[str]]) -> str:
+    """SyncManager.PrintTable.writeTo: each column padded to its widest cell, two spaces after
+    every cell, a dashed rule under the header; the last column unpadded."""
+    cols = len(rows[0])
+    widths = [max(len(r[c]) for r in rows) for c in range(cols)]
+
+    def line(r: list[str]) -> str:
+        return "".join((cell if c == cols - 1 else cell.ljust(widths[c])) + "  " for c, cell in enumerate(r)) + "\n"
+    return line(rows[0]) + "-" * (sum(widths) + (cols - 1) * 2) + "\n" + "".join(line(r) for r in rows[1:])
+
+
 class StateCommands(Commands):
     def settings(self, a: list[str], i: bytes) -> Out:
         a = [x for x in a if x not in ("--user", "current", "0")] if "--user" in a else a
@@ -130,6 +145,8 @@ class StateCommands(Commands):
                       f"  address: 22:22:1A:2B:3C:4D\n  name: {w.model}\n")
         if what == "alarm":
             return self._alarm()
+        if what == "content":
+            return ok(self._content())
         if what == "telephony.registry":
             # TelephonyRegistry's dump: per phone, mCallState 0 idle, 1 ringing, 2 off-hook.
             state = 2 if st.telephony.in_call is not None else 0
@@ -162,6 +179,33 @@ class StateCommands(Commands):
             return ok(f"Packages:\n  Package [{pkg}] ({w.record_id(pkg)}):\n    versionCode=340000 minSdk=31 "
                       f"targetSdk=34\n    versionName=14\n")
         return ok("")
+
+    def _content(self) -> str:
+        """ContentService's dump, SyncManager's part (dumpSyncState): the accounts and, per
+        account, its sync adapters' authorities, syncable (1) and enabled (its Account sync
+        switch). No sync has run (the stats are 0); the observer tree is left out."""
+        st = self.w.state
+        now = st.clock.now_ms()
+        up = int(st.clock.elapsed())
+        lines = ["Data connected: true", f"Battery saver: {str(st.battery_saver).lower()}",
+                 "Background network restriction:  disabled", f"Auto sync: u0={str(st.auto_sync).lower()} ",
+                 "Memory low: false", "Device idle: false", "Reported active: false", "Clock valid: true",
+                 f"Accounts: {len(st.accounts)}", f"Now: {up * 1000} ({_fmt_time(now)})",
+                 f"Uptime: {up // 3600:d}h{up // 60 % 60:02d}m{up % 60:02d}s" if up >= 3600 else
+                 f"Uptime: {up // 60}m{up % 60:02d}s" if up >= 60 else f"Uptime: {up}s",
+                 "Time spent syncing: 0s, sync not in progress", "", "Active Syncs: 0", "",
+                 "Pending Syncs: 0", "", "Periodic Syncs: 0", "", "Sync Status"]
+        out = "\n".join(lines) + "\n"
+        for acc in st.accounts:
+            out += f"Account {acc.name} u0 {acc.type}\n" + "=" * 71 + "\n"
+            rows = [list(_SYNC_COLUMNS)]
+            for authority in sorted(acc.sync):
+                blank = [""] * len(_SYNC_COLUMNS)
+                rows.append([authority, "1", str(acc.sync[authority]).lower(), "Total", *["0"] * 9, "0s", "", ""])
+                rows.append(blank[:3] + ["Today"] + [""] * 9 + ["0s", "", ""])
+                rows.append(blank[:3] + ["Yestr"] + [""] * 9 + ["0s", "", ""])
+            out += _print_table(rows)
+        return out + "\nPer Adapter History\n(SERVER is now split up to FEED and OTHER)\n\nObserver tree:\n"
 
     def _battery(self, a: list[str]) -> Out:
         st = self.w.state

@@ -103,6 +103,28 @@ class DataRow:
 MIME_NAME = "vnd.android.cursor.item/name"
 MIME_PHONE = "vnd.android.cursor.item/phone_v2"
 
+CONTACTS_AUTHORITY = "com.android.contacts"
+CALENDAR_AUTHORITY = "com.android.calendar"
+GOOGLE = "com.google"
+ACCOUNT_NAME = "vphone.user@gmail.com"     # the account the default calendar belongs to
+# What a contacts sync brings into the provider for an account that syncs contacts (the
+# server's copy of the account's address book).
+SYNCED_CONTACTS = (("Robin Synced", "6505550190"), ("Sam Cloud", "6505550191"))
+
+
+@dataclass
+class SyncAccount:
+    """An account on the phone (AccountManager) and its sync switches (Settings > Passwords &
+    accounts > ACCOUNT > Account sync): authority -> sync on. `contacts` is what its contacts
+    sync writes into the provider, as raw contacts of the account."""
+    name: str
+    type: str = GOOGLE
+    sync: dict[str, bool] = field(default_factory=lambda: {CALENDAR_AUTHORITY: True, CONTACTS_AUTHORITY: False})
+    contacts: tuple[tuple[str, str], ...] = SYNCED_CONTACTS
+
+    def syncs(self, authority: str) -> bool:
+        return self.sync.get(authority, False)
+
 
 @dataclass
 class DeviceState:
@@ -130,6 +152,10 @@ class DeviceState:
     # AppOps modes set with `appops set PKG OP MODE`; unset ops have Android's default mode.
     appops: dict[tuple[str, str], str] = field(default_factory=dict)
     clock: PhoneClock = field(default_factory=PhoneClock)   # the phone's one clock (phone_clock.py)
+    # The Google account the default calendar belongs to: its calendar syncs, its contacts do
+    # not (a phone set up for agent-host; `phone start --contact-sync` turns them on).
+    accounts: list[SyncAccount] = field(default_factory=lambda: [SyncAccount(ACCOUNT_NAME)])
+    auto_sync: bool = True   # Settings > Passwords & accounts > Automatically sync app data
 
     def __post_init__(self) -> None:
         self.telephony.clock = self.clock
@@ -354,9 +380,39 @@ class DeviceState:
         return [d.data1 or "" for d in self.data_rows if d.raw_contact_id == raw_id and d.mimetype == MIME_PHONE]
 
     def clear_contacts_provider(self) -> None:
-        """`pm clear com.android.providers.contacts`: contacts2.db and calllog.db go together."""
+        """`pm clear com.android.providers.contacts`: contacts2.db and calllog.db go together.
+        An account that syncs contacts fills the new database again at once (on a phone the
+        sync adapter does so within seconds of the provider's restart), taking the first ids."""
         self.clear_contacts()
         self.telephony.clear_calls()
+        self.sync_contacts()
+
+    def sync_contacts(self) -> None:
+        """Every account that syncs contacts writes its contacts into the provider (those not
+        there yet), as raw contacts of that account."""
+        if not self.auto_sync:
+            return
+        for acc in self.accounts:
+            if not acc.syncs(CONTACTS_AUTHORITY):
+                continue
+            have = {self.display_name(r.id) for r in self.raw_contacts
+                    if (r.account_type, r.account_name) == (acc.type, acc.name)}
+            for name, number in acc.contacts:
+                if name in have:
+                    continue
+                rid = self.insert_raw_contact(acc.type, acc.name)
+                self.insert_data(rid, MIME_NAME, name, name.split(" ")[0], " ".join(name.split(" ")[1:]) or None)
+                self.insert_data(rid, MIME_PHONE, number, "2")
+
+    def turn_on_contact_sync(self) -> SyncAccount:
+        """The phone's Google account (one is added if there is none) syncs contacts, and has."""
+        acc = next((a for a in self.accounts if a.type == GOOGLE), None)
+        if acc is None:
+            acc = SyncAccount(ACCOUNT_NAME, sync={})
+            self.accounts.append(acc)
+        acc.sync[CONTACTS_AUTHORITY] = True
+        self.sync_contacts()
+        return acc
 
     def clear_telephony_provider(self) -> None:
         """`pm clear com.android.providers.telephony`: mmssms.db (messages and threads)."""

@@ -23,6 +23,7 @@ examples:
   agent-host phone start --faults rpc_latency_ms=100,kill_u2_after=20
   agent-host phone start --latency real-phone    answer with a real phone's timings (seeded jitter)
   agent-host phone start --no-sim --no-calendar-account   a phone a run must skip some tasks on
+  agent-host phone start --contact-sync          an account syncs contacts: the contacts tasks are skipped
   ANDROID_ADB_SERVER_PORT=15037 agent-host phone start   use (or start) another adb server
 
 then, from another terminal:
@@ -49,9 +50,11 @@ examples:
 
 CHECK_DESCRIPTION = """\
 Read from a phone (real or virtual) every requirement a task may declare (`requires:` in a
-task file) and everything the harness itself needs, and print one row each: met or not, what
-was seen, and how to fix it. `agent-host run` reads the task requirements the same way and
-schedules a task only on phones that meet them. Exit code 0 when every row is met, 1 if not.
+task file), whether every app the tasks open is installed (their aliases resolved through the
+phone profile), and everything the harness itself needs, and print one row each: met or not,
+what was seen, and how to fix it. `agent-host run` reads the task requirements and the apps
+the same way and schedules a task only on phones that have them. Exit code 0 when every row
+is met, 1 if not.
 """
 
 CHECK_EPILOG = """\
@@ -59,11 +62,13 @@ examples:
   agent-host phone check 127.0.0.1:6101
   agent-host phone doctor 0A281FDD4000D3          the same (a phone on USB)
   agent-host phone check 127.0.0.1:6101 --json    rows as JSON: name, kind, met, seen, what, fix
+  agent-host phone check SERIAL --phone-profile pixel-android14 --tasks markor-to-contacts,wifi-on
 
 rows:
-""" + "\n".join(f"  {r.name:<19}{r.kind:<8}{r.what}" for r in REQUIREMENTS.values()) + """
+""" + "\n".join(f"  {r.name:<19}{r.kind:<9}{r.what}" for r in REQUIREMENTS.values()) + """
 
-kind `task`: a task names it in `requires:`; kind `harness`: every run needs it.
+kind `task`: a task names it in `requires:`; `derived`: a task needs it by the apps it opens;
+`harness`: every run needs it.
 """
 
 
@@ -93,6 +98,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="no SIM (gsm.sim.state ABSENT): tasks requiring sim_sms or sim_call are skipped")
     start.add_argument("--no-calendar-account", action="store_true",
                        help="no calendar in the provider: tasks requiring calendar_account are skipped")
+    start.add_argument("--contact-sync", action="store_true",
+                       help="an account syncs contacts (its contacts come back after the provider is "
+                            "cleared): tasks requiring no_contact_sync are skipped")
     start.set_defaults(func=_start)
 
     check = verbs.add_parser("check", aliases=["doctor"], help="what a phone has: every requirement, with fixes",
@@ -100,6 +108,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("serial", help="the phone's serial (`agent-host devices` lists them)")
     check.add_argument("--json", action="store_true", help="print the rows as JSON")
+    check.add_argument("--phone-profile", default="virtual",
+                       help="phone profile the tasks' app aliases resolve through (default: virtual, as for run)")
+    check.add_argument("--tasks", help="comma-separated task files, directories or ids whose apps must be "
+                                        "installed, as for run (default: tasks/)")
     check.set_defaults(func=_check)
 
     fault = verbs.add_parser("fault", help="change a running virtual phone's fault knobs",
@@ -139,7 +151,8 @@ def _start(args: argparse.Namespace) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     phone = VirtualPhone(port=args.port, faults=faults, adb_port=args.adb_port,
                          model=args.model, seed=args.seed, latency=latency,
-                         sim=not args.no_sim, calendar_account=not args.no_calendar_account)
+                         sim=not args.no_sim, calendar_account=not args.no_calendar_account,
+                         contact_sync=args.contact_sync)
     try:
         try:
             phone.start()
@@ -154,6 +167,8 @@ def _start(args: argparse.Namespace) -> int:
         if args.no_sim or args.no_calendar_account:
             print(f"without: {', '.join(n for n, off in (('SIM', args.no_sim), ('calendar account', args.no_calendar_account)) if off)}",
                   flush=True)
+        if args.contact_sync:
+            print("with: an account that syncs contacts", flush=True)
         print("serving; Ctrl-C or SIGTERM to stop", flush=True)
         while not stop.wait(0.5):
             pass
@@ -184,11 +199,16 @@ def _fault(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     import json
 
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.config.tasks import load_tasks, needed_apps
     from agent_host.phone.device import Phone, PhoneError
     from agent_host.phone.requirements import check_rows
 
+    profile = load_phone_profile(args.phone_profile)
+    apps = needed_apps(load_tasks([t.strip() for t in (args.tasks or "").split(",") if t.strip()]),
+                       profile.apps)
     try:
-        rows = check_rows(Phone.connect(args.serial))
+        rows = check_rows(Phone.connect(args.serial), apps=apps)
     except PhoneError as exc:
         raise UserError(str(exc)) from None
     if args.json:

@@ -202,7 +202,9 @@ def _plan_only(args: argparse.Namespace) -> int:
     tasks = load_tasks(_csv(args.tasks), variants=variants)
     if _csv(args.phones):   # what these phones cannot serve is not planned, and said so
         from agent_host.runs.requirements import servable_tasks
-        tasks = servable_tasks(tasks, _csv(args.phones), say=stdout_console().print)
+        from agent_host.config.phones import load_phone_profile
+        tasks = servable_tasks(tasks, _csv(args.phones), say=stdout_console().print,
+                               profile=load_phone_profile(args.phone_profile))
     return _plan(args, tasks)
 
 

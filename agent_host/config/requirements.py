@@ -5,6 +5,11 @@ Every name is defined here once: the task schema takes its `requires:` names fro
 `TASK_REQUIREMENTS`, `agent-host phone check` prints a row per `REQUIREMENTS` entry with its
 fix, and a run schedules a task only on phones that meet its requirements
 (runs/requirements.py). phone/requirements.py reads them from a phone.
+
+One requirement is derived rather than declared: `apps_installed`. A task needs every app it
+names (its `app`, the apps its steps launch or stop, its solution opens, its checks want in the
+foreground: config/tasks.py `app_names`), resolved through the phone profile to packages; each
+is the requirement `app:PACKAGE` (`app_requirement`), met when `pm list packages` lists it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 @dataclass(frozen=True)
 class Requirement:
     name: str
-    kind: Literal["task", "harness"]   # task: a task declares it; harness: every run needs it
+    # task: a task declares it (`requires:`); derived: a task needs it by what it does (the apps
+    # it opens), never written in a task file; harness: every run needs it
+    kind: Literal["task", "derived", "harness"]
     what: str                          # one line: what is read from the phone
     fix: str                           # one line: how to make it hold
 
@@ -38,6 +45,15 @@ _ALL = [
     Requirement("usb_adb", "task",
                 "adb does not reach the phone over its own Wi-Fi (a task turns Wi-Fi off)",
                 "connect the phone by USB (a serial without host:port), not by wireless debugging"),
+    Requirement("no_contact_sync", "task",
+                "no account syncs contacts (the provider holds only what setup writes): dumpsys content "
+                "shows no account with com.android.contacts syncable and enabled while auto-sync is on",
+                "turn Contacts off in each account's sync (Settings > Passwords & accounts > ACCOUNT > "
+                "Account sync), or turn off Automatically sync app data, or remove the account"),
+    Requirement("apps_installed", "derived",
+                "every app the tasks open is installed (pm list packages; aliases through the phone profile)",
+                "install the missing apps (Markor: net.gsantner.markor, from F-Droid or Google Play), or "
+                "give the phone profile the package this phone uses (apps: {alias: package})"),
     Requirement("screen_unlocked", "harness",
                 "the screen is on and no keyguard is showing",
                 "unlock the phone; set Screen lock to None (Settings > Security)"),
@@ -64,8 +80,17 @@ _ALL = [
 ]
 REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in _ALL}
 TASK_REQUIREMENTS: tuple[str, ...] = tuple(r.name for r in _ALL if r.kind == "task")
-TaskRequirement = Literal["calendar_account", "sim_sms", "sim_call", "usb_adb"]
+TaskRequirement = Literal["calendar_account", "sim_sms", "sim_call", "usb_adb", "no_contact_sync"]
 assert set(TaskRequirement.__args__) == set(TASK_REQUIREMENTS)  # type: ignore[attr-defined]
+# What read_facts reads from a phone (the others are the harness's, read by `phone check` only)
+PHONE_FACT_REQUIREMENTS: tuple[str, ...] = tuple(r.name for r in _ALL if r.kind != "harness")
+
+APP_PREFIX = "app:"
+
+
+def app_requirement(package: str) -> str:
+    """The derived requirement `apps_installed` for one package: `app:net.gsantner.markor`."""
+    return APP_PREFIX + package
 
 DUMP_MEDIAN_LIMIT_S = 2.0
 
@@ -82,9 +107,18 @@ class PhoneFacts:
     seen: dict[str, str] = field(default_factory=dict)
     calendar_id: int | None = None
     timezone: str = "UTC"
+    packages: frozenset[str] | None = None   # installed (`pm list packages`); None: not read
 
     def missing(self, requires: list[str] | tuple[str, ...]) -> list[str]:
-        return [r for r in requires if not self.met.get(r, False)]
+        """The requirements of `requires` this phone does not meet: declared names, and
+        `app:PACKAGE` for a package it lacks (facts read without the package list, e.g.
+        made in a test, take every package as installed)."""
+        return [r for r in requires if not self._has(r)]
+
+    def _has(self, requirement: str) -> bool:
+        if requirement.startswith(APP_PREFIX):
+            return self.packages is None or requirement[len(APP_PREFIX):] in self.packages
+        return self.met.get(requirement, False)
 
     def to_json(self) -> dict[str, Any]:
         return {"serial": self.serial, "met": dict(self.met), "seen": dict(self.seen),

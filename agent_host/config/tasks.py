@@ -22,11 +22,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from agent_host.config.actions import ITEM_SCHEMA_EXTRA, ScriptItem, item_action
-from agent_host.config.checks import AnyCheckModel, Check
+from agent_host.config.checks import AnyCheckModel, Check, ForegroundSpec
 from agent_host.config.loading import format_loc, line_of, load_yaml, validation_messages
-from agent_host.config.phones import DEFAULT_APPS, REPO_ROOT, load_phone_profile, phones_dir
-from agent_host.config.requirements import (PhoneFacts, TaskRequirement, phone_placeholders, substitute_phone,
-                                            unknown_phone_placeholders)
+from agent_host.config.phones import DEFAULT_APPS, REPO_ROOT, load_phone_profile, phones_dir, resolve_app
+from agent_host.config.requirements import (PhoneFacts, TaskRequirement, app_requirement, phone_placeholders,
+                                            substitute_phone, unknown_phone_placeholders)
 from agent_host.config.steps import STEP_SCHEMA_EXTRA, AnyStep, ForceStopStep, LaunchStep, Step, step_kind
 from agent_host.config.strict import Strict, fail
 from agent_host.config.scope import Change, Scope, ScopeSpec, derive_scope, texts_of
@@ -240,6 +240,64 @@ class TaskInstance(BaseModel):
     def needs_phone_facts(self) -> bool:
         """Its steps, check or solution name a `{phone.*}` fact not yet bound."""
         return not self.phone_bound and bool(phone_placeholders(_instance_text(self)))
+
+    def needs(self, apps: dict[str, str] | None = None) -> tuple[str, ...]:
+        """Everything a phone must have to serve this instance: its `requires:`, and
+        `app:PACKAGE` for every app it names (`apps`: the phone profile's alias table; None:
+        the Pixel's, DEFAULT_APPS). What a run schedules by (runs/requirements.py)."""
+        return self.requires + tuple(app_requirement(p) for p in app_packages(self, apps))
+
+
+_APP_FIELDS = ("app", "launch", "force_stop")
+
+
+def app_names(obj: Any) -> list[str]:
+    """Every app a task instance (or any part of one) names, as written: an alias or a package,
+    first-named first. Its `app`; its `launch` and `force_stop` steps; its checks'
+    `foreground: {app | package}`; the apps its solution opens (`open_app: {name}`)."""
+    out: dict[str, None] = {}
+
+    def walk(o: Any) -> None:
+        if isinstance(o, ForegroundSpec) and o.package:
+            out.setdefault(o.package)
+        if isinstance(o, BaseModel):
+            for name in type(o).model_fields:
+                value = getattr(o, name, None)
+                if name in _APP_FIELDS and isinstance(value, str):
+                    if value:
+                        out.setdefault(value)
+                elif name == "solution" and isinstance(value, list):
+                    for item in value:
+                        args = item.get("open_app") if isinstance(item, dict) else None
+                        if isinstance(args, dict) and isinstance(args.get("name"), str):
+                            out.setdefault(args["name"])
+                else:
+                    walk(value)
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                walk(v)
+        elif isinstance(o, dict):
+            for v in o.values():
+                walk(v)
+    walk(obj)
+    return list(out)
+
+
+def app_packages(instance: Any, apps: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The packages of the apps `instance` names (app_names), aliases resolved through `apps`
+    (a phone profile's table; None: DEFAULT_APPS). UserError for an alias the table lacks."""
+    return tuple(dict.fromkeys(resolve_app(n, apps) for n in app_names(instance)))
+
+
+def needed_apps(tasks: Iterable[Any], apps: dict[str, str] | None = None) -> dict[str, str]:
+    """Name as the tasks write it -> package, for every app some task of `tasks` names: what
+    `agent-host phone check` and a run ask a phone's package list about."""
+    out: dict[str, str] = {}
+    for t in tasks:
+        for n in app_names(t):
+            if n not in out:
+                out[n] = resolve_app(n, apps)
+    return out
 
 
 def _check_dump(check: BaseModel | None) -> Any:

@@ -1,10 +1,10 @@
 """Reading config/requirements.py's requirements from a phone.
 
-`read_facts` reads what tasks may declare (`requires:`) and the values `{phone.*}`
-placeholders take, in one shell batch: a run calls it once per phone, an episode once per
-connection (`bind_task`). `check_rows` adds what the harness itself needs (screen, animation
-scales, the uiautomator2 server, dump time, input method, screenshots) for
-`agent-host phone check`.
+`read_facts` reads what tasks may declare (`requires:`), the packages installed (for the apps
+tasks open) and the values `{phone.*}` placeholders take, in one shell batch: a run calls it
+once per phone, an episode once per connection (`bind_task`). `check_rows` adds what the
+harness itself needs (screen, animation scales, the uiautomator2 server, dump time, input
+method, screenshots) for `agent-host phone check`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import statistics
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
-from agent_host.config.requirements import DUMP_MEDIAN_LIMIT_S, REQUIREMENTS, TASK_REQUIREMENTS, PhoneFacts
+from agent_host.config.phones import DEFAULT_APPS
+from agent_host.config.requirements import DUMP_MEDIAN_LIMIT_S, PHONE_FACT_REQUIREMENTS, REQUIREMENTS, PhoneFacts
 from agent_host.config.tasks import bind_phone
 
 CAL_ACCESS_CONTRIBUTOR = 500   # CalendarContract.Calendars: the least access level that may add events
@@ -28,7 +29,10 @@ _TASK_COMMANDS = {
     "operator": "getprop gsm.operator.alpha",
     "timezone": "getprop persist.sys.timezone",
     "telephony": "dumpsys telephony.registry",
+    "sync": "dumpsys content",          # ContentService: SyncManager's state per account and authority
+    "packages": "pm list packages",
 }
+CONTACTS_AUTHORITY = "com.android.contacts"
 
 
 @dataclass(frozen=True)
@@ -87,9 +91,46 @@ def adb_over_usb(serial: str) -> bool:
     return True
 
 
-def read_facts(phone: Any) -> PhoneFacts:
-    """The task requirements met by `phone` (a phone.device.Phone), and its calendar id and
-    time zone; one shell batch."""
+def contact_sync_accounts(dump: str) -> list[str] | None:
+    """The accounts that sync contacts by themselves, from `dumpsys content` (SyncManager's
+    dumpSyncState): under "Sync Status", an `Account NAME uUSER TYPE` line per account, then a
+    table whose `com.android.contacts` row has the authority's syncable state (0: not
+    syncable; -1: not yet initialised, the adapter decides on its first sync) and whether sync
+    is enabled for it; nothing syncs by itself for a user whose `Auto sync: uN=false`.
+    Each as `TYPE (NAME)`; None when the dump has no sync status (not read)."""
+    lines = dump.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == "Sync Status")
+    except StopIteration:
+        return None
+    auto_line = next((x for x in lines if x.strip().startswith("Auto sync:")), "")
+    auto = dict(re.findall(r"\bu(\d+)=(true|false)", auto_line))
+    out: list[str] = []
+    account: tuple[str, str, str] | None = None
+    for line in lines[start + 1:]:
+        if line.strip().startswith(("Per Adapter History", "Recent Sync History", "Detailed Statistics")):
+            break
+        m = re.match(r"\s*Account (.*) u(\d+) (\S+?)(?: \(locked\))?\s*$", line)
+        if m:
+            account = (m.group(1), m.group(2), m.group(3))
+            continue
+        m = re.match(r"\s*" + re.escape(CONTACTS_AUTHORITY) + r"\s+(-?\d+)\s+(true|false)(\s|$)", line)
+        if m and account is not None and int(m.group(1)) != 0 and m.group(2) == "true" \
+                and auto.get(account[1], "true") == "true":
+            out.append(f"{account[2]} ({account[0]})")
+    return out
+
+
+def installed_packages(output: str) -> frozenset[str]:
+    """`pm list packages` output: one `package:NAME` a line."""
+    return frozenset(m.group(1) for m in re.finditer(r"^package:(\S+)", output, re.MULTILINE))
+
+
+def read_facts(phone: Any, apps: Mapping[str, str] | None = None) -> PhoneFacts:
+    """The task requirements met by `phone` (a phone.device.Phone), the packages it has, and its
+    calendar id and time zone; one shell batch. `apps` (name -> package): the apps whose
+    absence the `apps_installed` row names (default: every alias of DEFAULT_APPS; a run passes
+    the apps of its tasks through its phone profile)."""
     serial = getattr(phone, "serial", "")
     names = list(_TASK_COMMANDS)
     res = dict(zip(names, phone.shell_batch([_TASK_COMMANDS[n] for n in names])))
@@ -98,16 +139,32 @@ def read_facts(phone: Any) -> PhoneFacts:
     sim = sim_ready(sim_state) and bool(operator.strip(", "))
     telephony = res["telephony"].ok and "mCallState=" in res["telephony"].output
     zone = res["timezone"].text.strip() or "UTC"
+    syncing = contact_sync_accounts(res["sync"].output) if res["sync"].ok else None
+    packages = installed_packages(res["packages"].output) if res["packages"].ok else frozenset()
+    wanted = dict(DEFAULT_APPS if apps is None else apps)
+    absent = {name: pkg for name, pkg in wanted.items() if pkg not in packages}
     met = {"calendar_account": cal is not None, "sim_sms": sim, "sim_call": sim and telephony,
-           "usb_adb": adb_over_usb(serial)}
+           "usb_adb": adb_over_usb(serial), "no_contact_sync": syncing == [], "apps_installed": not absent}
     seen = {"calendar_account": f"calendar _id {cal}" if cal is not None else
             (res["calendars"].text.splitlines() or ["no calendars"])[0][:80],
             "sim_sms": f"gsm.sim.state={sim_state or '(none)'}, operator={operator or '(none)'}",
             "sim_call": f"gsm.sim.state={sim_state or '(none)'}, telephony "
                         f"{'answers' if telephony else 'does not answer'}",
-            "usb_adb": f"serial {serial}"}
-    assert set(met) == set(TASK_REQUIREMENTS)
-    return PhoneFacts(serial=serial, met=met, seen=seen, calendar_id=cal, timezone=zone)
+            "usb_adb": f"serial {serial}",
+            "no_contact_sync": ("no sync status in dumpsys content" if syncing is None else
+                                f"contacts sync on: {', '.join(syncing)}" if syncing else
+                                "no account syncs contacts"),
+            "apps_installed": _apps_seen(res["packages"], wanted, absent)}
+    assert set(met) == set(PHONE_FACT_REQUIREMENTS)
+    return PhoneFacts(serial=serial, met=met, seen=seen, calendar_id=cal, timezone=zone, packages=packages)
+
+
+def _apps_seen(listing: Any, wanted: dict[str, str], absent: dict[str, str]) -> str:
+    if not listing.ok:
+        return "pm list packages failed: " + listing.text.strip()[:80]
+    if absent:
+        return "not installed: " + ", ".join(f"{n} ({p})" if n != p else p for n, p in absent.items())
+    return "all installed: " + ", ".join(wanted) if wanted else "no apps asked about"
 
 
 _BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -196,12 +253,13 @@ def _screenshot(phone: Any) -> tuple[bool, str]:
     return hi > 16, f"{img.size[0]}x{img.size[1]}, brightest pixel {hi}"
 
 
-def check_rows(phone: Any) -> list[Row]:
-    """Every requirement (config/requirements.REQUIREMENTS order), read from the phone."""
-    facts = read_facts(phone)
+def check_rows(phone: Any, apps: Mapping[str, str] | None = None) -> list[Row]:
+    """Every requirement (config/requirements.REQUIREMENTS order), read from the phone; `apps`
+    (name -> package): the apps `apps_installed` asks about (see read_facts)."""
+    facts = read_facts(phone, apps=apps)
     harness = _harness(phone)
     rows = []
     for name, req in REQUIREMENTS.items():
-        met, seen = (facts.met[name], facts.seen[name]) if req.kind == "task" else harness[name]
+        met, seen = (facts.met[name], facts.seen[name]) if req.kind != "harness" else harness[name]
         rows.append(Row(name, req.kind, bool(met), seen, req.what, req.fix))
     return rows

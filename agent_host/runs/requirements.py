@@ -1,4 +1,6 @@
-"""Scheduling by requirement: a task instance runs only on phones that meet its `requires:`.
+"""Scheduling by requirement: a task instance runs only on phones that meet its `requires:`
+and have every app it opens installed (`TaskInstance.needs`: `app:PACKAGE`, through the
+phone profile's packages).
 
 Each phone's facts are read once when the run starts (or resumes). An episode no phone of
 the run can serve is left out of the plan and listed as skipped (in the manifest, the run's
@@ -22,10 +24,11 @@ class Schedule:
     facts: dict[str, PhoneFacts]                         # serial -> what was read
     skipped: list[dict[str, Any]] = field(default_factory=list)        # per task instance key
     not_on: dict[str, list[str]] = field(default_factory=dict)         # serial -> keys it is not given
+    apps: dict[str, str] | None = None                                 # the phone profile's alias -> package
 
     def serves(self, serial: str, episode: Any) -> bool:
         facts = self.facts.get(serial)
-        return facts is None or not facts.missing(_requires(episode))
+        return facts is None or not facts.missing(_requires(episode, self.apps))
 
     def tasks(self, tasks: Sequence[Any]) -> list[Any]:
         """The task instances not skipped (for a run that plans its own rounds)."""
@@ -50,28 +53,37 @@ class Schedule:
         return out
 
 
-def _requires(episode: Any) -> tuple[str, ...]:
-    return tuple(getattr(getattr(episode, "task", episode), "requires", ()) or ())
+def _requires(episode: Any, apps: dict[str, str] | None = None) -> tuple[str, ...]:
+    """What the episode's task instance needs: its `requires:` and the apps it opens."""
+    task = getattr(episode, "task", episode)
+    needs = getattr(task, "needs", None)
+    if callable(needs):
+        return tuple(needs(apps))
+    return tuple(getattr(task, "requires", ()) or ())
 
 
-def read_phone_facts(serials: Sequence[str]) -> dict[str, PhoneFacts]:
+def read_phone_facts(serials: Sequence[str], apps: dict[str, str] | None = None) -> dict[str, PhoneFacts]:
+    """Each phone's facts; `apps` (name -> package): the apps the run's tasks open, for the
+    manifest's `apps_installed` row (each task's own apps are decided from the package list)."""
     from agent_host.phone.device import Phone
     from agent_host.phone.requirements import read_facts
     out = {}
     for s in serials:
         try:
-            out[s] = read_facts(Phone.connect(s))
+            out[s] = read_facts(Phone.connect(s), apps=apps)
         except Exception as exc:
             raise UserError(f"phone {s}: cannot read what it has ({type(exc).__name__}: {exc}); "
                             f"agent-host phone check {s}") from None
     return out
 
 
-def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts]) -> Schedule:
-    """Split the plan by what the phones have."""
+def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts],
+             apps: dict[str, str] | None = None) -> Schedule:
+    """Split the plan by what the phones have; `apps`: the phone profile's alias -> package
+    table the tasks' apps resolve through (None: the Pixel's, DEFAULT_APPS)."""
     keep, skipped, not_on = [], {}, {s: set() for s in facts}
     for ep in planned:
-        need = _requires(ep)
+        need = _requires(ep, apps)
         able = [s for s, f in facts.items() if not f.missing(need)]
         for s in facts:
             if s not in able:
@@ -84,16 +96,20 @@ def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts]) -> Schedule:
                                     "variant": ep.variant, "requires": list(need), "missing": missing}
     skipped_keys = set(skipped)
     return Schedule(keep, dict(facts), list(skipped.values()),
-                    {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys})
+                    {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys}, apps=apps)
 
 
-def servable_tasks(tasks: Sequence[Any], phones: Sequence[str], say: Callable[..., Any]) -> list[Any]:
-    """The task instances some phone can serve (`run --plan --phones`); `say` gets each line of
-    what is left out."""
+def servable_tasks(tasks: Sequence[Any], phones: Sequence[str], say: Callable[..., Any],
+                   profile: Any = None) -> list[Any]:
+    """The task instances some phone can serve (`run --plan --phones`, with the run's phone
+    profile); `say` gets each line of what is left out."""
+    from agent_host.config.tasks import needed_apps
     from agent_host.runs.phone_lock import PhoneLocks
     from agent_host.runs.plan import plan
+    apps = dict(profile.apps) if profile is not None else None
     with PhoneLocks(phones):
-        sched = schedule(plan(["plan"], tasks, 1, 0), read_phone_facts(phones))
+        sched = schedule(plan(["plan"], tasks, 1, 0), read_phone_facts(phones, apps=needed_apps(tasks, apps)),
+                         apps=apps)
     for line in sched.lines():
         say(line, highlight=False)
     return sched.tasks(tasks)

@@ -74,28 +74,6 @@ def check_bounds(*, repeats: int, phones: Sequence[str], max_attempts: int) -> N
         raise UserError(f"--max-attempts must be between 1 and {MAX_ATTEMPTS} (got {max_attempts})")
 
 
-def app_aliases(obj: Any) -> set[str]:
-    """App aliases a task instance names (its app, launch/force_stop steps, foreground checks):
-    values of fields called app, launch or force_stop that are not package names."""
-    from pydantic import BaseModel
-    out: set[str] = set()
-    if isinstance(obj, BaseModel):
-        for name in type(obj).model_fields:
-            value = getattr(obj, name, None)
-            if name in ("app", "launch", "force_stop") and isinstance(value, str):
-                if value and "." not in value:
-                    out.add(value)
-            else:
-                out |= app_aliases(value)
-    elif isinstance(obj, (list, tuple)):
-        for v in obj:
-            out |= app_aliases(v)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            out |= app_aliases(v)
-    return out
-
-
 def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) -> None:
     """Everything that can fail before a run directory exists fails here: policy scripts,
     the phone profile's app aliases for these tasks."""
@@ -108,9 +86,10 @@ def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) 
                 load_policy(Path(b.script).expanduser())
             except UserError as exc:  # names file:line: field; say which build it is for
                 raise UserError(f"build {b.id}: script {exc}") from None
+    from agent_host.config.tasks import app_names
     known = set(getattr(profile, "apps", {}) or {})
     for t in tasks:
-        missing = sorted(app_aliases(t) - known)
+        missing = sorted({n for n in app_names(t) if "." not in n} - known)
         if missing:
             raise UserError(f"{t.source}: task {t.id}: phone profile {profile.id!r} has no app alias "
                             f"{', '.join(missing)} (add it to the profile's apps)")
@@ -147,7 +126,7 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
         raise UserError(str(exc)) from None
     # The phones first: a run refused because another process drives one writes nothing.
     with PhoneLocks(phones, wait=wait_for_phone):
-        sched = _scheduled(planned, phones)
+        sched = _scheduled(planned, phones, profile)
         planned = sched.planned
         manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
                                   phones=_fingerprints(phones), command=sys.argv,
@@ -184,9 +163,13 @@ def _play(driver: Driver | None, builds, tasks, planned, sched, store: RunStore,
                      stopped=bool(opts.stop is not None and opts.stop.is_set()))
 
 
-def _scheduled(planned: list, phones: Sequence[str]):
-    """The plan cut to what these phones can serve (runs/requirements.py)."""
-    sched = schedule(planned, read_phone_facts(phones))
+def _scheduled(planned: list, phones: Sequence[str], profile: Any):
+    """The plan cut to what these phones can serve (runs/requirements.py): what the tasks
+    require, and the apps they open, through the phone profile's packages."""
+    from agent_host.config.tasks import needed_apps
+    apps = dict(profile.apps) if profile is not None else None
+    sched = schedule(planned, read_phone_facts(phones, apps=needed_apps([p.task for p in planned], apps)),
+                     apps=apps)
     if planned and not sched.planned:
         raise UserError("no phone given can serve any selected task: " + "; ".join(sched.lines()[:5])
                         + " (agent-host phone check SERIAL says what each has)")
@@ -254,7 +237,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     with PhoneLocks(serials, wait=wait_for_phone):
         if phones:
             _fingerprints(serials)
-        sched = _scheduled(planned, serials)
+        sched = _scheduled(planned, serials, profile)
         planned = sched.planned
         with RunLock(store.dir):
             store.records()  # again, now that no other process can append

@@ -1,5 +1,6 @@
 """`agent-host phone check` (alias `doctor`): every requirement read from a phone, with fixes;
-`phone start --no-sim --no-calendar-account` starts a phone that lacks them."""
+`phone start --no-sim --no-calendar-account` starts a phone that lacks them, `--contact-sync`
+one whose account syncs contacts."""
 
 from __future__ import annotations
 
@@ -37,6 +38,55 @@ def test_a_phone_started_without_sim_and_calendar_fails_those_rows_with_their_fi
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_phone_whose_account_syncs_contacts_fails_that_row(adb_server_port, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "phone", "start", "--contact-sync",
+                             "--adb-port", str(adb_server_port)],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        serial = proc.stdout.readline().split("serial:")[1].strip()
+        out = agent_host("phone", "check", serial, "--json", cwd=tmp_path)
+        assert out.returncode == 1
+        rows = {r["name"]: r for r in json.loads(out.stdout)}
+        assert [n for n, r in rows.items() if not r["met"]] == ["no_contact_sync"]
+        assert rows["no_contact_sync"]["seen"] == "contacts sync on: com.google (vphone.user@gmail.com)"
+        assert rows["no_contact_sync"]["fix"] == REQUIREMENTS["no_contact_sync"].fix
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _profile_without_markor(tmp_path: Path) -> Path:
+    """A phone profile whose Markor is a package the virtual phone does not have."""
+    path = tmp_path / "other-markor.yaml"
+    text = (ROOT / "device_profiles/phones/virtual.yaml").read_text().replace("id: virtual", "id: other-markor")
+    path.write_text(text + "apps: {markor: org.example.markor}\n")
+    return path
+
+
+def test_check_names_the_apps_the_tasks_open_that_the_phone_lacks(virtual_phone, tmp_path):
+    profile = _profile_without_markor(tmp_path)
+    out = agent_host("phone", "check", virtual_phone.serial, "--phone-profile", str(profile), cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "not met: apps_installed" in text and "markor (org.example.markor)" in text
+    assert "Markor: net.gsantner.markor" in text          # the fix
+    only = agent_host("phone", "check", virtual_phone.serial, "--phone-profile", str(profile),
+                      "--tasks", "dark-theme-on,wifi-on", "--json", cwd=tmp_path)
+    assert only.returncode == 0, only.stdout      # these tasks open Settings only
+    seen = {r["name"]: r["seen"] for r in json.loads(only.stdout)}
+    assert seen["apps_installed"] == "all installed: settings"
+
+
+def test_run_plan_with_phones_skips_the_tasks_whose_app_is_missing(virtual_phone, tmp_path):
+    profile = _profile_without_markor(tmp_path)
+    out = agent_host("run", "--plan", "--tasks", "markor-append-line,dark-theme-on", "--variants", "base",
+                     "--phones", virtual_phone.serial, "--phone-profile", str(profile), cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert ("skipped 1 task instance(s) of 1 task(s), no phone has app:org.example.markor: "
+            "markor-append-line") in text
 
 
 def test_an_unknown_serial_is_one_line(tmp_path, adb_server_port):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from agent_host.config.requirements import PhoneFacts, UnboundPhoneFact, local_epoch_ms
+from agent_host.config.requirements import REQUIREMENTS, PhoneFacts, UnboundPhoneFact, local_epoch_ms
 from agent_host.config.tasks import bind_phone, load_tasks
 from agent_host.judge.checks import Judge
 from agent_host.phone.device import Phone
-from agent_host.phone.requirements import (adb_over_usb, bind_task, check_rows, read_facts, sim_ready,
-                                           writable_calendar)
+from agent_host.phone.requirements import (adb_over_usb, bind_task, check_rows, contact_sync_accounts,
+                                           installed_packages, read_facts, sim_ready, writable_calendar)
 from agent_host.phone.steps import run_steps
 
 
@@ -53,16 +53,97 @@ def test_bind_phone_fills_every_part_and_refuses_a_phone_without_a_calendar():
         bind_phone(task, PhoneFacts("s", calendar_id=None))
 
 
+# `dumpsys content` as SyncManager.dumpSyncState prints it (the account name is masked on some
+# builds), cut to what matters: a Google account whose contacts sync is on, another whose
+# adapter is not syncable, and an Exchange account with contacts off.
+SYNC_DUMP = """\
+Data connected: true
+Auto sync: u0=true u10=false
+Accounts: 3
+
+Sync Status
+Account XXXXXXXXX u0 com.google
+=======================================================================
+Authority             Syncable  Enabled  Stats  Loc  Poll  Per  Feed  User  Othr  Tot  Fail  Can  Time  Last Sync  Backoff
+--------------------------------------------------------------------------------------------------------------------------
+com.android.calendar  1         true     Total  0    3     0    0     0     0     3    0     0    2s    POLL SUCCESS
+                                         Today                                                    0s    2024-05-01 10:00:00
+com.android.contacts  1         true     Total  0    3     0    0     0     0     3    0     0    4s
+Account work@example.com u0 com.android.exchange
+=======================================================================
+Authority             Syncable  Enabled  Stats  Loc  Poll  Per  Feed  User  Othr  Tot  Fail  Can  Time  Last Sync  Backoff
+--------------------------------------------------------------------------------------------------------------------------
+com.android.calendar  1         true     Total  0    0     0    0     0     0     0    0     0    0s
+com.android.contacts  1         false    Total  0    0     0    0     0     0     0    0     0    0s
+Account other@example.com u0 com.example (locked)
+=======================================================================
+Authority             Syncable  Enabled  Stats  Loc  Poll  Per  Feed  User  Othr  Tot  Fail  Can  Time  Last Sync  Backoff
+--------------------------------------------------------------------------------------------------------------------------
+com.android.contacts  0         true     Total  0    0     0    0     0     0     0    0     0    0s
+
+Per Adapter History
+  XXXXXXXXX/com.google u0 [com.android.contacts]
+"""
+
+
+def test_an_account_syncs_contacts_when_its_contacts_authority_is_syncable_and_on():
+    assert contact_sync_accounts(SYNC_DUMP) == ["com.google (XXXXXXXXX)"]
+    assert contact_sync_accounts(SYNC_DUMP.replace("u0=true", "u0=false")) == []    # auto-sync off
+    tenth = SYNC_DUMP.replace("XXXXXXXXX u0", "XXXXXXXXX u10")    # a user whose auto-sync is off
+    assert contact_sync_accounts(tenth) == []
+    assert contact_sync_accounts("Data connected: true\nAccounts: 0\n\nSync Status\n\nPer Adapter History\n") == []
+    assert contact_sync_accounts("") is None          # no sync status: not read, never "met"
+
+
+def test_installed_packages_are_read_from_pm_list():
+    assert installed_packages("package:com.android.settings\npackage:net.gsantner.markor\n") == \
+        {"com.android.settings", "net.gsantner.markor"}
+    facts = PhoneFacts("s", packages=frozenset({"com.android.settings"}))
+    assert facts.missing(["app:com.android.settings", "app:net.gsantner.markor"]) == ["app:net.gsantner.markor"]
+    assert PhoneFacts("s").missing(["app:net.gsantner.markor"]) == []    # no package list read: no app missing
+
+
 def test_the_virtual_phone_meets_every_requirement(virtual_phone):
     rows = check_rows(Phone.connect(virtual_phone.serial))
     assert [r.name for r in rows if not r.met] == []
-    assert len(rows) == 11
+    assert [r.name for r in rows] == list(REQUIREMENTS) and len(rows) == 13
+    seen = {r.name: r.seen for r in rows}
+    assert seen["no_contact_sync"] == "no account syncs contacts"
+    assert seen["apps_installed"].startswith("all installed: settings, clock, contacts,")
+
+
+def test_an_app_the_phone_lacks_is_named_in_its_row(virtual_phone):
+    phone = Phone.connect(virtual_phone.serial)
+    facts = read_facts(phone, apps={"settings": "com.android.settings", "markor": "org.example.markor"})
+    assert not facts.met["apps_installed"]
+    assert facts.seen["apps_installed"] == "not installed: markor (org.example.markor)"
+    assert facts.missing(["app:org.example.markor", "app:com.android.settings"]) == ["app:org.example.markor"]
+
+
+def test_a_phone_with_an_account_that_syncs_contacts_says_so(virtual_phone_factory):
+    synced = virtual_phone_factory(contact_sync=True)
+    facts = read_facts(Phone.connect(synced.serial))
+    assert facts.missing(["no_contact_sync", "calendar_account"]) == ["no_contact_sync"]
+    assert facts.seen["no_contact_sync"] == "contacts sync on: com.google (vphone.user@gmail.com)"
+
+
+def test_why_contacts_tasks_need_no_contact_sync(virtual_phone_factory):
+    """A contacts task clears the provider and seeds raw contact 1, 2, ...: on a phone whose
+    account syncs contacts, the account's contacts come back first and take those ids."""
+    (task,) = load_tasks(["call-contact[0]"], variants=("base",))
+    assert "no_contact_sync" in task.requires
+    synced = Phone.connect(virtual_phone_factory(contact_sync=True).serial)
+    run_steps(task.setup, synced)
+    names = synced.shell("content query --uri content://com.android.contacts/raw_contacts "
+                         "--projection _id:account_type:display_name").text
+    assert "_id=1, account_type=com.google, display_name=Robin Synced" in names
+    assert "Ada Lovelace" not in names      # seeded into raw contact 1, under the synced contact's name
 
 
 def test_a_phone_started_without_sim_and_calendar_says_so(virtual_phone_factory):
     bare = virtual_phone_factory(sim=False, calendar_account=False)
     facts = read_facts(Phone.connect(bare.serial))
-    assert facts.missing(["calendar_account", "sim_sms", "sim_call", "usb_adb"]) == \
+    assert facts.missing(["calendar_account", "sim_sms", "sim_call", "usb_adb", "no_contact_sync"]) == \
         ["calendar_account", "sim_sms", "sim_call"]
     assert facts.calendar_id is None
 

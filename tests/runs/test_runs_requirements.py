@@ -53,6 +53,27 @@ def test_with_no_phone_able_to_serve_it_an_instance_is_skipped_once():
     assert sched.not_on == {}    # nothing the phone lacks was left for it: it was skipped outright
 
 
+def test_an_instance_whose_app_no_phone_has_is_skipped():
+    """The apps a task opens are derived (its app, steps, solution), resolved through the phone
+    profile: a phone without the package is not given the task, and with no such phone it is
+    skipped, naming the package."""
+    tasks = load_tasks(["markor-append-line", "dark-theme-on"], variants=("base",))
+    planned = plan(["b"], tasks, repeats=1, seed=0)
+    profile = load_phone_profile("virtual")
+    apps = {**profile.apps, "markor": "org.example.markor"}       # this phone's Markor, not installed
+    installed = frozenset(profile.apps.values())
+    phone = PhoneFacts("a", met=dict(ALL), packages=installed)
+    sched = schedule(planned, {"a": phone}, apps=apps)
+    assert [p.task.task_id for p in sched.planned] == ["dark-theme-on"]
+    assert sched.skipped == [{"key": "markor-append-line", "task_id": "markor-append-line", "variant": "base",
+                              "requires": ["app:org.example.markor"],
+                              "missing": ["app:org.example.markor"]}]
+    assert sched.lines() == ["skipped 1 task instance(s) of 1 task(s), no phone has app:org.example.markor: "
+                             "markor-append-line"]
+    # the Pixel's package, installed: served
+    assert schedule(planned, {"a": phone}).planned == planned
+
+
 def test_take_leaves_what_this_phone_cannot_serve_for_the_others():
     q: queue.Queue = queue.Queue()
     for item in ["sms1", "plain", "sms2"]:
@@ -90,6 +111,40 @@ def test_a_phone_without_sim_and_calendar_skips_exactly_those_tasks(tmp_path, vi
     results = analyse(load_run(result.run_dir)).as_dict()
     assert {row["task"] for row in results["per_task"]} == {"dark-theme-on", "wifi-on"}   # no 0% rows
     assert sum("not run:" in w and "sim_sms" in w for w in results["warnings"]) == 1
+
+
+@pytest.mark.slow
+def test_contacts_tasks_are_skipped_not_failed_on_a_phone_whose_account_syncs_contacts(tmp_path,
+                                                                                      virtual_phone_factory):
+    synced = virtual_phone_factory(contact_sync=True)
+    tasks = load_tasks(["contact-number-lookup", "dark-theme-on"], variants=("base",))
+    result = start_run(builds=[oracle(tmp_path)], tasks=tasks, repeats=1, seed=1, phones=[synced.serial],
+                       profile=load_phone_profile("virtual"), out=tmp_path / "run")
+    records = read_records(result.run_dir / "episodes.jsonl")
+    assert [(r.task_id, r.outcome) for r in records] == [("dark-theme-on", "success")]
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    assert {s["task_id"]: s["missing"] for s in manifest["skipped"]} == {"contact-number-lookup": ["no_contact_sync"]}
+    facts = manifest["phone_requirements"][synced.serial]
+    assert facts["met"]["no_contact_sync"] is False and "vphone.user@gmail.com" in facts["seen"]["no_contact_sync"]
+
+
+@pytest.mark.slow
+def test_a_profile_whose_markor_package_is_not_installed_skips_the_markor_tasks(tmp_path, virtual_phone_factory):
+    profile_file = tmp_path / "elsewhere.yaml"
+    profile_file.write_text((ROOT / "device_profiles/phones/virtual.yaml").read_text().replace(
+        "id: virtual", "id: elsewhere") + "apps: {markor: org.example.markor}\n")
+    phone = virtual_phone_factory()
+    tasks = load_tasks(["markor-append-line", "markor-to-contacts", "dark-theme-on"], variants=("base",))
+    result = start_run(builds=[oracle(tmp_path)], tasks=tasks, repeats=1, seed=1, phones=[phone.serial],
+                       profile=load_phone_profile(profile_file), out=tmp_path / "run")
+    records = read_records(result.run_dir / "episodes.jsonl")
+    assert [(r.task_id, r.outcome) for r in records] == [("dark-theme-on", "success")]
+    manifest = json.loads((result.run_dir / "manifest.json").read_text())
+    skipped = {s["task_id"]: s["missing"] for s in manifest["skipped"]}
+    assert skipped == {"markor-append-line": ["app:org.example.markor"],
+                       "markor-to-contacts": ["app:org.example.markor"]}
+    seen = manifest["phone_requirements"][phone.serial]["seen"]["apps_installed"]
+    assert seen == "not installed: markor (org.example.markor)"
 
 
 @pytest.mark.slow

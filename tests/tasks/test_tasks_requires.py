@@ -51,9 +51,10 @@ def _text(task) -> str:
     return json.dumps(task.model_dump(mode="json", exclude={"notes", "goal"}))
 
 
-def test_every_task_that_needs_a_sim_a_calendar_or_usb_declares_it():
+def test_every_task_that_needs_a_sim_a_calendar_usb_or_no_contact_sync_declares_it():
     """What the suite's files show they need: an outgoing text or call checked, a calendar
-    written, Wi-Fi turned off (in a step, or as the goal)."""
+    written, Wi-Fi turned off (in a step, or as the goal) or the radios checked (a near miss
+    turns Wi-Fi or airplane mode the wrong way), contacts seeded by fixed raw contact id."""
     report = collect([ROOT / "tasks"])
     assert not report.errors
     wrong = []
@@ -67,10 +68,25 @@ def test_every_task_that_needs_a_sim_a_calendar_or_usb_declares_it():
         if "{phone.calendar_id}" in text:
             need.add("calendar_account")
         if re.search(r"wifi (disable|set-wifi-enabled disabled)|wifi_on\W+equals\W+0|airplane_mode_on\W+equals\W+1",
-                     text):
+                     text) or re.search(r'"key": "(wifi_on|airplane_mode_on)"', check):
             need.add("usb_adb")
+        if "raw_contact_id:i:" in text:
+            need.add("no_contact_sync")
         if need - set(task.requires):
             wrong.append(f"{path.name}: needs {sorted(need - set(task.requires))}")
     assert wrong == []
     used = {r for t, _, _ in report.tasks for r in t.requires}
     assert used == set(TASK_REQUIREMENTS)
+
+
+def test_the_apps_a_task_opens_are_derived_from_it():
+    from agent_host.config.tasks import app_names, app_packages, load_tasks
+    (markor,) = load_tasks(["markor-to-contacts"], variants=("base",))
+    assert app_names(markor) == ["contacts", "markor"]          # its app; setup stops Markor, the solution opens it
+    assert app_packages(markor, {"markor": "org.example.markor", "contacts": "com.android.contacts"}) == \
+        ("com.android.contacts", "org.example.markor")
+    assert markor.needs() == ("app:com.google.android.contacts", "app:net.gsantner.markor")
+    (wifi,) = load_tasks(["wifi-on-open-calendar"], variants=("base",))
+    assert "calendar" in app_names(wifi)                          # its check: foreground: {app: calendar}
+    (call,) = load_tasks(["call-contact[0]"], variants=("base",))
+    assert call.needs()[:2] == ("sim_call", "no_contact_sync")
