@@ -47,7 +47,7 @@ SHOT_MAX_WIDTH = 300
 SHOT_QUALITY = 65
 
 OUTCOME_COLOURS = {
-    "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa",
+    "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa", "collateral": "#d81b60",
     "unrecognised": "#1e88e5", "infeasible_claimed": "#6d4c41", "nav_fail": "#c62828",
     "exhausted": "#455a64", "error": "#757575",
 }
@@ -94,7 +94,8 @@ def outcome_bars(results: Results) -> Markup:
     y = list(range(len(builds)))[::-1]
     left = [0.0] * len(builds)
     for label in selection.BAR_LABELS:
-        w = [100 * (b.outcomes[label].fraction or 0) for b in builds]
+        # a results.json before schema 5 has no `collateral`: no segment, and the legend keeps it
+        w = [100 * (b.outcomes[label].fraction or 0) if label in b.outcomes else 0.0 for b in builds]
         name = "infeasible_claimed (feasible task)" if label == "infeasible_claimed" else label
         ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=name, height=0.6)
         for yi, li, wi in zip(y, left, w):
