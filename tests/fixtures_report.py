@@ -164,3 +164,47 @@ def lengthen_episode(run: Path, episode_id: str, n: int) -> None:
             screenshot=f"step-{i:03d}.png", raw_output={"content": f"step {i}"},
             action=Action(name="tap", args={"index": 3}, point=(54, 60)), goal=False))
     (folder / "steps.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in steps))
+
+
+# A collateral episode (config/outcome.py): the asked-for event is there, and so is a stray under
+# a near-miss name; the model called task_complete. Its steps carry the goal's halves and the
+# judge's diff of the task's scope; the episode folder the state after setup.
+STRAY = "title=Team ofsite, dtstart=2026-12-01 09:00"
+ASKED_ROW = "title=Team offsite, dtstart=2026-12-01 09:00"
+STATE = {"kinds": {"event": {"added": [ASKED_ROW, STRAY], "removed": []},
+                   "file": {"added": [], "removed": ["f /sdcard/Download/Taxes 2026"]}},
+         "expected": {"event": {"added": 1, "removed": 0}, "contact": {"added": 0, "removed": 0}}}
+# as the agent writes it (agent/episode.py): the scope, and each kind's rows as its reader parsed them
+START_STATE = {"scope": {"kinds": ["event", "file"], "folders": ["/sdcard/Download"]},
+               "state": {"event": [{"title": "Dentist", "dtstart": "2026-12-03 15:00"}],
+                         "file": [{"type": "f", "path": "/sdcard/Download/Taxes 2026"},
+                                  {"type": "d", "path": "/sdcard/Download"}]}}
+
+
+def add_collateral_episode(run: Path, build: str = BASE, variant: str = "base", task: str = "event-add") -> str:
+    """Append one collateral episode of `task` to a fixture run (its record, steps and
+    start_state.json); returns its id."""
+    from agent_host.config.outcome import label
+    asked, clean = [False, False, True, True], [True, True, False, False]
+    goals = [a and c for a, c in zip(asked, clean)]
+    j = label(goals, complete_step=3, asked=asked, clean=clean)
+    assert j.outcome == "collateral"
+    eid = f"{build}__{task}__{variant}__r0"
+    rec = EpisodeRecord(episode_id=eid, run_id="run-fixture", build=build, model="m", task=task, task_id=task,
+                        variant=variant, seed=1, phone="vphone-1", steps=3, max_steps=10, wall_s=3.0,
+                        reason="added the event", **j.as_dict())
+    folder = run / "episodes" / eid
+    folder.mkdir(parents=True)
+    actions = [Action(name="tap", args={"index": 2}, point=(54, 60)),
+               Action(name="type_text", args={"text": "Team ofsite"}, point=(54, 80)),
+               Action(name="task_complete", args={"reason": "added the event"})]
+    steps = [StepRecord(step=t, observation=f'[2] Button "step {t}"', action=actions[t - 1], goal=goals[t],
+                        asked=asked[t], clean=clean[t],
+                        check_detail={"value": asked[t], **({"state": STATE} if not clean[t] else {})})
+             for t in range(1, 4)]
+    (folder / "steps.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in steps))
+    (folder / "episode.json").write_text(rec.model_dump_json())
+    (folder / "start_state.json").write_text(json.dumps(START_STATE))
+    with (run / "episodes.jsonl").open("a") as f:
+        f.write(rec.model_dump_json() + "\n")
+    return eid

@@ -13,9 +13,11 @@ from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
-The outcome is one of: success, premature, undone, unrecognised, infeasible_claimed, nav_fail,
-exhausted (a harness budget ran out: context window, reply token cap), error (docs/concepts.md
-says when each applies). The episode folder holds steps.jsonl, step-NNN.png and episode.json.
+The outcome is one of: success, premature, undone, collateral (done, but something else in the
+task's scope changed too), unrecognised, infeasible_claimed, nav_fail, exhausted (a harness
+budget ran out: context window, reply token cap), error (docs/concepts.md says when each
+applies). The episode folder holds steps.jsonl, step-NNN.png, episode.json and, where the task
+has a scope of state, start_state.json.
 
 examples:
   agent-host phone start                                   # prints serial: 127.0.0.1:P

@@ -10,11 +10,36 @@ rates rest on the same tasks (a task's verify and base instances), and their per
 may be correlated either way; the mean of the limits is what the MOVER sum of the two gives at
 a correlation of +1, the least favourable one, so no correlation has to be estimated.
 bench/coverage.py ("balanced recognition") checks its coverage by seeded simulation.
+
+Which episode is which reading is decided here only (`hit`, `false_alarm`; selection.py tallies
+them per task instance).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+# The detector's "goal" is the whole goal, as the judge reads it: the asked-for change is there
+# *and* nothing else in the task's scope changed (StepRecord.goal = asked and clean). So a
+# `collateral` ending (task_complete with the asked-for change there and a stray, a deletion
+# done by renaming or one change too many beside it) is a task_complete while the goal did not
+# hold: on a verify variant it is no hit (placed at the goal, the agent changed more before
+# saying "done"), and on a base variant it is a false alarm, as `premature` is; a completion
+# that leaves damage behind must not score as recognising completion. A `collateral` ending by
+# task_infeasible is no task_complete, so it is neither (it is a failure of success all the same).
+
+
+def hit(label: str) -> bool:
+    """The detector fired while the goal held: task_complete with the whole goal true. `label` is
+    the effective label (selection.effective_label): only `success` (never `collateral`)."""
+    return label == "success"
+
+
+def false_alarm(label: str, complete_step: int | None) -> bool:
+    """The detector fired while the goal did not hold: a task_complete on any ending but
+    `success` (`premature`, any on an infeasible task, after the goal was lost, `collateral`)."""
+    return label == "premature" or (complete_step is not None and not hit(label))
+
 
 METHOD = ("mean of the sensitivity and specificity intervals' limits (MOVER for a mean of two rates at "
           "correlation +1, the least favourable)")

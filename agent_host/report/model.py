@@ -1,7 +1,9 @@
 """The typed shape of results.json: what `analyse` produces is validated against it before it
 is written, and `load_results` reads a results.json back into it. Fields added since schema 1
 have defaults, so an older results.json still loads; unknown keys are kept (extra="allow").
-Keys renamed since are read under their old name too (`_renamed`), and written under the new."""
+Keys renamed since are read under their old name too (`_renamed`), and written under the new.
+Labels added since (schema 5: `collateral` in a build's `outcomes` and `rates`) are absent from
+older files, not zero: their judge could not tell them; the tables show "–" there."""
 
 from __future__ import annotations
 

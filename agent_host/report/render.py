@@ -26,7 +26,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from agent_host.config.records import write_text_atomic
+from agent_host.config.records import StepRecord, write_text_atomic
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.report import selection
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
@@ -39,6 +39,7 @@ from agent_host.report.tables import (breakdown_table, builds_table, comparisons
                                       sequential_table, speed_table, task_files_table, trivial_table)
 from agent_host.config.replay_log import ROLES
 from agent_host.report.replay import load_summaries, viewer_lines, with_replay
+from agent_host.report.state import start_state, state_diff
 
 TEMPLATES = Path(__file__).with_name("templates")
 PAGES = "trajectories"
@@ -47,7 +48,7 @@ SHOT_MAX_WIDTH = 300
 SHOT_QUALITY = 65
 
 OUTCOME_COLOURS = {
-    "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa",
+    "success": "#2e7d32", "premature": "#f9a825", "undone": "#8e24aa", "collateral": "#d81b60",
     "unrecognised": "#1e88e5", "infeasible_claimed": "#6d4c41", "nav_fail": "#c62828",
     "exhausted": "#455a64", "error": "#757575",
 }
@@ -94,7 +95,8 @@ def outcome_bars(results: Results) -> Markup:
     y = list(range(len(builds)))[::-1]
     left = [0.0] * len(builds)
     for label in selection.BAR_LABELS:
-        w = [100 * (b.outcomes[label].fraction or 0) for b in builds]
+        # a results.json before schema 5 has no `collateral`: no segment, and the legend keeps it
+        w = [100 * (b.outcomes[label].fraction or 0) if label in b.outcomes else 0.0 for b in builds]
         name = "infeasible_claimed (feasible task)" if label == "infeasible_claimed" else label
         ax.barh(y, w, left=left, color=OUTCOME_COLOURS[label], label=name, height=0.6)
         for yi, li, wi in zip(y, left, w):
@@ -215,6 +217,21 @@ class ShotStore:
         return srcs, refs
 
 
+def _step_row(s: StepRecord) -> dict[str, Any]:
+    """One step as the viewer shows it. `asked` and `clean` (the goal's two halves) are None in
+    records from before the whole-state judge; the scope's diff leaves `check` for `state`."""
+    raw = s.raw_output
+    check = {k: v for k, v in (s.check_detail or {}).items() if k != "state"}
+    return {
+        "step": s.step, "observation": s.observation, "package": s.package, "shot": None,
+        "action": s.action.model_dump(mode="json") if s.action else None,
+        "raw": json.dumps(raw, indent=2, ensure_ascii=False) if raw else "",
+        "retry_error": s.retry_error, "goal": s.goal, "asked": s.asked, "clean": s.clean,
+        "check": check or None, "state": state_diff(s.check_detail or {}),
+        "times": s.times.model_dump(), "usage": s.usage.model_dump(),
+    }
+
+
 def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
     sel = selection.select_latest(run.records)
     final = sel.counted + sel.errored + sel.exhausted
@@ -232,14 +249,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
         used: set[str] = set()
         srows = []
         for s in steps:
-            raw = s.raw_output
-            row = {
-                "step": s.step, "observation": s.observation, "package": s.package, "shot": None,
-                "action": s.action.model_dump(mode="json") if s.action else None,
-                "raw": json.dumps(raw, indent=2, ensure_ascii=False) if raw else "",
-                "retry_error": s.retry_error, "goal": s.goal, "check": s.check_detail or None,
-                "times": s.times.model_dump(), "usage": s.usage.model_dump(),
-            }
+            row = _step_row(s)
             name = s.screenshot or f"step-{s.step:03d}.png"
             shot = run.inside(folder / name) if screenshots and folder is not None else None
             if shot is not None and shot.is_file():
@@ -266,6 +276,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
             "goal_final": r.goal_final, "complete_step": r.complete_step,
             "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
             "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
+            "start_state": start_state(run, folder),
         })
     replayed = viewer_lines(run.dir)         # each candidate's answer at a replayed step
     for ep in episodes:
@@ -327,7 +338,8 @@ def episode_pages(viewer: dict[str, Any]) -> dict[str, str]:
     srcs = viewer.pop("shots")
     pages = {}
     for n, ep in enumerate(viewer["episodes"]):
-        page = {"shots": _episode_shots(ep, srcs), "steps": ep.pop("steps"), "extra_shots": ep.pop("extra_shots")}
+        page = {"shots": _episode_shots(ep, srcs), "steps": ep.pop("steps"), "extra_shots": ep.pop("extra_shots"),
+                "start_state": ep.pop("start_state", None)}
         ep["page"] = f"{PAGES}/{n:04d}.js"
         pages[ep["page"]] = f"agentHostEpisode({n}, {json_for_script(page)});\n"
     return pages

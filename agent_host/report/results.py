@@ -15,8 +15,9 @@ from agent_host.report.load import Run
 from agent_host.report.model import Results, finite
 from agent_host.report.trivial import trivial_baselines
 
-SCHEMA = "agent-host.report/4"     # 4: a task instance is `instance` (was `unit`); 3: success over base
-                                   # variants; sensitivity, specificity, trivial
+SCHEMA = "agent-host.report/5"     # 5: the `collateral` outcome (builds[].outcomes and .rates); 4: a task
+                                   # instance is `instance` (was `unit`); 3: success over base variants;
+                                   # sensitivity, specificity, trivial
 
 # Manifest keys the provenance section shows by name; any other key is listed generically.
 KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
@@ -279,6 +280,9 @@ def _statistics() -> dict[str, Any]:
         "exhausted": "episodes a harness budget ended (context window, reply token cap) are excluded from every rate and counted apart",
         "errors": "episodes whose latest attempt is an error are excluded from every rate",
         "infeasible": "on infeasible tasks infeasible_claimed counts as success, task_complete as premature",
+        "collateral": "task_complete with the asked-for change there and something else in the task's scope changed "
+                      "(or task_infeasible after a change in scope): a failure; no recognition (verify), a false alarm "
+                      "(base); navigated only where the whole goal held at some step",
     }
 
 

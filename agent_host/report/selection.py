@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from agent_host.config.records import EpisodeRecord
+from agent_host.report import detector
 
 # Effective labels: what the stacked bars show (they sum to 100% of counted episodes).
 # "infeasible_claimed" here means a *wrong* claim (on a feasible task).
-BAR_LABELS = ("success", "premature", "undone", "unrecognised", "infeasible_claimed", "nav_fail")
+BAR_LABELS = ("success", "premature", "undone", "collateral", "unrecognised", "infeasible_claimed", "nav_fail")
 
 
 # The variant the headline and everything derived from it (comparisons, pass^k, power) count.
@@ -57,14 +58,22 @@ def is_success(rec: EpisodeRecord) -> bool:
 
 
 def false_alarm(rec: EpisodeRecord) -> bool:
-    """Called task_complete while the goal did not hold (on an infeasible task it never does)."""
-    label = effective_label(rec)
-    return label == "premature" or (rec.complete_step is not None and label != "success")
+    """Called task_complete while the goal did not hold (on an infeasible task it never does):
+    detector.false_alarm, where `collateral` is decided too."""
+    return detector.false_alarm(effective_label(rec), rec.complete_step)
+
+
+# Outcomes whose rule needs the goal to have held at some step; records whose goal fields were
+# never filled in (older logs) still count as navigated by them. `collateral` is not one: its
+# asked-for change held but the whole goal (asked and clean) may never have, so a collateral
+# episode navigated only if its goal held at some step (goal_first_step), like any other.
+_GOAL_HELD = ("success", "undone", "unrecognised")
 
 
 def goal_ever_true(rec: EpisodeRecord) -> bool:
+    """Navigation: the goal (asked and clean) held at some step."""
     return bool(rec.goal_initial or rec.goal_first_step is not None or rec.goal_final
-                or rec.outcome in ("success", "undone", "unrecognised") and not rec.infeasible)
+                or rec.outcome in _GOAL_HELD and not rec.infeasible)
 
 
 @dataclass
@@ -109,6 +118,7 @@ class InstanceCounts:
     infeasible: bool
     n: int = 0                                   # counted episodes
     successes: int = 0
+    hits: int = 0                                # task_complete while the goal held (detector.hit)
     ever_true: int = 0
     success_given_true: int = 0
     false_alarms: int = 0                        # task_complete while the goal did not hold
@@ -140,6 +150,7 @@ def instance_counts(counted: Sequence[EpisodeRecord],
         c.n += 1
         ok = is_success(rec)
         c.successes += ok
+        c.hits += detector.hit(effective_label(rec))
         c.labels[effective_label(rec)] += 1
         c.false_alarms += false_alarm(rec)
         if not rec.infeasible and goal_ever_true(rec):

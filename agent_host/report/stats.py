@@ -38,7 +38,7 @@ MONTE_CARLO_SEED = 20240601
 # verify variants (placed at the goal, does it call task_complete); specificity, base variants (it
 # never calls task_complete while the goal does not hold).
 RATE_NAMES = ("success", "navigation", "recognition_base", "sensitivity", "specificity", "premature", "undone",
-              "unrecognised")
+              "collateral", "unrecognised")
 
 
 # --------------------------------------------------------------------------- intervals
@@ -88,8 +88,8 @@ def per_instance_counts(c: InstanceCounts, name: str) -> tuple[int, int] | None:
         if c.infeasible or c.variant != "base" or c.ever_true == 0:
             return None
         return c.success_given_true, c.ever_true
-    if name == "sensitivity":        # placed at the goal: task_complete while it holds is a success
-        return None if c.infeasible or c.variant != "verify" else (c.successes, c.n)
+    if name == "sensitivity":        # placed at the goal: task_complete while it holds (detector.hit)
+        return None if c.infeasible or c.variant != "verify" else (c.hits, c.n)
     if name == "specificity":
         return None if c.variant != "base" else (c.n - c.false_alarms, c.n)
     return c.labels[name], c.n

@@ -89,6 +89,7 @@ def builds_table(results: Results) -> Table:
         Column("balanced", _balanced, "recognition"),
         Column("premature", _rate("premature")),
         Column("undone", _rate("undone")),
+        Column("collateral", _rate("collateral"), "done, and more changed"),
         Column("unrecognised", _rate("unrecognised")),
     ]
     return Table.of(cols, results.builds)
@@ -172,9 +173,14 @@ def breakdown_table(results: Results) -> Table:
 
 
 def outcomes_table(results: Results, labels: Sequence[str]) -> Table:
-    """One row per build: the share (and count) of its counted episodes with each label."""
+    """One row per build: the share (and count) of its counted episodes with each label; "–"
+    where results.json predates the label (schema 4 and older have no `collateral`: their judge
+    could not tell it, so no count is not a count of 0)."""
     def share(label: str) -> Callable[[BuildSummary], Cell]:
-        return lambda b: Cell(f"{pct(b.outcomes[label].fraction)} ({b.outcomes[label].count})")
+        def fill(b: BuildSummary) -> Cell:
+            x = b.outcomes.get(label)
+            return Cell("–", title="not in this results.json") if x is None else Cell(f"{pct(x.fraction)} ({x.count})")
+        return fill
     cols = [Column("build", lambda b: Cell(b.build, cls="")),
             *(Column(label, share(label)) for label in labels)]
     return Table.of(cols, results.builds)

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agent_host.config.records import OUTCOMES, EpisodeRecord
 from agent_host.runs.execute import BuildProgress
 
-_SHORT = {"success": "ok", "premature": "prem", "undone": "undone", "unrecognised": "unrec",
+_SHORT = {"success": "ok", "premature": "prem", "undone": "undone", "collateral": "coll", "unrecognised": "unrec",
           "infeasible_claimed": "infeas", "nav_fail": "nav", "exhausted": "exh", "error": "err"}
 
 

@@ -249,3 +249,38 @@ def test_viewer_shows_every_step_of_a_long_trajectory(browser, tmp_path):
     assert "long step 2000" in page.locator("#main-panel pre.observation").text_content()
     page.close()
     assert problems == []
+
+
+def test_viewer_shows_a_steps_change_to_the_scope_as_lines(browser, tmp_path):
+    """A collateral episode: the step's diff of the task's scope reads as added and removed rows
+    with the expected counts (not JSON), beside the goal's two halves; the state after setup is
+    a click away, and a stray's step is marked on the timeline."""
+    from fixtures_report import STRAY, add_collateral_episode
+
+    run = make_run(tmp_path, xss=False)
+    add_collateral_episode(run)
+    html = write_reports(run)["html"]
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    problems = []
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(html.as_uri(), wait_until="load")
+    page.select_option("#f-outcome", "collateral")
+    shown(page)
+    assert page.locator("#ep-counter").text_content() == "1 / 1"
+    assert page.locator("#main-panel .timeline button.stray").count() == 2
+    page.click("#main-panel .step-next")
+    page.click("#main-panel .step-next")                       # step 3: task_complete, the stray there
+    detail = page.locator("#main-panel .detail")
+    text = detail.text_content()
+    assert "asked-for change: there" in text and "rest of the scope: changed" in text
+    assert "event: 2 added, 0 removed (expected 1 added, 0 removed)" in text
+    assert "file: 0 added, 1 removed (no change expected)" in text
+    assert page.locator("#main-panel .state pre.diff .add").nth(1).text_content() == f"+ {STRAY}\n"
+    assert page.locator("#main-panel .state pre.diff .del").text_content() == "− f /sdcard/Download/Taxes 2026\n"
+    assert '"kinds"' not in text                                  # no raw JSON of the diff
+    state = page.locator("#main-panel details.start-state")
+    assert not state.evaluate("d => d.open")
+    state.locator("summary").click()
+    assert "Dentist" in state.text_content()
+    page.close()
+    assert problems == []

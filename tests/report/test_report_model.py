@@ -18,7 +18,7 @@ def test_written_results_load_into_the_model_and_older_ones_too(tmp_path):
     res = load_results(out["json"])
     (b,) = [x for x in res.builds if x.build == BASE]
     assert b.rates["navigation"].n_tasks == 1 and b.exhausted.episodes == 0
-    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/4"
+    assert res.comparisons[0].needed is not None and res.schema_ == "agent-host.report/5"
     # a results.json from before the navigation split, exhausted and power planning
     old = json.loads(out["json"].read_text())
     for x in old["builds"]:
@@ -116,7 +116,8 @@ def test_a_schema_2_results_file_still_loads_and_renders():
     assert b.rates["sensitivity"] == b.rates["recognition_verify"]
     assert b.balanced is None and old.trivial is None and "specificity" not in b.rates
     row = builds_table(old).rows[0]
-    assert [c.text for c in row][-5:] == ["–", "–", "16.7%", "8.3%", "0.0%"]   # no spec, no balanced; labels
+    # no spec, no balanced; premature, undone, no collateral (schema 5), unrecognised
+    assert [c.text for c in row][-6:] == ["–", "–", "16.7%", "8.3%", "–", "0.0%"]
     assert trivial_table(old).rows == []
     md = render_markdown(old)
     assert "Doing nothing" not in md and "| w4a16 (baseline) |" in md

@@ -12,7 +12,7 @@
   window.agentHostEpisode = function (n, page) {
     var ep = EPS[n];
     if (!ep || ep.steps) return;
-    ep.steps = page.steps; ep.extra_shots = page.extra_shots; ep.shots = page.shots;
+    ep.steps = page.steps; ep.extra_shots = page.extra_shots; ep.shots = page.shots; ep.start_state = page.start_state;
     (WAITING[n] || []).forEach(function (f) { f(); });
     delete WAITING[n];
   };
@@ -70,6 +70,45 @@
     });
     s.appendChild(v); s.appendChild(b);
     return s;
+  }
+
+  // ------------------------------------------------------------------ the task's scope
+  // A step's goal is two halves (absent in records from before the whole-state judge): `asked`,
+  // the asked-for change is there; `clean`, nothing else in the task's scope changed since setup.
+  function halves(s) {
+    var out = [];
+    if (s.asked !== null && s.asked !== undefined) out.push(el("span", s.asked ? "good" : "bad", "asked-for change: " + (s.asked ? "there" : "not there")));
+    if (s.clean !== null && s.clean !== undefined) out.push(el("span", s.clean ? "good" : "bad", "rest of the scope: " + (s.clean ? "unchanged" : "changed")));
+    return out;
+  }
+  function expectedText(x) {
+    var parts = [];
+    if (x.added !== null) parts.push(x.added + " added");
+    if (x.removed !== null) parts.push(x.removed + " removed");
+    return parts.length ? "expected " + parts.join(", ") : "no change expected";
+  }
+  // the scope's change since setup, per kind: a line per row, "+" added, "−" removed, as a diff reads
+  function stateDiff(kinds) {
+    var box = el("div", "state");
+    kinds.forEach(function (k) {
+      box.appendChild(el("div", "kind", k.kind + ": " + k.added.length + " added, " + k.removed.length + " removed (" + expectedText(k.expected) + ")"));
+      if (!k.added.length && !k.removed.length) return;
+      var pre = el("pre", "diff");
+      k.added.forEach(function (r) { pre.appendChild(el("span", "add", "+ " + r + "\n")); });
+      k.removed.forEach(function (r) { pre.appendChild(el("span", "del", "− " + r + "\n")); });
+      box.appendChild(pre);
+    });
+    return box;
+  }
+  function startState(st) {
+    var d = el("details", "start-state");
+    d.appendChild(el("summary", null, "state after setup" + (st.scope ? " (scope: " + st.scope + ")" : "")));
+    Object.keys(st.kinds).forEach(function (k) {
+      var x = st.kinds[k], more = x.total - x.rows.length;
+      d.appendChild(el("div", "kind", k + ": " + x.total + (x.total === 1 ? " row" : " rows")));
+      d.appendChild(el("pre", "diff", x.rows.join("\n") + (more > 0 ? "\n… " + more + " more" : "")));
+    });
+    return d;
   }
 
   // ------------------------------------------------------------------ frames of an episode
@@ -145,6 +184,7 @@
     var meta = this.meta;
     if (ep.missing) kv.push(["steps not found", ep.page + " (keep the trajectories folder beside report.html)"]);
     kv.forEach(function (p) { meta.appendChild(field(p[0], p[1])); });
+    if (ep.start_state) meta.appendChild(startState(ep.start_state));
     this.drawTimeline();
     if (step !== undefined) {
       var f = this.frames.findIndex(function (x) { return x.kind === "step" && x.s.step === step; });
@@ -161,6 +201,7 @@
       var t = f.label;
       if (f.kind === "step") {
         if (f.s.goal) b.classList.add("goal");
+        else if (f.s.asked && f.s.clean === false) { b.classList.add("stray"); t += " · asked-for change there, more changed"; }
         if (ep.goal_first_step === f.s.step) { b.classList.add("first"); t += " · goal first reached"; }
         if (ep.goal_lost_step === f.s.step) { b.classList.add("lost"); t += " · goal lost"; }
         if (ep.complete_step === f.s.step) { b.textContent = "✓"; t += " · task_complete"; }
@@ -237,7 +278,12 @@
     g.appendChild(el("span", s.goal ? "good" : "bad", "goal after this step: " + s.goal));
     if (this.ep.goal_first_step === s.step) g.appendChild(el("span", "good", "goal first reached here"));
     if (this.ep.goal_lost_step === s.step) g.appendChild(el("span", "bad", "goal lost here"));
+    halves(s).forEach(function (x) { g.appendChild(x); });
     d.appendChild(g);
+    if (s.state && s.state.length) {
+      d.appendChild(el("h4", null, "Scope changed since setup"));
+      d.appendChild(stateDiff(s.state));
+    }
     var t = s.times, u = s.usage;
     d.appendChild(el("div", "kv", "times (s): observe " + fmt(t.observe, 2) + " · model " + fmt(t.model, 2) + " · act " +
       fmt(t.act, 2) + " · settle " + fmt(t.settle, 2) + " · judge " + fmt(t.judge, 2)));
