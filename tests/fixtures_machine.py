@@ -1,0 +1,94 @@
+"""Fixtures: the machine agent-host sees. vLLM's x86 CPU wheel loads one kernel library per
+tier (`_C`, `_C_AVX512`, `_C_AVX2`) and refuses builds whose kernel that library lacks, so a
+test that resolves or plans a build depends on the tier of the machine it runs on. These make
+agent-host see a chosen tier instead, whatever the machine is:
+
+    def test_something(fake_tier):
+        fake_tier("_C_AVX2")             # or a HostFacts; agent-host now reads this tier
+
+    def test_on_every_tier(each_tier):   # runs once per vLLM CPU library, already faked
+        ...
+
+`pytest --fake-tier=_C_AVX2` fakes one tier for the whole session (see conftest.py), to check
+on one machine that the suite passes on another tier.
+
+Only agent-host's reading is faked: a server still starts on this machine with its real vLLM,
+and serving/kinds/vllm.py's AMX grant still reads the real flags (it imports read_cpu_flags by
+name), which a server on this CPU needs whatever tier agent-host is shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import pytest
+
+from agent_host.config import hosts, machine
+from agent_host.config.machine import HostFacts
+
+COMMON = {"fpu", "sse2", "avx", "fma", "avx2"}
+AVX2 = HostFacts(arch="x86_64", cpu_model="an AVX2 EPYC", cpu_flags=frozenset(COMMON))
+AVX512 = HostFacts(arch="x86_64", cpu_flags=frozenset(COMMON | {"avx512f", "avx512bw", "avx512vl"}))
+AVX512_BF16 = HostFacts(arch="x86_64", cpu_flags=AVX512.cpu_flags | {"avx512_bf16"})
+AMX = HostFacts(arch="x86_64", cpu_flags=AVX512_BF16.cpu_flags | {"amx_tile", "amx_bf16", "amx_int8"},
+                amx_permitted=True)
+AMX_DENIED = HostFacts(arch="x86_64", cpu_flags=AVX512.cpu_flags | {"amx_tile", "amx_bf16"},
+                       amx_permitted=False)
+# Each of vLLM's CPU libraries, by a machine that loads it (no AMX: `_C` without it is the
+# narrower case, and AMX only adds the W4A8 kernel).
+CPU_TIERS = {"_C": AVX512_BF16, "_C_AVX512": AVX512, "_C_AVX2": AVX2}
+
+
+def tier_facts(tier: str | HostFacts) -> HostFacts:
+    facts = CPU_TIERS[tier] if isinstance(tier, str) else tier
+    assert machine.vllm_cpu_library(facts) in (*CPU_TIERS, None)
+    return facts
+
+
+@functools.cache
+def _real_facts() -> HostFacts:
+    return _read_facts()
+
+
+_read_facts = machine.read_facts      # taken before any test replaces it
+
+
+def fake_machine(monkeypatch, tier: str | HostFacts) -> HostFacts:
+    """Make every read of this machine's CPU (machine.read_facts, read_cpu_flags,
+    read_amx_permitted, hosts' cached facts) answer `tier`'s; cores and memory stay real. An
+    x86 CPU without GPU: a GPU host's server would not use the CPU tier at all."""
+    real = _real_facts()
+    tier = tier_facts(tier)
+    facts = dataclasses.replace(real, arch=tier.arch, cpu_model=tier.cpu_model or real.cpu_model,
+                                cpu_flags=tier.cpu_flags, amx_permitted=tier.amx_permitted,
+                                gpus=(), jetson_model=None)
+    monkeypatch.setattr(machine, "read_facts", lambda: facts)
+    monkeypatch.setattr(machine, "read_cpu_flags", lambda: facts.cpu_flags)
+    monkeypatch.setattr(machine, "read_amx_permitted", lambda: facts.amx_permitted)
+    monkeypatch.setattr(hosts, "_facts_here", [facts])
+    return facts
+
+
+@pytest.fixture
+def fake_tier(monkeypatch):
+    """fake_tier("_C_AVX2") (or a HostFacts): agent-host sees that machine until the test ends."""
+    return lambda tier: fake_machine(monkeypatch, tier)
+
+
+@pytest.fixture(params=sorted(CPU_TIERS))
+def each_tier(request, monkeypatch) -> HostFacts:
+    """The test once per vLLM CPU library, with agent-host seeing a machine that loads it."""
+    return fake_machine(monkeypatch, request.param)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fake-tier", choices=sorted(CPU_TIERS), default=None,
+                     help="make agent-host see a machine that loads this vLLM CPU library, in "
+                          "every test: the suite's result on that tier, from this machine")
+
+
+@pytest.fixture(autouse=True)
+def _session_tier(request, monkeypatch):
+    if (tier := request.config.getoption("--fake-tier")) is not None:
+        fake_machine(monkeypatch, tier)
