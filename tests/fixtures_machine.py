@@ -12,9 +12,10 @@ agent-host see a chosen tier instead, whatever the machine is:
 `pytest --fake-tier=_C_AVX2` fakes one tier for the whole session (see conftest.py), to check
 on one machine that the suite passes on another tier.
 
-Only agent-host's reading is faked: a server still starts on this machine with its real vLLM,
-and serving/kinds/vllm.py's AMX grant still reads the real flags (it imports read_cpu_flags by
-name), which a server on this CPU needs whatever tier agent-host is shown.
+Only agent-host's choices are faked: a server still starts on this machine with its real vLLM,
+so serving/kinds/vllm.py's AMX grant keeps reading the real flags (a server on an AMX CPU needs
+it whatever tier agent-host is shown; that module imports read_cpu_flags by name, and would
+take the fake if first imported under it).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import pytest
 
 from agent_host.config import hosts, machine
 from agent_host.config.machine import HostFacts
+from agent_host.serving.kinds import vllm as vllm_kind
 
 COMMON = {"fpu", "sse2", "avx", "fma", "avx2"}
 AVX2 = HostFacts(arch="x86_64", cpu_model="an AVX2 EPYC", cpu_flags=frozenset(COMMON))
@@ -40,10 +42,8 @@ AMX_DENIED = HostFacts(arch="x86_64", cpu_flags=AVX512.cpu_flags | {"amx_tile", 
 CPU_TIERS = {"_C": AVX512_BF16, "_C_AVX512": AVX512, "_C_AVX2": AVX2}
 
 
-def tier_facts(tier: str | HostFacts) -> HostFacts:
-    facts = CPU_TIERS[tier] if isinstance(tier, str) else tier
-    assert machine.vllm_cpu_library(facts) in (*CPU_TIERS, None)
-    return facts
+# taken before any test replaces them
+_read_facts, _read_cpu_flags = machine.read_facts, machine.read_cpu_flags
 
 
 @functools.cache
@@ -51,15 +51,12 @@ def _real_facts() -> HostFacts:
     return _read_facts()
 
 
-_read_facts = machine.read_facts      # taken before any test replaces it
-
-
 def fake_machine(monkeypatch, tier: str | HostFacts) -> HostFacts:
     """Make every read of this machine's CPU (machine.read_facts, read_cpu_flags,
     read_amx_permitted, hosts' cached facts) answer `tier`'s; cores and memory stay real. An
     x86 CPU without GPU: a GPU host's server would not use the CPU tier at all."""
     real = _real_facts()
-    tier = tier_facts(tier)
+    tier = CPU_TIERS[tier] if isinstance(tier, str) else tier
     facts = dataclasses.replace(real, arch=tier.arch, cpu_model=tier.cpu_model or real.cpu_model,
                                 cpu_flags=tier.cpu_flags, amx_permitted=tier.amx_permitted,
                                 gpus=(), jetson_model=None)
@@ -67,6 +64,7 @@ def fake_machine(monkeypatch, tier: str | HostFacts) -> HostFacts:
     monkeypatch.setattr(machine, "read_cpu_flags", lambda: facts.cpu_flags)
     monkeypatch.setattr(machine, "read_amx_permitted", lambda: facts.amx_permitted)
     monkeypatch.setattr(hosts, "_facts_here", [facts])
+    monkeypatch.setattr(vllm_kind, "read_cpu_flags", _read_cpu_flags)
     return facts
 
 
