@@ -9,8 +9,8 @@ agent-host see a chosen tier instead, whatever the machine is:
     def test_on_every_tier(each_tier):   # runs once per vLLM CPU library, already faked
         ...
 
-`pytest --fake-tier=_C_AVX2` fakes one tier for the whole session (see conftest.py), to check
-on one machine that the suite passes on another tier.
+`pytest --fake-tier=_C_AVX2` fakes one tier for the whole session, to check on one machine
+that the suite passes on another tier; tests that start a real vLLM server are skipped then.
 
 Only agent-host's choices are faked: a server still starts on this machine with its real vLLM,
 so serving/kinds/vllm.py's AMX grant keeps reading the real flags (a server on an AMX CPU needs
@@ -90,3 +90,17 @@ def pytest_addoption(parser):
 def _session_tier(request, monkeypatch):
     if (tier := request.config.getoption("--fake-tier")) is not None:
         fake_machine(monkeypatch, tier)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under --fake-tier, a test that starts a real vLLM server is skipped: the server would
+    load this machine's kernel library with the faked tier's choices, a machine that exists
+    nowhere (seen: W8A8 in the fp32 an AVX2 CPU gets, through this AMX machine's
+    int8_scaled_mm_with_quant, which takes bf16 only, died at its first request)."""
+    if (tier := config.getoption("--fake-tier")) is None:
+        return
+    skip = pytest.mark.skip(reason=f"--fake-tier={tier}: a real vLLM server runs this machine's "
+                                   "tier, not the faked one")
+    for item in items:
+        if item.get_closest_marker("vllm") or "tiny_vllm" in getattr(item, "fixturenames", ()):
+            item.add_marker(skip)
