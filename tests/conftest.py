@@ -1,6 +1,6 @@
 """Shared fixtures live in tests/fixtures_*.py, one module per owner, registered here."""
 
-pytest_plugins = ["fixtures_phone", "fixtures_policy", "fixtures_vllm"]
+pytest_plugins = ["fixtures_machine", "fixtures_phone", "fixtures_policy", "fixtures_vllm"]
 
 
 def pytest_collection_modifyitems(config, items):

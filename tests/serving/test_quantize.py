@@ -212,15 +212,33 @@ def test_quantized_models_are_keyed_by_their_inputs(monkeypatch, tmp_path):
     assert models._quantized_key("smollm2-135m-w4a16") != keys["smollm2-135m-w4a16"]
 
 
-def test_a_quantized_build_without_the_quantize_environment_is_refused_up_front(tmp_path, monkeypatch):
-    from agent_host.config.hosts import find_build
+def _needs_quantizing(build) -> bool:
+    """Whether the build's model is made by GPTQ (a dequantized one from its GPTQ model)."""
+    from agent_host.serving import models
+
+    return models.DEQUANTIZED.get(build.model, build.model) in models.QUANTIZED
+
+
+def test_a_quantized_build_without_the_quantize_environment_is_refused_up_front(tmp_path, monkeypatch,
+                                                                                each_tier):
+    """On every vLLM CPU tier, each quantized build that tier serves: W8A8 and the dequantized
+    W4A16 everywhere, the 4-bit W4A16 where the tier's library has its kernel (AVX2's refuses
+    it first, for the kernel: test_tiers)."""
+    from agent_host.config import machine
+    from agent_host.config.hosts import embedded_builds, find_build, hardware_problems
     from agent_host.serving.launch import preflight
 
     monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))          # nothing made yet
     monkeypatch.setenv("AGENT_HOST_QUANTIZE_PYTHON", str(tmp_path / "none"))
-    with pytest.raises(q.UserError, match="embedded-w4a16: model smollm2-135m-w4a16 is not made yet and "
-                                          "the quantize environment is not set up"):
-        preflight(find_build("embedded-w4a16"))
+    served = [b for b in embedded_builds().values() if _needs_quantizing(b) and not hardware_problems(b)]
+    ids = {b.id for b in served}
+    ops = machine.vllm_library_ops(machine.vllm_cpu_library(each_tier))    # None: vLLM not installed
+    assert {"embedded-w8a8", "embedded-w4a16-dequant"} <= ids
+    assert ("embedded-w4a16" in ids) == (ops is None or "cpu_gemm_wna16" in ops)
+    for b in served:
+        with pytest.raises(q.UserError, match=f"{b.id}: model {b.model} is not made yet and "
+                                              "the quantize environment is not set up"):
+            preflight(find_build(b.id))
     preflight(find_build("embedded-bf16"))        # made from the package, no quantize environment
 
 

@@ -10,16 +10,9 @@ from agent_host.config import machine
 from agent_host.config.hosts import embedded_builds, hardware_problems, with_cpu_dtype
 from agent_host.config.machine import HostFacts, cpu_dtype, vllm_cpu_library, vllm_library_ops
 from agent_host.serving.probe import recommend
+from fixtures_machine import AMX, AMX_DENIED, AVX2, AVX512, AVX512_BF16
 from fixtures_vllm import vllm_missing_reason
 
-COMMON = {"fpu", "sse2", "avx", "fma", "avx2"}
-AVX2 = HostFacts(arch="x86_64", cpu_model="an AVX2 EPYC", cpu_flags=frozenset(COMMON))
-AVX512 = HostFacts(arch="x86_64", cpu_flags=frozenset(COMMON | {"avx512f", "avx512bw", "avx512vl"}))
-AVX512_BF16 = HostFacts(arch="x86_64", cpu_flags=AVX512.cpu_flags | {"avx512_bf16"})
-AMX = HostFacts(arch="x86_64", cpu_flags=AVX512_BF16.cpu_flags | {"amx_tile", "amx_bf16", "amx_int8"},
-                amx_permitted=True)
-AMX_DENIED = HostFacts(arch="x86_64", cpu_flags=AVX512.cpu_flags | {"amx_tile", "amx_bf16"},
-                       amx_permitted=False)
 TIERS = {"avx2": AVX2, "avx512": AVX512, "avx512-bf16": AVX512_BF16, "amx": AMX, "amx-denied": AMX_DENIED}
 
 needs_vllm = pytest.mark.skipif(vllm_missing_reason() is not None, reason=vllm_missing_reason() or "")
@@ -92,16 +85,14 @@ def test_probe_says_dtype_tier_and_refusals_for_avx2():
     assert "embedded-w8a8" not in j["refused"]
 
 
-def test_refused_before_start(monkeypatch):
+def test_refused_before_start(fake_tier):
     """launch.plan refuses a build the tier cannot run: no server is started to die."""
-    from agent_host.config import hosts
     from agent_host.errors import UserError
     from agent_host.serving.launch import plan, preflight
 
     if vllm_missing_reason():
         pytest.skip(vllm_missing_reason())
-    monkeypatch.setattr(machine, "read_cpu_flags", lambda: AVX2.cpu_flags)
-    monkeypatch.setattr(hosts, "_facts_here", [AVX2])
+    fake_tier(AVX2)
     b = embedded_builds()["embedded-w4a16"]
     for f in (lambda: plan(b, port=1, api_key="k", seed=0), lambda: preflight(b)):
         with pytest.raises(UserError, match="embedded-w4a16: .*_C_AVX2 library"):
@@ -120,3 +111,13 @@ def test_demo_pair_per_tier():
     ids, note = default_builds(AVX2)
     assert ids == "embedded-default,embedded-w4a16-dequant"
     assert "no fast bf16" in note and "dequantized" in note and "not a 4-bit speed" in note
+
+
+def test_a_faked_tier_is_what_agent_host_reads(each_tier):
+    """The fixture tier-dependent tests rely on: every read of this machine says the tier."""
+    from agent_host.config import hosts
+
+    lib = vllm_cpu_library(each_tier)
+    assert vllm_cpu_library(machine.read_facts()) == lib and each_tier.gpus == ()
+    assert machine.read_cpu_flags() == each_tier.cpu_flags and hosts._facts() == each_tier
+    assert hosts.embedded_build("embedded-w4a16").activations == ("bf16" if lib == "_C" else "fp32")
