@@ -85,8 +85,10 @@ def main() -> int:
             with VirtualPhone(adb_port=adb_port, latency=latency, seed=0) as vp:
                 phone = Phone.connect(vp.serial)
                 for key in args.tasks:
-                    runs = {w: [_episode(tasks[key], phone, profile, w) for _ in range(args.repeats)]
-                            for w in (False, True)}
+                    runs: dict[bool, list[dict[str, float]]] = {False: [], True: []}
+                    for _ in range(args.repeats):      # interleaved, so drift on a shared machine hits both
+                        for w in (False, True):
+                            runs[w].append(_episode(tasks[key], phone, profile, w))
                     med = {w: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for w, rs in runs.items()}
                     ratio = med[True]["step"] / med[False]["step"]
                     worst = max(worst, ratio)
