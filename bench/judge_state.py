@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -26,14 +25,6 @@ TASKS = ("sms-send-contact[0]", "calendar-add-event-dentist", "markor-delete-not
          "contacts-add-two-and-text")
 TARGET_STEP_RATIO = 1.10
 
-
-def _free_port() -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port != 5037 and not 5554 <= port <= 5585:
-            return port
 
 
 def _episode(task, phone, profile, whole: bool) -> dict[str, float]:
@@ -63,7 +54,9 @@ def main() -> int:
     ap.add_argument("--tasks", nargs="*", default=list(TASKS), help="task instance keys")
     args = ap.parse_args()
 
-    adb_port = _free_port()
+    from virtual_phone.phone import free_port
+
+    adb_port = free_port()   # never 5037 (a developer's adb server) nor an emulator's
     os.environ["ANDROID_ADB_SERVER_PORT"] = str(adb_port)
     from agent_host.config.machine import manifest_facts
     from agent_host.config.phones import load_phone_profile

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import sys
 import time
@@ -20,14 +19,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 TARGET_RPC_MS = 60.0
 TARGET_DUMP_MS = 100.0
 
-
-def _free_port() -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port != 5037 and not 5554 <= port <= 5585:
-            return port
 
 
 def _median_ms(fn: Callable[[], object], n: int) -> tuple[float, float]:
@@ -46,7 +37,9 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=40, help="samples per measurement")
     args = ap.parse_args()
 
-    adb_port = _free_port()
+    from virtual_phone.phone import free_port
+
+    adb_port = free_port()   # never 5037 (a developer's adb server) nor an emulator's
     os.environ["ANDROID_ADB_SERVER_PORT"] = str(adb_port)
     import adbutils
     import uiautomator2

@@ -72,6 +72,12 @@ def test_reference_solution_is_success_with_files(episode):
     steps = _steps(out)
     assert [s.step for s in steps] == list(range(6))
     assert [s.goal for s in steps] == [False, False, False, False, True, True]
+    # the goal's halves: the check from step 4; the scope (the settings) changed as asked from step 4
+    assert [s.asked for s in steps] == [False, False, False, False, True, True]
+    assert [s.clean for s in steps] == [False, False, False, False, True, True]
+    start = json.loads((out / "start_state.json").read_text())
+    assert start["scope"]["kinds"] == ["settings"]
+    assert {"key": "global/wifi_on", "value": "0"} in start["state"]["settings"]
     assert steps[4].action.name == "tap" and steps[4].action.point is not None
     assert steps[1].action.name == "open_app" and steps[5].action.name == "task_complete"
     for s in steps:
