@@ -52,6 +52,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3, help="episodes per task, phone and judge")
     ap.add_argument("--tasks", nargs="*", default=list(TASKS), help="task instance keys")
+    ap.add_argument("--phones", nargs="*", default=["virtual", "real-phone"], choices=["virtual", "real-phone"],
+                    help="the plain virtual phone, and one with the real-phone latency profile")
     args = ap.parse_args()
 
     from virtual_phone.phone import free_port
@@ -74,7 +76,7 @@ def main() -> int:
     adb_server.ensure_server(adb_port)
     worst = 0.0
     try:
-        for latency in (None, "real-phone"):
+        for latency in (None if p == "virtual" else p for p in args.phones):
             with VirtualPhone(adb_port=adb_port, latency=latency, seed=0) as vp:
                 phone = Phone.connect(vp.serial)
                 for key in args.tasks:
