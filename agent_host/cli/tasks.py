@@ -25,6 +25,7 @@ examples:
   agent-host tasks schema > tasks/task.schema.json
   agent-host tasks check-solutions             run each task's solution on a virtual phone
   agent-host tasks adversaries                 play generated adversaries; none may succeed
+  agent-host tasks changes                     what each goal_setup changes, beside `change:`
 
 Errors read `FILE:LINE: field.path: message`, one per line; validate exits 1 if there is any.
 """
