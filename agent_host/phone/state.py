@@ -182,11 +182,23 @@ SETTINGS_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+# What a radio's setting means to its user. Android stores the wish and the airplane-mode state
+# in one value (WifiSettingsStore: 2 on during airplane mode, 3 on but off for airplane mode;
+# BluetoothManagerService: 2 on but off for airplane mode), so turning airplane mode on rewrites
+# wifi_on 1 -> 3 by itself: no change of the user's, and none the judge may count.
+_MEANING: dict[str, dict[str, str]] = {
+    "global/wifi_on": {"0": "off", "1": "on", "2": "on", "3": "on"},
+    "global/bluetooth_on": {"0": "off", "1": "on", "2": "on"},
+}
+
+
 def _settings(outs: Outputs) -> list[Row]:
     rows = []
     for (out, _code), (ns, keys) in zip(outs, SETTINGS_KEYS.items()):
         values = dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-        rows += [{"key": f"{ns}/{k}", "value": values.get(k, "")} for k in keys]
+        for k in keys:
+            value = values.get(k, "")
+            rows.append({"key": f"{ns}/{k}", "value": _MEANING.get(f"{ns}/{k}", {}).get(value, value)})
     return rows
 
 

@@ -89,6 +89,20 @@ def test_every_settings_key_a_shipped_task_names_is_read() -> None:
     assert named - read <= {"next_alarm_formatted", "low_power_warning_acknowledged"}, named - read
 
 
+def test_airplane_mode_turning_the_radios_off_is_not_a_change_of_the_users(virtual_phone: Any) -> None:
+    """Wi-Fi and Bluetooth on before (an earlier episode's): airplane mode rewrites wifi_on 1 -> 3
+    and bluetooth_on 1 -> 2 by itself, which is the asked change alone."""
+    phone = Phone.connect(virtual_phone.serial)
+    assert phone.shell("svc wifi enable").ok and phone.shell("cmd bluetooth_manager enable").ok
+    _v0, v1 = _judged(_task("airplane-mode-on"), phone, "cmd connectivity airplane-mode enable")
+    assert phone.shell("settings get global wifi_on").output.strip() == "3"
+    assert v1.goal is True, v1.detail
+    # turning Wi-Fi off as well is a change of the user's
+    assert phone.shell("svc wifi enable").ok
+    _v0, v2 = _judged(_task("airplane-mode-on"), phone, "cmd connectivity airplane-mode enable", "svc wifi disable")
+    assert v2.asked is True and v2.goal is False
+
+
 def test_a_file_moved_out_of_the_tasks_folders_is_still_seen(virtual_phone: Any) -> None:
     """markor-delete-note watches /sdcard/Documents; the note moved to Download is no deletion."""
     phone = Phone.connect(virtual_phone.serial)
