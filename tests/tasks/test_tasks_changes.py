@@ -28,5 +28,5 @@ def test_every_declared_change_is_what_goal_setup_does(virtual_phone: Any) -> No
         m = measure_change(base, verify[base.id], phone, profile)
         if not m.agrees:
             wrong.append((m.instance, m.declared, m.measured))
-    assert len(verify) > 100
+    assert len(verify) > 80      # 83 instances have a goal_setup
     assert not wrong, wrong
