@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_host.config.records import NotOwnFile, open_own
 from agent_host.errors import UserError
 
 LOCK = ".lock"
@@ -106,7 +107,10 @@ class RunLock:
     def _try_acquire(self) -> int | None:
         """The locked fd; None when the file was removed or replaced while we locked it (a
         holder releasing): then the caller tries again on the new file."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = open_own(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except NotOwnFile as exc:  # a link there would have us overwrite its target
+            raise RunLocked(str(exc)) from None
         try:
             flocked = True
             try:
@@ -119,7 +123,7 @@ class RunLock:
                     raise
                 flocked = False  # no flock on this file system: the holder file alone decides
             try:
-                current = os.stat(self.path).st_ino
+                current = os.lstat(self.path).st_ino
             except FileNotFoundError:
                 current = None
             if current != os.fstat(fd).st_ino:
