@@ -33,7 +33,7 @@ from typing import Any
 
 from agent_host.config.records import NotOwnFile, open_own
 from agent_host.errors import UserError
-from agent_host.runs.lock import read_holder, write_holder
+from agent_host.runs.lock import command_text, read_holder, write_holder
 
 LOCK_DIR_ENV = "AGENT_HOST_LOCK_DIR"
 POLL_S = 0.25
@@ -131,7 +131,7 @@ _read = read_holder
 def describe(info: dict[str, Any]) -> str:
     if not info.get("pid"):
         return "another process"
-    cmd = " ".join(str(c) for c in info.get("command") or [])[:120]
+    cmd = command_text(info)
     return (f"pid {info['pid']}" + (f" ({cmd})" if cmd else "")
             + (f" since {info['since']}" if info.get("since") else ""))
 
