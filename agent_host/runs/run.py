@@ -185,6 +185,27 @@ def _limits(limits: dict | None) -> dict:
     return {k: v for k, v in (limits or {}).items() if k in keys and v is not None}
 
 
+def _with_env(build: Any, host_profile: str | None, where: Path) -> Any:
+    """A build read back from a manifest has its `env:` names only (config/secrets.py: a
+    token never goes into a run's files); the values come from the build as it is configured
+    now (in the run's --host-profile, if it named one), which must name the same variables."""
+    from agent_host.config.hosts import find_build
+    from agent_host.config.secrets import is_redacted
+
+    if not is_redacted(build.env):
+        return build
+    try:
+        current = find_build(build.id, host_profile if isinstance(host_profile, str) else None,
+                             check_machine=False)
+    except UserError as exc:
+        raise UserError(f"{where}: build {build.id}: the values of its env: ({', '.join(sorted(build.env))}) are not "
+                        f"kept in a run, and no build of that id is configured here to take them from ({exc})") from None
+    if set(current.env) != set(build.env):
+        raise UserError(f"{where}: build {build.id}: its env: names changed since the run started "
+                        f"({', '.join(sorted(build.env))} then, {', '.join(sorted(current.env)) or 'none'} now)")
+    return build.model_copy(update={"env": dict(current.env)})
+
+
 def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attempts: int | None = None,
                startup_timeout: float | None = None, hook: ProgressHook | None = None,
                limits: dict | None = None, wait_for_phone: float | None = None,
@@ -206,7 +227,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     store.records()  # the log must read (LogError names path:line) before anything is written
     where = store.dir / "manifest.json"
     try:
-        builds = [Build.model_validate(b) for b in manifest["builds"]]
+        builds = [_with_env(Build.model_validate(b), manifest.get("host_profile"), where) for b in manifest["builds"]]
         variants = sorted({t["variant"] for t in manifest["tasks"]})
         sources = [t["source"] for t in manifest["tasks"] if t["source"]]
         keys = [t["key"] for t in manifest["tasks"]]
