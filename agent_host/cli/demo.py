@@ -180,7 +180,7 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: 
     failures: list[str] = []
     fid_json = None
     kept, extra["servers"] = kept_servers(builds, out)
-    err.print(f"servers: {extra['servers']['why']}")
+    err.print(f"servers: {extra['servers']['why']}", soft_wrap=True)
     with kept:
         if len(builds) > 1 and args.fidelity:
             extra["fidelity"], fid_json = _fidelity(args, builds, tmp, err, failures, kept.served)
