@@ -31,12 +31,14 @@ what it does:
      one build at a time on vLLM's CPU build
   5. replays every step of the reference's episodes on the other builds (`agent-host replay`:
      the same requests, byte for byte; --no-replay skips it)
-  each build's server is started once and kept up, idle while another plays, until the replay
-  is done (where the memory holds them all: 6 GiB each; else one at a time, started per step)
   6. writes the report (report.html, report.md, results.json, episodes.csv): the first lines
      name the reference and say what the paired comparison found, with its 95% interval,
      beside the replay's completion agreement (with its interval), fidelity if asked, the speed
      ratios (decode tok/s, TTFT, s/step) measured in this run
+
+Each build's server is started once, at its first step, and kept up, idle while another build
+plays, until the replay is done (where the memory holds them all: 6 GiB each; else one at a
+time, started again for each step).
 
 A 135M-parameter model fails most tasks: expect low success on both builds, and wide
 intervals with this few episodes. It is a real model on a real server driving a phone through
