@@ -100,7 +100,7 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
               max_attempts: int = 3, startup_timeout: float | None = None,
               hook: ProgressHook | None = None, extra_manifest: dict | None = None,
               limits: dict | None = None, wait_for_phone: float | None = None,
-              stop: Any = None, driver: Driver | None = None) -> RunResult:
+              stop: Any = None, driver: Driver | None = None, served: Any = None) -> RunResult:
     check_bounds(repeats=repeats, phones=phones, max_attempts=max_attempts)
     if not phones:
         raise UserError("no phones given (--phones SERIAL,...); `agent-host devices` lists them")
@@ -146,7 +146,8 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
             except OSError as exc:  # a full or read-only disk before the first episode
                 raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
             opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
-                              run_id=run_id, stop=stop, serves=sched.serves, **_limits(limits))
+                              run_id=run_id, stop=stop, serves=sched.serves, served=served,
+                              **_limits(limits))
             # a sequential run (runs/sequential.py) plays its own rounds
             return _play(driver, builds, tasks, planned, sched, store, phones, opts, hook)
 
