@@ -77,7 +77,7 @@ def test_reference_solution_is_success_with_files(episode):
     assert [s.clean for s in steps] == [False, False, False, False, True, True]
     start = json.loads((out / "start_state.json").read_text())
     assert start["scope"]["kinds"] == ["settings"]
-    assert {"key": "global/wifi_on", "value": "0"} in start["state"]["settings"]
+    assert {"key": "global/wifi_on", "value": "off"} in start["state"]["settings"]   # read as the wish
     assert steps[4].action.name == "tap" and steps[4].action.point is not None
     assert steps[1].action.name == "open_app" and steps[5].action.name == "task_complete"
     for s in steps:
