@@ -164,8 +164,8 @@ def delete_of(kind: str, row: state.Row) -> list[str] | None:
 # settings the adversary may change, and to what (zen_mode is left out: Android reverts writes)
 _OTHER_VALUE: dict[str, Callable[[str], str]] = {
     "global/airplane_mode_on": lambda v: "0" if v == "1" else "1",
-    "global/wifi_on": lambda v: "0" if v == "1" else "1",
-    "global/bluetooth_on": lambda v: "0" if v == "1" else "1",
+    "global/wifi_on": lambda v: "0" if v == "on" else "1",        # read as the user's wish (phone/state.py)
+    "global/bluetooth_on": lambda v: "0" if v == "on" else "1",
     "system/screen_off_timeout": lambda v: "600000" if v != "600000" else "30000",
     "system/screen_brightness": lambda v: "200" if v != "200" else "100",
     "system/accelerometer_rotation": lambda v: "0" if v == "1" else "1",

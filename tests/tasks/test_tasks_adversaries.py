@@ -33,6 +33,14 @@ def test_one_more_prefers_deleting_an_untouched_object() -> None:
     assert cmds == ['content delete --uri content://com.android.calendar/events --where "_id=2"']
 
 
+def test_one_more_changes_a_radio_that_is_on() -> None:
+    """wifi_on is read as the wish ("on"): the adversary must still turn it off."""
+    from agent_host.config.scope import Scope
+    snap = {"settings": [{"key": "global/wifi_on", "value": "on"}, {"key": "global/airplane_mode_on", "value": "0"}]}
+    assert mutation("one-more", Scope(("settings",)), snap, snap, phone=None, facts=None) == \
+        ["settings put global wifi_on 0"]
+
+
 @pytest.mark.slow
 def test_no_generated_adversary_succeeds_on_any_task(virtual_phone: Any, tmp_path: Path) -> None:
     tasks = [t for t in load_tasks([TASKS], ("base",)) if t.solution]
