@@ -28,13 +28,17 @@ what it does:
      agent's tools (how many answers the 4-bit build gives exactly as the reference does; off by
      default: the replay of step 5 asks the same on the states real episodes reach)
   4. runs the same episodes on each build ({DEMO_TASKS}; base and verify variants; 2 repeats),
-     one server at a time on vLLM's CPU build
+     one build at a time on vLLM's CPU build
   5. replays every step of the reference's episodes on the other builds (`agent-host replay`:
      the same requests, byte for byte; --no-replay skips it)
   6. writes the report (report.html, report.md, results.json, episodes.csv): the first lines
      name the reference and say what the paired comparison found, with its 95% interval,
      beside the replay's completion agreement (with its interval), fidelity if asked, the speed
      ratios (decode tok/s, TTFT, s/step) measured in this run
+
+Each build's server is started once, at its first step, and kept up, idle while another build
+plays, until the replay is done (where the memory holds them all: 6 GiB each; else one at a
+time, started again for each step).
 
 A 135M-parameter model fails most tasks: expect low success on both builds, and wide
 intervals with this few episodes. It is a real model on a real server driving a phone through
@@ -157,6 +161,18 @@ def default_builds(facts=None) -> tuple[str, str | None]:
     return DEMO_BUILDS_NO_FAST_BF16, note
 
 
+def kept_servers(builds, out: Path, facts=None):
+    """Each build's server started once and kept up from its first step (fidelity or episodes)
+    through the replay, where the machine's memory holds them all (runs/order.servers_kept):
+    (KeptServers, the manifest's note)."""
+    from agent_host.config.machine import read_facts
+    from agent_host.runs.order import servers_kept
+    from agent_host.serving.kept import KeptServers
+
+    keep, why = servers_kept(builds, (facts or read_facts()).memory_gib)
+    return KeptServers(out / "servers", keep=keep), {"kept": keep, "why": why}
+
+
 def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: str | None = None) -> int:
     """Fidelity (opt-in), the episodes on virtual phones, the replay, the report: 1 if any failed."""
     reference = builds[0]
@@ -165,13 +181,17 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: 
         extra["reference_note"] = ref_note
     failures: list[str] = []
     fid_json = None
-    if len(builds) > 1 and args.fidelity:
-        extra["fidelity"], fid_json = _fidelity(args, builds, tmp, err, failures)
-    result = _play(args, builds, tasks, out, {**extra, "failures": failures}, failures, console, err)
-    if fid_json is not None:
-        _move_fidelity(out, fid_json, tmp / "servers")
-    if len(builds) > 1 and not args.no_replay and result is not None:
-        _replay(result.run_dir, reference, builds[1:], args, err)
+    kept, extra["servers"] = kept_servers(builds, out)
+    err.print(f"servers: {extra['servers']['why']}", soft_wrap=True)
+    with kept:
+        if len(builds) > 1 and args.fidelity:
+            extra["fidelity"], fid_json = _fidelity(args, builds, tmp, err, failures, kept.served)
+        result = _play(args, builds, tasks, out, {**extra, "failures": failures}, failures, console, err,
+                       kept.served)
+        if fid_json is not None:
+            _move_fidelity(out, fid_json, tmp / "servers")
+        if len(builds) > 1 and not args.no_replay and result is not None:
+            _replay(result.run_dir, reference, builds[1:], args, err, kept.served)
     if failures:
         _record_failures(out, failures)
     if result is not None:
@@ -181,7 +201,7 @@ def _compare(args, builds, tasks, out: Path, tmp: Path, console, err, ref_note: 
     return 1 if failures else 0
 
 
-def _fidelity(args, builds, tmp: Path, err, failures: list[str]) -> tuple[dict, dict]:
+def _fidelity(args, builds, tmp: Path, err, failures: list[str], served) -> tuple[dict, dict]:
     """The candidates' answers to the agent's prompts against the reference's: (the manifest's
     summary, fidelity.json). A build that did not start or answer is a failure, not a row."""
     from agent_host.cli.fidelity import agent_tools
@@ -190,11 +210,11 @@ def _fidelity(args, builds, tmp: Path, err, failures: list[str]) -> tuple[dict, 
 
     reference = builds[0]
     err.print(f"fidelity: {', '.join(b.id for b in builds[1:])} against {reference.id} "
-              "(12 agent prompts, one server at a time)")
+              "(12 agent prompts, one build at a time)")
     with status_progress("fidelity", err) as status:
         fid = run_fidelity(builds[1:], reference, max_tokens=args.fidelity_max_tokens,
                            tools=agent_tools(), tool_choice="required", log_dir=tmp / "servers",
-                           startup_timeout=args.startup_timeout, hook=status.update)
+                           startup_timeout=args.startup_timeout, hook=status.update, served=served)
     for b in fid.builds:
         if b.error:
             failures.append(f"fidelity: build {b.build}: {b.error}")
@@ -202,7 +222,7 @@ def _fidelity(args, builds, tmp: Path, err, failures: list[str]) -> tuple[dict, 
     return _fidelity_summary(fid), fid.to_json()
 
 
-def _play(args, builds, tasks, out: Path, extra: dict, failures: list[str], console, err):
+def _play(args, builds, tasks, out: Path, extra: dict, failures: list[str], console, err, served):
     """The run on fresh virtual phones behind a private adb server (unless the user named one,
     so the demo never touches theirs); None when it could not start. A build that fails
     mid-run (its server died) leaves the report of what ran, its failure first."""
@@ -229,7 +249,7 @@ def _play(args, builds, tasks, out: Path, extra: dict, failures: list[str], cons
             return start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
                              phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
                              out=out, startup_timeout=args.startup_timeout, hook=live.hook,
-                             extra_manifest=extra)
+                             extra_manifest=extra, served=served)
     except UserError as exc:
         if not (out / "manifest.json").is_file():
             raise
@@ -262,18 +282,18 @@ def _record_failures(out: Path, failures: list[str]) -> None:
     write_json_atomic(path, manifest)
 
 
-def _replay(run_dir: Path, reference, candidates, args, err) -> None:
+def _replay(run_dir: Path, reference, candidates, args, err, served) -> None:
     """Every step of the reference's episodes sent again to the other builds (agent-host replay):
     its completion agreement goes into the report's first lines, beside the episode comparison."""
     from agent_host.cli.steps import status_progress
     from agent_host.report.replay import write_summary
     from agent_host.runs.replay import replay_run
 
-    err.print(f"replay: {reference.id}'s steps on {', '.join(b.id for b in candidates)} (one server at a time)")
+    err.print(f"replay: {reference.id}'s steps on {', '.join(b.id for b in candidates)} (one build at a time)")
     try:
         with status_progress("replay", err) as status:
             out = replay_run(run_dir, reference, candidates, startup_timeout=args.startup_timeout,
-                             hook=status.update)
+                             hook=status.update, served=served)
     except UserError as exc:      # e.g. every reference episode failed: the episodes still report
         err.print(f"[yellow]replay skipped:[/] {exc}")
         return

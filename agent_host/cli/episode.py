@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -11,6 +12,10 @@ from typing import Any
 
 from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError, check_dir_usable
+
+# The key from the environment, as `policy serve` takes AGENT_HOST_POLICY_API_KEY: a flag's
+# value is in /proc/PID/cmdline for every user to read.
+KEY_ENV = "AGENT_HOST_API_KEY"
 
 EPILOG = """\
 The outcome is one of: success, premature, undone, collateral (done, but something else in the
@@ -26,6 +31,8 @@ examples:
   agent-host episode --task wifi-on --variant verify --phone 127.0.0.1:P \\
       --base-url http://127.0.0.1:8000/v1 --model Qwen2.5-1.5B-Instruct --json
   agent-host episode --task tasks/contact-add.yaml --phone SERIAL --base-url URL --model NAME --out runs/ep1
+  AGENT_HOST_API_KEY=... agent-host episode --task wifi-on --phone SERIAL --base-url URL --model NAME
+                                                           # a key: from the environment, not argv
 """
 
 
@@ -41,7 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--phone", required=True, metavar="SERIAL", help="adb serial, e.g. 127.0.0.1:5601")
     p.add_argument("--base-url", required=True, help="OpenAI-compatible base URL, ending in /v1")
     p.add_argument("--model", required=True, help="the served model name")
-    p.add_argument("--api-key", default="none", help="bearer token (default: none)")
+    p.add_argument("--api-key", default=None,
+                   help=f"bearer token (default: the environment variable {KEY_ENV}, else none); the "
+                        "environment is safer: a flag is visible to every user in the process list")
     p.add_argument("--profile", default="virtual",
                    help="phone profile: a name in device_profiles/phones or a file (default virtual)")
     p.add_argument("--out", default=None, metavar="DIR", help="episode folder (default: a new temporary folder)")
@@ -60,6 +69,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", action="store_true", help="no per-step lines on stderr")
     add_wait_flag(p)
     p.set_defaults(func=_run)
+
+
+def api_key(args: argparse.Namespace) -> str:
+    """--api-key, else the environment (as `policy serve` reads AGENT_HOST_POLICY_API_KEY),
+    else "none" (an endpoint that wants no key)."""
+    return args.api_key or os.environ.get(KEY_ENV, "").strip() or "none"
 
 
 def resolve_task(spec: str, variant: str | None):
@@ -105,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         base_url += "/v1"
     if not base_url.lower().startswith(("http://", "https://")):
         raise UserError(f"--base-url {args.base_url}: not an http:// or https:// URL")
-    endpoint = Endpoint(base_url, args.api_key, args.model, args.build or args.model)
+    endpoint = Endpoint(base_url, api_key(args), args.model, args.build or args.model)
     try:
         sampling = Sampling(**{k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
                                if v is not None})

@@ -312,11 +312,19 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
                          phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                          out=run_dir, max_attempts=args.max_attempts,
                          startup_timeout=args.startup_timeout, hook=live.hook,
-                         extra_manifest={"baseline": baseline, **seq},
+                         extra_manifest={"baseline": baseline, "host_profile": _profile_ref(args.host_profile), **seq},
                          limits={k: v for k, v in limits.items() if v is not None},
                          wait_for_phone=wait_seconds(args), stop=stop,
                          driver=_driver_for(seq))
 
+
+
+def _profile_ref(host_profile: str | None) -> str | None:
+    """--host-profile as the manifest keeps it, a file as an absolute path: a resume reads a
+    build's `env:` values from it again (a run's files hold only their names)."""
+    if host_profile and Path(host_profile).is_file():
+        return str(Path(host_profile).resolve())
+    return host_profile
 
 
 def _driver_for(manifest: dict):

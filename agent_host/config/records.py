@@ -6,9 +6,11 @@ episode's `steps.jsonl` is a StepRecord. The report layer reads only these files
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +194,38 @@ def write_text_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class NotOwnFile(UserError):
+    """A path agent-host writes that is a symlink, not a regular file, or someone else's."""
+
+
+def open_own(path: Path, flags: int, mode: int = 0o644) -> int:
+    """`os.open` for a file agent-host owns (a run directory's log and lock, a phone lock):
+    never through a symlink (O_NOFOLLOW: another user's link would have us truncate or
+    append to its target), and only a regular file of this user's, so nothing is written
+    that we did not create. Refused in one line naming the path and what is wrong."""
+    path = Path(path)
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0), mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotOwnFile(f"{path}: a symbolic link; refused (agent-host writes only its own files "
+                             f"there, never through a link)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotOwnFile(f"{path}: not a regular file; refused")
+        if st.st_uid != os.getuid():
+            raise NotOwnFile(f"{path}: owned by uid {st.st_uid}, not by this user (uid {os.getuid()}); refused")
+        if st.st_nlink > 1:   # a hard link planted there shares its inode with a file elsewhere
+            raise NotOwnFile(f"{path}: has {st.st_nlink} hard links; refused")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agent_host.config.records import NotOwnFile, open_own
 from agent_host.errors import UserError
 
 REPLAY_DIR = "replay"
@@ -51,20 +52,22 @@ class ReplayLog:
         return out
 
     def open(self) -> None:
-        """Cut a torn last line (kill -9 mid-write) before appending again."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
-            data = self.path.read_bytes()
+        """Cut a torn last line (kill -9 mid-write) before appending again. The replay
+        folders must not be links and the log is opened without following one: a replay
+        writes only inside its run directory."""
+        for d in (self.dir.parent, self.dir):
+            if d.is_symlink():
+                raise NotOwnFile(f"{d}: a symbolic link; refused (a replay writes only inside its run directory)")
+            d.mkdir(exist_ok=True)
+        with open(open_own(self.path, os.O_RDWR | os.O_CREAT), "r+b") as f:
+            data = f.read()
             keep = data.rfind(b"\n") + 1
             if keep != len(data):
-                with self.path.open("r+b") as f:
-                    f.truncate(keep)
-        else:
-            self.path.touch()
+                f.truncate(keep)
 
     def append(self, line: dict[str, Any]) -> None:
         data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        fd = open_own(self.path, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, data)
             os.fsync(fd)

@@ -278,7 +278,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
             "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
             "start_state": start_state(run, folder),
         })
-    replayed = viewer_lines(run.dir)         # each candidate's answer at a replayed step
+    replayed = viewer_lines(run)             # each candidate's answer at a replayed step
     for ep in episodes:
         for row in ep["steps"]:
             row["replay"] = replayed.get(ep["id"], {}).get(str(row["step"]))
@@ -381,9 +381,9 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     (key results)."""
     run = load_run(run_dir)
     results = analyse(run, baseline, target=target)   # the typed model, validated as analyse made it
+    replays = finite(load_summaries(run))      # agent-host replay's replay.json files
     viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
-    results.warnings += viewer.pop("warnings")
-    replays = finite(load_summaries(run.dir))      # agent-host replay's replay.json files
+    results.warnings += viewer.pop("warnings")      # with run.refused: a replay folder outside the run
     results.headline = with_replay(results.headline, replays)
     out_dir = Path(out) if out else run.dir
     check_dir_usable(out_dir, "--out")

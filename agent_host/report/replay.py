@@ -12,12 +12,14 @@ reference's choice less likely. It moves before an action flips.
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
 from agent_host.config.replay_log import MATCHES, REFERENCE_PASS, REPLAY_DIR, ROLES, SUMMARY, ReplayLog
+from agent_host.report.load import Run
 from agent_host.report.stats import rows_summary
 
 TOP_GAPS = 10
@@ -116,11 +118,22 @@ def write_summary(replay_dir: Path) -> dict[str, Any]:
     return data
 
 
-def load_summaries(run_dir: Path) -> list[dict[str, Any]]:
+def replay_dirs(run: Run) -> list[Path]:
+    """A run's replay folders (one per reference). One that leads outside the run directory
+    (a link, or `replay/` itself a link) is left out with a warning (`Run.inside`): a
+    report reads only its run."""
+    root = run.dir / REPLAY_DIR
+    if not os.path.lexists(root) or run.inside(root) is None:
+        return []
+    return [d for d in sorted(root.iterdir()) if run.inside(d) is not None and d.is_dir()]
+
+
+def load_summaries(run: Run) -> list[dict[str, Any]]:
     """Every replay of a run (one per reference), as written to replay.json."""
-    root = Path(run_dir) / REPLAY_DIR
     out = []
-    for path in sorted(root.glob(f"*/{SUMMARY}")) if root.is_dir() else []:
+    for path in [d / SUMMARY for d in replay_dirs(run)]:
+        if not path.is_file() or run.inside(path) is None:
+            continue
         try:
             out.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, json.JSONDecodeError):
@@ -128,12 +141,14 @@ def load_summaries(run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
-def viewer_lines(run_dir: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+def viewer_lines(run: Run) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """For the trajectory viewer: per reference episode and step, each candidate's answer."""
-    root = Path(run_dir) / REPLAY_DIR
     out: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for d in sorted(root.iterdir()) if root.is_dir() else []:
-        lines = ReplayLog(d).read()
+    for d in replay_dirs(run):
+        log = ReplayLog(d)
+        if os.path.lexists(log.path) and run.inside(log.path) is None:
+            continue
+        lines = log.read()
         ref = {(x["episode_id"], x["index"]): x.get("logprob") for x in lines if x["pass"] == REFERENCE_PASS}
         for x in lines:
             if x["pass"] == REFERENCE_PASS or "error" in x:

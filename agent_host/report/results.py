@@ -8,6 +8,7 @@ from typing import Any
 
 from agent_host.config.builds import SERVER_KINDS
 from agent_host.config.records import EpisodeRecord
+from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.errors import UserError
 from agent_host.report import detector, intervals, power, selection, sequential, speed, stats
 from agent_host.report.breakdown import breakdown, task_facts
@@ -53,16 +54,18 @@ def _provenance(run: Run) -> dict[str, Any]:
     builds = []
     for b in m.get("builds") or []:
         if isinstance(b, dict):
-            builds.append({k: b.get(k) for k in ("id", "weight_path", "server", "model", "args", "env",
-                                                   "sampling", "bits_per_weight", "group_size", "kernel",
-                                                   "tool_call_parser", "base_url")})
+            shown = {k: b.get(k) for k in ("id", "weight_path", "server", "model", "args", "env",
+                                           "sampling", "bits_per_weight", "group_size", "kernel",
+                                           "tool_call_parser", "base_url")}
+            # a run an older version wrote holds the values: never into a report
+            builds.append({**shown, "env": redact_env(shown["env"]) if isinstance(shown["env"], dict) else None})
     git = m.get("git") if isinstance(m.get("git"), dict) else {}
     return {
         "run_id": run.run_id,
         "run_dir": str(run.dir),
         "created_at": m.get("created_at"),
         "resumed_at": m.get("resumed_at") or [],
-        "command": m.get("command"),
+        "command": redact_argv(m["command"]) if isinstance(m.get("command"), list) else None,
         "agent_host_version": m.get("agent_host_version"),
         "versions": _versions(m.get("versions")),
         "python": m.get("python"),

@@ -63,6 +63,9 @@ class RunOptions:
     serves: Callable[[str, PlannedEpisode], bool] | None = None   # (serial, episode): the phone has what it requires
     stop: threading.Event | None = None    # once set, no new episode starts
     servers: dict[str, ManagedServer] | None = None            # build id -> a server already up (runs/sequential.py keeps them)
+    # (build, log_dir=, startup_timeout=) -> a context manager giving its server: the demo's
+    # serving/kept.KeptServers.served, which keeps it up for the replay; None: start and stop one
+    served: Callable[..., contextlib.AbstractContextManager[ManagedServer]] | None = None
 
 
 class RecordingFailed(UserError):
@@ -187,9 +190,10 @@ def run_build(build: Build, episodes: list[PlannedEpisode], store: RunStore, poo
     from agent_host.serving import server as serving
 
     shared = (opts.servers or {}).get(build.id)
+    timeout = opts.startup_timeout or build.startup_timeout_s
     with (contextlib.nullcontext(shared) if shared is not None else
-          serving.start(build, log_dir=store.servers_dir, seed=0,
-                        startup_timeout=opts.startup_timeout or build.startup_timeout_s)) as server:
+          opts.served(build, log_dir=store.servers_dir, startup_timeout=timeout) if opts.served else
+          serving.start(build, log_dir=store.servers_dir, seed=0, startup_timeout=timeout)) as server:
         play = _BuildPlay(build, store, pool, opts, progress, hook, attempts, server)
         for ep in episodes:
             play.todo.put(ep)

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agent_host.config.records import NotOwnFile, open_own
+from agent_host.config.secrets import redact_argv
 from agent_host.errors import UserError
 
 LOCK = ".lock"
@@ -37,9 +39,16 @@ class RunLocked(UserError):
 def _holder_text(info: dict[str, Any]) -> str:
     if not info.get("pid"):
         return "another process"
-    cmd = " ".join(str(c) for c in info.get("command") or [])[:120]
+    cmd = command_text(info)
     return (f"pid {info.get('pid')} on {info.get('host')}"
             + (f" ({cmd})" if cmd else "") + (f" since {info.get('since')}" if info.get("since") else ""))
+
+
+def command_text(info: dict[str, Any]) -> str:
+    """A holder's command line as shown, redacted again (a file an older version wrote may
+    name a key)."""
+    command = info.get("command")
+    return " ".join(redact_argv(command if isinstance(command, list) else []))[:120]
 
 
 def read_holder(fd: int) -> dict[str, Any]:
@@ -53,8 +62,9 @@ def read_holder(fd: int) -> dict[str, Any]:
 
 
 def write_holder(fd: int, **extra: Any) -> None:
-    """Name this process in an flock'ed lock file (what a refused process quotes)."""
-    me = {"pid": os.getpid(), **extra, "command": sys.argv[:8],
+    """Name this process in an flock'ed lock file (what a refused process quotes and
+    `agent-host devices` shows): its command line redacted, a key given as --api-key too."""
+    me = {"pid": os.getpid(), **extra, "command": redact_argv(sys.argv)[:8],
           "since": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
     os.ftruncate(fd, 0)
     os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
@@ -106,7 +116,10 @@ class RunLock:
     def _try_acquire(self) -> int | None:
         """The locked fd; None when the file was removed or replaced while we locked it (a
         holder releasing): then the caller tries again on the new file."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = open_own(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except NotOwnFile as exc:  # a link there would have us overwrite its target
+            raise RunLocked(str(exc)) from None
         try:
             flocked = True
             try:
@@ -119,7 +132,7 @@ class RunLock:
                     raise
                 flocked = False  # no flock on this file system: the holder file alone decides
             try:
-                current = os.stat(self.path).st_ino
+                current = os.lstat(self.path).st_ino
             except FileNotFoundError:
                 current = None
             if current != os.fstat(fd).st_ino:

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import agent_host
 from agent_host.config import machine
+from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.serving.checkpoint import checkpoint_facts
 
 PACKAGES = ("agent-host", "vllm", "adbutils", "uiautomator2", "openai", "torch", "transformers")
@@ -57,13 +58,13 @@ def build_manifest(*, run_id: str, builds: Sequence[Any], tasks: Sequence[Any], 
     return {
         "run_id": run_id,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "command": list(command),
+        "command": redact_argv(command),
         "agent_host_version": agent_host.__version__,
         "versions": package_versions(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "git": git_revision(),
-        "builds": [b.model_dump(mode="json") for b in builds],
+        "builds": [{**b.model_dump(mode="json"), "env": redact_env(b.env)} for b in builds],
         "tasks": [{"key": t.key, "id": t.id, "task_id": getattr(t, "task_id", None), "variant": t.variant,
                    "source": str(getattr(t, "source", "")),
                    "infeasible": bool(getattr(t, "infeasible", False)), "app": getattr(t, "app", None),

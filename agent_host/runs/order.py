@@ -33,6 +33,21 @@ def servers_together(builds: Sequence[Any], cores: int, memory_gib: float | None
                    f"{need_cores} cores, this machine has {memory_gib or 0:.0f} GiB and {cores}")
 
 
+def servers_kept(builds: Sequence[Any], memory_gib: float | None) -> tuple[bool, str]:
+    """(whether every build's server can stay up from its first step to the command's end, why):
+    the demo plays one build at a time and leaves the others' servers idle in between, so only
+    memory counts (LOCAL_SHARE_GIB each), not the two cores each that `servers_together` wants."""
+    local = [b for b in builds if b.traits.local_model]
+    if len(local) <= 1:
+        return True, "each server started once (" + ("no local model server)" if not local else "one local model server)")
+    need = LOCAL_SHARE_GIB * len(local)
+    if memory_gib is not None and memory_gib >= need:
+        return True, (f"each server started once and kept up, idle while another plays: {len(local)} local model "
+                      f"servers fit in {memory_gib:.0f} GiB (each needs {LOCAL_SHARE_GIB:g} GiB)")
+    return False, (f"one server at a time, started again for each step: {len(local)} local model servers need "
+                   f"{need:g} GiB, this machine has {memory_gib or 0:.0f} GiB")
+
+
 def _key(ep: Any) -> tuple[str, int]:
     return (getattr(ep.task, "task_id", None) or ep.task_key, ep.repeat)
 

@@ -8,8 +8,11 @@ naming the holder (or waits, `--wait-for-phone`).
 
 A phone is named by the adb server it is reached through and its serial (`HOST:PORT/SERIAL`,
 a plain serial being the local server's, ANDROID_ADB_SERVER_PORT or 5037). The lock is `flock`
-on one file per phone under the lock directory (AGENT_HOST_LOCK_DIR, default
-`/tmp/agent-host-<uid>/phones`); the kernel drops a flock when its holder exits in any way
+on one file per phone under the lock directory (AGENT_HOST_LOCK_DIR, else
+`$XDG_RUNTIME_DIR/agent-host/phones`, else `/tmp/agent-host-<uid>/phones`). That folder has a
+predictable name in a shared /tmp, so it must be this user's, mode 0700 and no symlink, and
+each lock file is opened without following a link (`open_own`): a link another user planted
+there once had its target truncated. The kernel drops a flock when its holder exits in any way
 (kill -9 included), so a lock left by a dead process is stale and simply taken over. The file
 names its holder (pid, command, since) for the refusal message and for `agent-host devices`.
 Phones are locked in sorted order, so two processes waiting for overlapping sets cannot
@@ -18,16 +21,19 @@ deadlock.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
+import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_host.config.records import NotOwnFile, open_own
 from agent_host.errors import UserError
-from agent_host.runs.lock import read_holder, write_holder
+from agent_host.runs.lock import command_text, read_holder, write_holder
 
 LOCK_DIR_ENV = "AGENT_HOST_LOCK_DIR"
 POLL_S = 0.25
@@ -37,9 +43,70 @@ class PhoneBusy(UserError):
     """Another process holds the phone."""
 
 
+class LockDirUnsafe(UserError):
+    """The lock folder is not this user's private folder."""
+
+
 def lock_dir() -> Path:
     raw = os.environ.get(LOCK_DIR_ENV, "").strip()
-    return Path(raw) if raw else Path("/tmp") / f"agent-host-{os.getuid()}" / "phones"
+    if raw:
+        return Path(raw)
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if runtime and _usable_runtime_dir(Path(runtime)):
+        return Path(runtime) / "agent-host" / "phones"
+    return Path("/tmp") / f"agent-host-{os.getuid()}" / "phones"
+
+
+def _usable_runtime_dir(path: Path) -> bool:
+    """$XDG_RUNTIME_DIR as the spec makes it: an absolute path to this user's own directory
+    that nobody else may write; anything else falls back to /tmp."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (path.is_absolute() and stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+            and not st.st_mode & 0o022 and os.access(path, os.W_OK | os.X_OK))
+
+
+def private_lock_dir() -> Path:
+    """The lock folder, made (or checked) this user's own, mode 0700, not a symlink, with
+    the folder above it when agent-host named that too: whoever owns a folder on the path
+    can swap what is below it."""
+    path = lock_dir()
+    if not os.environ.get(LOCK_DIR_ENV, "").strip():
+        _private_dir(path.parent)
+    _private_dir(path)
+    return path
+
+
+def _private_dir(path: Path) -> None:
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _private_dir(path)
+        return
+    except OSError as exc:
+        raise LockDirUnsafe(f"phone lock folder {path}: cannot make it ({exc.strerror or exc}); "
+                            f"set {LOCK_DIR_ENV} to a folder of your own") from None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        what = ("a symbolic link" if exc.errno == errno.ELOOP or path.is_symlink()
+                else "not a directory" if exc.errno == errno.ENOTDIR else exc.strerror or str(exc))
+        raise LockDirUnsafe(f"phone lock folder {path}: {what}; refused (set {LOCK_DIR_ENV} "
+                            f"to a folder of your own)") from None
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.getuid():
+            raise LockDirUnsafe(f"phone lock folder {path}: owned by uid {st.st_uid}, not by this user "
+                                f"(uid {os.getuid()}); refused (set {LOCK_DIR_ENV} to a folder of your own)")
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.fchmod(fd, 0o700)  # ours, so making it private again is safe (older versions made it 0755)
+    finally:
+        os.close(fd)
 
 
 def phone_key(spec: str) -> str:
@@ -64,7 +131,7 @@ _read = read_holder
 def describe(info: dict[str, Any]) -> str:
     if not info.get("pid"):
         return "another process"
-    cmd = " ".join(str(c) for c in info.get("command") or [])[:120]
+    cmd = command_text(info)
     return (f"pid {info['pid']}" + (f" ({cmd})" if cmd else "")
             + (f" since {info['since']}" if info.get("since") else ""))
 
@@ -72,8 +139,8 @@ def describe(info: dict[str, Any]) -> str:
 def holder(spec: str) -> dict[str, Any] | None:
     """Who holds the phone's lock now (pid, command, since), None when it is free."""
     try:
-        fd = os.open(lock_path(spec), os.O_RDONLY)
-    except OSError:
+        fd = open_own(lock_path(spec), os.O_RDONLY)
+    except (OSError, NotOwnFile):
         return None
     try:
         try:
@@ -99,8 +166,11 @@ class PhoneLocks:
     def _take(self, spec: str, deadline: float) -> int:
         path = lock_path(spec)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            private_lock_dir()
+            fd = open_own(path, os.O_RDWR | os.O_CREAT, 0o600)
+            os.fchmod(fd, 0o600)  # the holder's command line is nobody else's business
+        except NotOwnFile as exc:
+            raise PhoneBusy(f"phone {spec}: lock {exc}") from None
         except OSError as exc:
             raise PhoneBusy(f"phone {spec}: cannot take its lock {path} ({exc.strerror or exc}); "
                             f"set {LOCK_DIR_ENV} to a writable directory") from None

@@ -100,7 +100,7 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
               max_attempts: int = 3, startup_timeout: float | None = None,
               hook: ProgressHook | None = None, extra_manifest: dict | None = None,
               limits: dict | None = None, wait_for_phone: float | None = None,
-              stop: Any = None, driver: Driver | None = None) -> RunResult:
+              stop: Any = None, driver: Driver | None = None, served: Any = None) -> RunResult:
     check_bounds(repeats=repeats, phones=phones, max_attempts=max_attempts)
     if not phones:
         raise UserError("no phones given (--phones SERIAL,...); `agent-host devices` lists them")
@@ -146,7 +146,8 @@ def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed
             except OSError as exc:  # a full or read-only disk before the first episode
                 raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc})") from None
             opts = RunOptions(profile=profile, max_attempts=max_attempts, startup_timeout=startup_timeout,
-                              run_id=run_id, stop=stop, serves=sched.serves, **_limits(limits))
+                              run_id=run_id, stop=stop, serves=sched.serves, served=served,
+                              **_limits(limits))
             # a sequential run (runs/sequential.py) plays its own rounds
             return _play(driver, builds, tasks, planned, sched, store, phones, opts, hook)
 
@@ -185,6 +186,27 @@ def _limits(limits: dict | None) -> dict:
     return {k: v for k, v in (limits or {}).items() if k in keys and v is not None}
 
 
+def _with_env(build: Any, host_profile: str | None, where: Path) -> Any:
+    """A build read back from a manifest has its `env:` names only (config/secrets.py: a
+    token never goes into a run's files); the values come from the build as it is configured
+    now (in the run's --host-profile, if it named one), which must name the same variables."""
+    from agent_host.config.hosts import find_build
+    from agent_host.config.secrets import is_redacted
+
+    if not is_redacted(build.env):
+        return build
+    try:
+        current = find_build(build.id, host_profile if isinstance(host_profile, str) else None,
+                             check_machine=False)
+    except UserError as exc:
+        raise UserError(f"{where}: build {build.id}: the values of its env: ({', '.join(sorted(build.env))}) are not "
+                        f"kept in a run, and no build of that id is configured here to take them from ({exc})") from None
+    if set(current.env) != set(build.env):
+        raise UserError(f"{where}: build {build.id}: its env: names changed since the run started "
+                        f"({', '.join(sorted(build.env))} then, {', '.join(sorted(current.env)) or 'none'} now)")
+    return build.model_copy(update={"env": dict(current.env)})
+
+
 def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attempts: int | None = None,
                startup_timeout: float | None = None, hook: ProgressHook | None = None,
                limits: dict | None = None, wait_for_phone: float | None = None,
@@ -206,7 +228,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     store.records()  # the log must read (LogError names path:line) before anything is written
     where = store.dir / "manifest.json"
     try:
-        builds = [Build.model_validate(b) for b in manifest["builds"]]
+        builds = [_with_env(Build.model_validate(b), manifest.get("host_profile"), where) for b in manifest["builds"]]
         variants = sorted({t["variant"] for t in manifest["tasks"]})
         sources = [t["source"] for t in manifest["tasks"] if t["source"]]
         keys = [t["key"] for t in manifest["tasks"]]

@@ -3,6 +3,10 @@
 `episodes.jsonl` is the source of truth. A line is appended with a single O_APPEND write
 and fsynced before the episode counts as finished, so a kill -9 at any moment leaves at
 most a partial last line, which the next open cuts off before appending again.
+
+Writes stay inside the run directory: its files are opened without following a link
+(`open_own`) and its folders must not be links, so a link planted there (to another
+user's file, to a file outside) is refused in one line before anything is written.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from agent_host.config.records import EpisodeRecord, read_episode_log, write_json_atomic
+from agent_host.config.records import EpisodeRecord, NotOwnFile, open_own, read_episode_log, write_json_atomic
 from agent_host.errors import UserError
 
 MANIFEST = "manifest.json"
@@ -40,11 +44,18 @@ class RunStore:
         if (self.dir / MANIFEST).exists():
             raise FileExistsError(f"{self.dir} already holds a run; use --resume {self.dir}")
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.episodes_dir.mkdir(exist_ok=True)
-        self.servers_dir.mkdir(exist_ok=True)
+        self._own_folders()
         write_json_atomic(self.dir / MANIFEST, manifest)
-        self.log_path.touch()
+        os.close(open_own(self.log_path, os.O_WRONLY | os.O_CREAT))
         self._created = True
+
+    def _own_folders(self) -> None:
+        """episodes/ and servers/, made if missing; a link in their place is refused: what
+        is written below them would land outside the run directory."""
+        for d in (self.episodes_dir, self.servers_dir):
+            if d.is_symlink():
+                raise NotOwnFile(f"{d}: a symbolic link; refused (a run writes only inside its directory)")
+            d.mkdir(exist_ok=True)
 
     @contextlib.contextmanager
     def discarded_if_nothing_ran(self, existed: bool):
@@ -74,8 +85,7 @@ class RunStore:
     def open_existing(self) -> dict:
         data = self.read_manifest()
         self._cut_torn_tail()
-        self.episodes_dir.mkdir(exist_ok=True)
-        self.servers_dir.mkdir(exist_ok=True)
+        self._own_folders()
         return data
 
     def read_manifest(self) -> dict:
@@ -100,16 +110,15 @@ class RunStore:
         write_json_atomic(path, data)
 
     def _cut_torn_tail(self) -> None:
-        if not self.log_path.exists():
-            self.log_path.touch()
-            return
-        with open(self.log_path, "rb+") as f:
+        with open(open_own(self.log_path, os.O_RDWR | os.O_CREAT), "rb+") as f:
             data = f.read()
             if data and not data.endswith(b"\n"):
                 f.truncate(data.rfind(b"\n") + 1)
 
     # -- the episode log --------------------------------------------------------
     def records(self) -> list[EpisodeRecord]:
+        if self.log_path.is_symlink():  # a resume would append its episodes to the link's target
+            raise NotOwnFile(f"{self.log_path}: a symbolic link; refused (a run writes only inside its directory)")
         return read_records(self.log_path)
 
     def finished(self) -> dict[str, EpisodeRecord]:
@@ -130,7 +139,7 @@ class RunStore:
     def append(self, record: EpisodeRecord) -> None:
         line = (record.model_dump_json() + "\n").encode()
         with self._lock:
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = open_own(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
                 size = os.fstat(fd).st_size
                 try:

@@ -302,11 +302,15 @@ class FidelityReport:
 Hook = Callable[[str], None]
 
 
+def _runnable(build: Build) -> None:
+    if not build.runnable:
+        raise UserError(f"build {build.id} is listed but not runnable: {build.notes.strip()}")
+
+
 def _served(build: Build, *, log_dir: Path, seed: int, startup_timeout: float | None):
     from agent_host.serving.server import start
 
-    if not build.runnable:
-        raise UserError(f"build {build.id} is listed but not runnable: {build.notes.strip()}")
+    _runnable(build)
     return start(build, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout)
 
 
@@ -314,12 +318,21 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
                  max_tokens: int = 128, seed: int = 0, log_dir: Path,
                  tools: list[dict] | None = None, tool_choice: str | None = None,
                  startup_timeout: float | None = None, hook: Hook = lambda s: None,
-                 keep_going: bool = True, request_timeout: float = 600.0) -> FidelityReport:
+                 keep_going: bool = True, request_timeout: float = 600.0,
+                 served: Callable[..., Any] | None = None) -> FidelityReport:
     """Serve the reference, then each build in turn, and compare their greedy answers.
 
     A build that fails to start or answer gets an `error` (with `keep_going`) instead of
-    ending the whole probe; the reference failing ends it.
+    ending the whole probe; the reference failing ends it. `served(build, log_dir=, seed=,
+    startup_timeout=)`, if given, gives a build's server as a context manager (the demo's keeps
+    it up); else each is started here and stopped once asked.
     """
+    def open_server(build: Build):
+        if served is None:
+            return _served(build, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout)
+        _runnable(build)
+        return served(build, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout)
+
     ps = prompts or load_prompts()
     ids = [p.id for p in ps.prompts]
     msgs = [messages(ps, p) for p in ps.prompts]
@@ -335,7 +348,7 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
         return answers, finish
 
     hook(f"starting reference {reference.id}")
-    with _served(reference, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout) as srv:
+    with open_server(reference) as srv:
         ref, _ = collect(srv.endpoint, f"reference {reference.id}")
         again, _ = collect(srv.endpoint, f"reference {reference.id} (again, determinism)")
     unstable = [pid for pid, a, b in zip(ids, ref, again) if a != b]
@@ -344,7 +357,7 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
         t0 = time.monotonic()
         try:
             hook(f"starting {b.id}")
-            with _served(b, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout) as srv:
+            with open_server(b) as srv:
                 ep = srv.endpoint
                 answers, finish = collect(ep, b.id)
                 tok = tokenizer(ep)

@@ -17,6 +17,7 @@ nothing half-written), under a file lock (so concurrent callers build it once).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -305,6 +306,30 @@ def _quiet_transformers() -> None:
         pass
 
 
+@contextlib.contextmanager
+def _no_tqdm():
+    """tqdm's bars off while a model is built: the build's progress goes through `progress` (a
+    bar on a terminal, plain lines in a log). transformers' GGUF conversion draws a tqdm bar of
+    its own that disable_progress_bar does not reach; off a terminal its carriage returns made
+    one 3 KB line of a redirected `make demo`."""
+    try:
+        from tqdm import std
+    except ImportError:
+        yield
+        return
+    init = std.tqdm.__dict__["__init__"]   # a partialmethod (tqdm's TQDM_* environment defaults)
+
+    def quiet(self, *args, **kw):
+        kw["disable"] = True
+        init.__get__(self, type(self))(*args, **kw)
+
+    std.tqdm.__init__ = quiet
+    try:
+        yield
+    finally:
+        std.tqdm.__init__ = init
+
+
 def is_made(name: str) -> bool:
     """True when model `name` is in the cache (ensure_model returns at once)."""
     return (model_path(name) / MARKER).is_file()
@@ -333,7 +358,8 @@ def ensure_model(name: str, progress=None) -> Path:
         try:
             _quiet_transformers()
             t0 = time.monotonic()
-            info = KNOWN[name][1](tmp, progress)
+            with _no_tqdm():
+                info = KNOWN[name][1](tmp, progress)
             info.update(name=name, version=KNOWN[name][0], build_seconds=round(time.monotonic() - t0, 1))
             (tmp / MARKER).write_text(json.dumps(info, indent=2))
             os.rename(tmp, target)

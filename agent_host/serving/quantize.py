@@ -222,8 +222,11 @@ def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[dict], progress
            "linear_layers": n_layers * per_layer + (opts.head == "quantize")}
     req_path = _beside(tmp, ".request.json")
     req_path.write_text(json.dumps(req))
+    # The worker's progress comes as JSON lines (relayed as a bar or plain lines); tqdm's bars
+    # (llmcompressor's calibration, datasets' maps) would only fill its stderr log with carriage
+    # returns, and a failure's message is that log's last line.
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-           "TRANSFORMERS_VERBOSITY": "error", "PYTHONUNBUFFERED": "1"}
+           "TRANSFORMERS_VERBOSITY": "error", "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"}
     facts, error = None, None
     try:
         with open(log_path, "w") as log:

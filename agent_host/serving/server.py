@@ -26,6 +26,7 @@ from collections import deque
 from pathlib import Path
 
 from agent_host.config.builds import Build
+from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.errors import UserError
 from agent_host.serving import procs
 from agent_host.serving.endpoint import Endpoint
@@ -187,9 +188,10 @@ class ManagedServer:
     def _spawn_and_wait(self, spec: LaunchSpec) -> None:
         masked = [a if a != self.api_key else "***" for a in spec.argv]
         self._note(f"starting build {self.build.id} ({self.build.server}) on port {self.port}")
-        self._note("argv: " + shlex.join(masked))
-        if spec.env_set:
-            self._note("env: " + " ".join(f"{k}={v}" for k, v in sorted(spec.env_set.items())))
+        self._note("argv: " + shlex.join(redact_argv(masked)))
+        if spec.env_set:  # the server log is a run's file: the build's env: by name only
+            shown = {**spec.env_set, **redact_env(self.build.env)}
+            self._note("env: " + " ".join(f"{k}={v}" for k, v in sorted(shown.items())))
         t0 = time.monotonic()
         self.proc = procs.spawn(spec.argv, env=spec.env, log_path=self.log_path)
         self._pidrec = procs.write_pidfile(self.proc, build_id=self.build.id, port=self.port,

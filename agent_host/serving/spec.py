@@ -89,7 +89,10 @@ def vllm_env_defaults() -> dict[str, str]:
             # 'auto' reserves a core for the front end; on small machines that halves decode.
             "VLLM_CPU_OMP_THREADS_BIND": cpu_list(),
             "VLLM_CPU_KVCACHE_SPACE": "1",           # GiB
-            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",   # one process fewer, faster start
+            # The API server still spawns its engine core (always, on the CPU); this keeps the
+            # model's worker inside it, where vLLM's CPU platform would spawn a third process
+            # that imports vLLM again: 14-16 s more per start on 2 cores (bench/server_start.py)
+            "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
         })
     return env
 

@@ -112,7 +112,42 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
         assert all(s["decode_tok_s"] and s["step_s"] for s in speeds.values())
     assert " ".join(lines[0].split()) in " ".join(text.split())   # the console may wrap it
     assert (out / "report.md").read_text().split("\n")[2].startswith("**Reference: tiny-random.")
-    assert list((out / "servers").glob("fidelity-*.server.log"))
+    # each build's server started once, for the fidelity probe, the episodes and the replay
+    assert manifest["servers"]["kept"] is True
+    for build in ("tiny-random", "tiny-random-w4a16"):
+        assert _starts(out, build) == 1, build
+
+
+def _starts(run_dir, build: str) -> int:
+    """How many times `build`'s server was started, from every server log under the run."""
+    return sum(log.read_text().count(f"starting build {build} ")
+               for log in run_dir.rglob("*.server.log"))
+
+
+@pytest.mark.slow
+def test_each_build_s_server_starts_once_per_demo(tmp_path, monkeypatch, capsys):
+    """Real policy servers: the fidelity probe, the episodes and the replay used to start each
+    build's server again (the reference twice, the other build three times); now once each,
+    kept up until the replay is done, its log in the run's servers/."""
+    from agent_host.cli import main
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("AGENT_HOST_CONFIG", str(tmp_path / "config"))
+    (tmp_path / "config" / "hosts").mkdir(parents=True)
+    script = tmp_path / "say.yaml"
+    script.write_text(json.dumps({"actions": [{"say": "nothing to do"}]}))
+    (tmp_path / "config" / "hosts" / "demoonce.yaml").write_text(json.dumps({
+        "id": "demoonce", "description": "two scripted builds", "hardware_class": "x86-avx2",
+        "builds": [{"id": "pol-a", "weight_path": "scripted", "server": "policy", "script": str(script)},
+                   {"id": "pol-b", "weight_path": "scripted-2", "server": "policy", "script": str(script)}]}))
+    out = tmp_path / "run"
+    main(["demo", "--builds", "demoonce/pol-a,demoonce/pol-b", "--tasks", "wifi-on", "--variants", "base",
+          "--repeats", "1", "--max-steps", "2", "--fidelity", "--fidelity-max-tokens", "4",
+          "--out", str(out), "--startup-timeout", "60"])
+    assert (out / "replay" / "pol-a" / "replay.jsonl").is_file()     # the replay asked pol-b
+    assert {b: _starts(out, b) for b in ("pol-a", "pol-b")} == {"pol-a": 1, "pol-b": 1}
+    assert sorted(p.name for p in (out / "servers").glob("*.server.log")) == ["pol-a.server.log", "pol-b.server.log"]
+    assert "servers: each server started once" in capsys.readouterr().err
 
 
 @pytest.mark.slow

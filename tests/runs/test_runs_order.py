@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent_host.runs.order import interleave, order_record, segments, servers_together
+from agent_host.runs.order import interleave, order_record, segments, servers_kept, servers_together
 from agent_host.runs.plan import plan
 
 
@@ -63,6 +63,18 @@ def test_servers_together_says_why():
     assert not ok and "alternate" in why and "12 GiB" in why
     ok, _ = servers_together([_Build("vllm"), _Build("vllm")], cores=8, memory_gib=64)
     assert ok
+
+
+def test_servers_kept_idle_need_memory_not_cores():
+    """The demo's two small builds on 2 cores and 24 GiB: not up together for interleaving (two
+    cores each), but each kept up, idle while the other plays."""
+    two = [_Build("vllm"), _Build("vllm")]
+    assert not servers_together(two, cores=2, memory_gib=23.5)[0]
+    ok, why = servers_kept(two, memory_gib=23.5)
+    assert ok and "started once" in why
+    ok, why = servers_kept(two, memory_gib=8)
+    assert not ok and "12 GiB" in why
+    assert servers_kept([_Build("vllm"), _Build("policy")], memory_gib=None)[0]
 
 
 def _paired_differences(order_of, runs: int, slope: float, seed: int) -> np.ndarray:

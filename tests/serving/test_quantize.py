@@ -256,3 +256,41 @@ def test_ensure_model_clears_temporaries_of_a_killed_build(tmp_path, monkeypatch
     path = models.ensure_model("fake")
     assert models.is_made("fake") and path.name == "fake-v1"
     assert not stale.exists() and other.exists()
+
+
+def test_the_worker_runs_without_tqdm_bars(tmp_path, monkeypatch):
+    """Its progress comes as JSON lines; tqdm's carriage returns only filled its stderr log,
+    whose last line is a failure's message."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho '{\"event\": \"error\", \"message\": \"TQDM_DISABLE='\"$TQDM_DISABLE\"'\"}'\n"
+                    "exit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("AGENT_HOST_QUANTIZE_PYTHON", str(fake))
+    with pytest.raises(q.UserError, match="TQDM_DISABLE=1"):
+        q.quantize(fake_model(tmp_path), tmp_path / "out", q.Options(dtype="float32"), [{"text": "hello"}])
+
+
+def test_a_model_build_draws_no_tqdm_bar(tmp_path, monkeypatch):
+    """transformers' GGUF conversion draws a tqdm bar that disable_progress_bar does not reach:
+    off a terminal its carriage returns made one 3 KB line of a redirected `make demo`. The
+    build's own progress is the step's bar or plain lines."""
+    import io
+
+    from tqdm.auto import tqdm
+
+    from agent_host.serving import models
+
+    drawn = io.StringIO()
+
+    def build(out, progress=None):
+        for _ in tqdm(range(50), desc="Converting and de-quantizing GGUF tensors...", file=drawn):
+            pass
+        return {"source": "test"}
+
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path))
+    monkeypatch.setitem(models.KNOWN, "fake", ("v1", build))
+    models.ensure_model("fake")
+    assert drawn.getvalue() == ""
+    for _ in tqdm(range(3), file=drawn):   # and tqdm is itself again afterwards
+        pass
+    assert "\r" in drawn.getvalue()

@@ -119,7 +119,7 @@ def test_vllm_plan(tmp_path):
     assert spec.env["HF_HUB_OFFLINE"] == "1" and spec.env["VLLM_NO_USAGE_STATS"] == "1"
     if launch_spec.on_cpu():
         assert argv[i("--block-size") + 1] == "32"   # whole blocks are what the prefix cache serves
-        assert spec.env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+        assert spec.env["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"   # no third process (a worker)
         assert spec.env["VLLM_CPU_OMP_THREADS_BIND"] == launch_spec.cpu_list()
     assert spec.endpoint == Endpoint("http://127.0.0.1:1234/v1", "KEY", "b1", "b1", "http://127.0.0.1:1234/metrics")
     assert spec.readiness.health and spec.readiness.models and spec.readiness.warmup
