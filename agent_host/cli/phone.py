@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 
 from agent_host.config.requirements import REQUIREMENTS
 from agent_host.errors import UserError
@@ -70,6 +72,23 @@ rows:
 kind `task`: a task names it in `requires:`; `derived`: a task needs it by the apps it opens;
 `harness`: every run needs it.
 """
+
+
+@contextlib.contextmanager
+def serial_or_virtual(serial: str | None, say: Callable[[str], object] | None = None) -> Iterator[str]:
+    """`serial`, or (None) the serial of a fresh virtual phone started for the block and stopped
+    after it: the default of the verbs that play tasks (check-solutions, adversaries, changes)."""
+    if serial:
+        yield serial
+        return
+    from virtual_phone.phone import VirtualPhone
+    if say is not None:
+        say("starting a virtual phone ...")
+    vphone = VirtualPhone().start()
+    try:
+        yield vphone.serial
+    finally:
+        vphone.stop()
 
 
 def register(sub: argparse._SubParsersAction) -> None:

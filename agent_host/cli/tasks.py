@@ -107,6 +107,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _changes(args: argparse.Namespace) -> int:
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
+    from agent_host.cli.phone import serial_or_virtual
     from agent_host.phone.changes import measure_change
     from agent_host.phone.device import Phone
 
@@ -115,14 +116,8 @@ def _changes(args: argparse.Namespace) -> int:
     pairs = [(t, verify[t.id]) for t in instances if t.variant == "base" and t.id in verify]
     if not pairs:
         raise UserError("no task instance has a goal_setup to measure")
-    vphone = None
-    serial = args.phone
-    if not serial:
-        from virtual_phone.phone import VirtualPhone
-        vphone = VirtualPhone().start()
-        serial = vphone.serial
     bad = 0
-    try:
+    with serial_or_virtual(args.phone) as serial:
         phone, profile = Phone.connect(serial), load_phone_profile("virtual")
         for base, ver in pairs:
             m = measure_change(base, ver, phone, profile)
@@ -133,9 +128,6 @@ def _changes(args: argparse.Namespace) -> int:
             else:
                 print(f"{'ok  ' if m.agrees else 'DIFF'} {m.instance:<34} declared {_change_text(m.declared):<28} "
                       f"goal_setup {_change_text(m.measured)}")
-    finally:
-        if vphone is not None:
-            vphone.stop()
     if not args.json:
         print(f"{len(pairs)} instances measured: " + (f"{bad} disagree" if bad else "every declared change agrees"))
     return 1 if bad else 0

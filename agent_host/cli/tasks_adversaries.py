@@ -89,6 +89,7 @@ def tally(results: list[Played]) -> dict[str, dict[str, int]]:
 
 def run(args: argparse.Namespace) -> int:
     from agent_host.cli.output import stdout_console
+    from agent_host.cli.phone import serial_or_virtual
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
 
@@ -99,23 +100,14 @@ def run(args: argparse.Namespace) -> int:
     profile = load_phone_profile(args.profile or "virtual")
     console = stdout_console()
     out_root = Path(args.out or tempfile.mkdtemp(prefix="agent-host-adversaries-"))
-    vphone = None
-    serial = args.phone
-    if not serial:
-        from virtual_phone.phone import VirtualPhone
-        vphone = VirtualPhone().start()
-        serial = vphone.serial
     t0 = time.monotonic()
 
     def shown(p: Played) -> None:
         if not args.json:
             mark = "FOOLED" if p.fooled else ("n/a" if not p.applied else "ok")
             console.print(f"{mark:<6} {p.instance:<32} {p.kind:<23} {p.outcome}", highlight=False)
-    try:
+    with serial_or_virtual(args.phone) as serial:
         results = play(tasks, serial, kinds, out_root=out_root, profile=profile, on_result=shown)
-    finally:
-        if vphone is not None:
-            vphone.stop()
     counts = tally(results)
     fooled = [r for r in results if r.fooled]
     if args.json:

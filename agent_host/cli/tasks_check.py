@@ -118,16 +118,12 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[Any], profile:
             raise UserError(f"--phone {serial}: {exc} (is it listed by `adb devices`?)") from None
     out_root = Path(getattr(args, "out", None) or tempfile.mkdtemp(prefix="agent-host-check-solutions-"))
 
-    vphone = None
-    if not serial:
-        from virtual_phone.phone import VirtualPhone
-        console.print("starting a virtual phone ...")
-        vphone = VirtualPhone().start()
-        serial = vphone.serial
+    from agent_host.cli.phone import serial_or_virtual
+
     t0 = time.monotonic()
     failures = 0
     rows = []
-    try:
+    with serial_or_virtual(serial, console.print) as serial:
         with Progress(TextColumn("[bold]check-solutions"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                       transient=False) as progress:
@@ -146,9 +142,6 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[Any], profile:
                 progress.update(bar, advance=1, description=next(keys))
 
             check(tasks, serial, out_root=out_root, profile=profile, on_result=done)
-    finally:
-        if vphone is not None:
-            vphone.stop()
 
     table = Table(title=f"task solutions on {serial} ({profile.id})")
     table.add_column("task", no_wrap=True)

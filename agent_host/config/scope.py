@@ -51,7 +51,6 @@ APP_SCOPE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {   # alias -> (
 }
 
 
-
 class KindChange(Strict):
     added: int = Field(0, ge=0, description="objects of this kind that are new after the task (rows, files)")
     removed: int = Field(0, ge=0, description="objects of this kind that are gone after the task")

@@ -301,13 +301,12 @@ def needed_apps(tasks: Iterable[Any], apps: dict[str, str] | None = None) -> dic
 
 
 def _check_dump(check: BaseModel | None) -> Any:
+    """A check back to its YAML shape (None: an infeasible task's)."""
     return None if check is None else check.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 def _instance_text(t: TaskInstance) -> str:
-    return json.dumps([t.goal, _dump(t.setup), _dump(t.teardown), t.solution,
-                       None if t.check is None else t.check.model_dump(by_alias=True, exclude_none=True,
-                                                                       mode="json")])
+    return json.dumps([t.goal, _dump(t.setup), _dump(t.teardown), t.solution, _check_dump(t.check)])
 
 
 def bind_phone(instance: TaskInstance, facts: PhoneFacts) -> TaskInstance:
@@ -325,8 +324,7 @@ def bind_phone(instance: TaskInstance, facts: PhoneFacts) -> TaskInstance:
         if isinstance(data, dict):
             return {k: sub(v) for k, v in data.items()}
         return data
-    check = None if instance.check is None else _CHECK.validate_python(
-        sub(instance.check.model_dump(by_alias=True, exclude_none=True, mode="json")))
+    check = None if instance.check is None else _CHECK.validate_python(sub(_check_dump(instance.check)))
     return instance.model_copy(update=dict(
         goal=sub(instance.goal), setup=_STEPS.validate_python(sub(_dump(instance.setup))),
         teardown=_STEPS.validate_python(sub(_dump(instance.teardown))), check=check,
@@ -398,8 +396,7 @@ def _instance_parts(task: Task, params: dict[str, ParamValue]) -> tuple[dict[str
     sources: list[tuple[str, TypeAdapter, Any]] = [
         ("setup", _STEPS, _dump(task.setup)), ("goal_setup", _STEPS, _dump(task.goal_setup)),
         ("teardown", _STEPS, _dump(task.teardown)),
-        ("check", _CHECK, None if task.check is None else
-         task.check.model_dump(by_alias=True, exclude_none=True, mode="json")),
+        ("check", _CHECK, _check_dump(task.check)),
         ("solution", _ACTIONS, _solution_dump(task.solution)),
     ]
     parts: dict[str, Any] = {}

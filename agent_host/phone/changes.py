@@ -21,19 +21,10 @@ class MeasuredChange:
     instance: str
     declared: dict[str, tuple[int, int]]     # kind -> (added, removed)
     measured: dict[str, tuple[int, int]]     # what goal_setup did, kinds that changed only
-    start: state.Snapshot
-    goal: state.Snapshot
 
     @property
     def agrees(self) -> bool:
         return {k: v for k, v in self.declared.items() if v != (0, 0)} == self.measured
-
-
-def read_scope(task: TaskInstance, phone: Any, profile: Any = None) -> state.Snapshot:
-    cmds = state.commands(task.scope)
-    phone_cmds = [profile.command(c) if profile is not None else c for c in cmds]
-    results = phone.shell_batch(phone_cmds) if cmds else []
-    return state.snapshot(task.scope, [(r.output, r.exit_code) for r in results])
 
 
 def measure_change(base: TaskInstance, verify: TaskInstance, phone: Any, profile: Any = None) -> MeasuredChange:
@@ -42,10 +33,10 @@ def measure_change(base: TaskInstance, verify: TaskInstance, phone: Any, profile
     base, verify = bind_task(base, phone), bind_task(verify, phone)
     goal_setup = list(verify.setup[len(base.setup):])
     run_steps(state.clean_start(base.scope) + list(base.setup), phone, profile)
-    start = read_scope(base, phone, profile)
+    start = state.read(base.scope, phone, profile)
     run_steps(goal_setup, phone, profile)
-    goal = read_scope(base, phone, profile)
+    goal = state.read(base.scope, phone, profile)
     measured = {k: (len(d.added), len(d.removed)) for k, d in state.diff(start, goal).items()
                 if d.added or d.removed}
     run_steps(base.teardown, phone, profile)
-    return MeasuredChange(base.id, base.change.counts(), measured, start, goal)
+    return MeasuredChange(base.id, base.change.counts(), measured)

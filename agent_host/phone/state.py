@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agent_host.config.scope import STATE_KINDS, Scope
 from agent_host.config.steps import ShellStep
@@ -249,6 +250,14 @@ def snapshot(scope: Scope, outputs: Outputs) -> Snapshot:
         snap[kind] = reader.parse(outputs[at:at + n])
         at += n
     return snap
+
+
+def read(scope: Scope, phone: Any, profile: Any = None) -> Snapshot:
+    """The scope's snapshot read from `phone` in one batch (with the profile's command variants).
+    The judge does not call this: it reads the scope in the batch of its check's commands."""
+    cmds = [profile.command(c) if profile is not None else c for c in commands(scope)]
+    results = phone.shell_batch(cmds) if cmds else []
+    return snapshot(scope, [(r.output, r.exit_code) for r in results])
 
 
 def reset_commands(scope: Scope) -> list[str]:

@@ -288,9 +288,7 @@ class Adversary:
         self._script = PolicyScript.from_data(self.task.solution, source=f"{self.task.source}: adversary")
 
     def _read(self) -> state.Snapshot:
-        cmds = [self.profile.command(c) if self.profile is not None else c for c in state.commands(self.task.scope)]
-        res = self.phone.shell_batch(cmds) if cmds else []
-        return state.snapshot(self.task.scope, [(r.output, r.exit_code) for r in res])
+        return state.read(self.task.scope, self.phone, self.profile)
 
     def _mutate(self, now: state.Snapshot) -> None:
         assert self.start is not None

@@ -124,6 +124,21 @@ def _starts(run_dir, build: str) -> int:
                for log in run_dir.rglob("*.server.log"))
 
 
+def _two_scripted_builds(tmp_path, monkeypatch, profile: str, first: str, second: str, **second_extra) -> None:
+    """A host profile `profile` of two policy builds that only say something, in a config and
+    a model cache of the test's own; `second_extra` goes into the second build."""
+    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("AGENT_HOST_CONFIG", str(tmp_path / "config"))
+    (tmp_path / "config" / "hosts").mkdir(parents=True)
+    script = tmp_path / "say.yaml"
+    script.write_text(json.dumps({"actions": [{"say": "nothing to do"}]}))
+    (tmp_path / "config" / "hosts" / f"{profile}.yaml").write_text(json.dumps({
+        "id": profile, "description": "two scripted builds", "hardware_class": "x86-avx2",
+        "builds": [{"id": first, "weight_path": "scripted", "server": "policy", "script": str(script)},
+                   {"id": second, "weight_path": "scripted-2", "server": "policy", "script": str(script),
+                    **second_extra}]}))
+
+
 @pytest.mark.slow
 def test_each_build_s_server_starts_once_per_demo(tmp_path, monkeypatch, capsys):
     """Real policy servers: the fidelity probe, the episodes and the replay used to start each
@@ -131,15 +146,7 @@ def test_each_build_s_server_starts_once_per_demo(tmp_path, monkeypatch, capsys)
     kept up until the replay is done, its log in the run's servers/."""
     from agent_host.cli import main
 
-    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("AGENT_HOST_CONFIG", str(tmp_path / "config"))
-    (tmp_path / "config" / "hosts").mkdir(parents=True)
-    script = tmp_path / "say.yaml"
-    script.write_text(json.dumps({"actions": [{"say": "nothing to do"}]}))
-    (tmp_path / "config" / "hosts" / "demoonce.yaml").write_text(json.dumps({
-        "id": "demoonce", "description": "two scripted builds", "hardware_class": "x86-avx2",
-        "builds": [{"id": "pol-a", "weight_path": "scripted", "server": "policy", "script": str(script)},
-                   {"id": "pol-b", "weight_path": "scripted-2", "server": "policy", "script": str(script)}]}))
+    _two_scripted_builds(tmp_path, monkeypatch, "demoonce", "pol-a", "pol-b")
     out = tmp_path / "run"
     main(["demo", "--builds", "demoonce/pol-a,demoonce/pol-b", "--tasks", "wifi-on", "--variants", "base",
           "--repeats", "1", "--max-steps", "2", "--fidelity", "--fidelity-max-tokens", "4",
@@ -157,16 +164,7 @@ def test_a_demo_whose_second_build_fails_writes_the_report_failure_first(tmp_pat
     of what ran is written with both first; exit 1."""
     from agent_host.cli import main
 
-    monkeypatch.setenv("AGENT_HOST_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("AGENT_HOST_CONFIG", str(tmp_path / "config"))
-    (tmp_path / "config" / "hosts").mkdir(parents=True)
-    script = tmp_path / "say.yaml"
-    script.write_text(json.dumps({"actions": [{"say": "nothing to do"}]}))
-    (tmp_path / "config" / "hosts" / "demofail.yaml").write_text(json.dumps({
-        "id": "demofail", "description": "two scripted builds", "hardware_class": "x86-avx2",
-        "builds": [{"id": "pol-ref", "weight_path": "scripted", "server": "policy", "script": str(script)},
-                   {"id": "pol-broken", "weight_path": "scripted-2", "server": "policy",
-                    "script": str(script), "args": ["--no-such-flag"]}]}))
+    _two_scripted_builds(tmp_path, monkeypatch, "demofail", "pol-ref", "pol-broken", args=["--no-such-flag"])
     out = tmp_path / "run"
     rc = main(["demo", "--builds", "demofail/pol-ref,demofail/pol-broken", "--tasks", "wifi-on",
                "--variants", "base", "--repeats", "1", "--max-steps", "2", "--fidelity", "--fidelity-max-tokens", "4",

@@ -140,21 +140,28 @@ def _judged(task: Any, phone: Phone, *mutations: Any) -> tuple[Any, Any]:
     return v0, judge.evaluate(phone)
 
 
+def _add_event(title: str, start: str, end: str, *more: str) -> str:
+    """The shell command that adds an event to the virtual phone's calendar (id 1, UTC)."""
+    return " ".join(["content insert --uri content://com.android.calendar/events --bind calendar_id:i:1",
+                     f"--bind 'title:s:{title}' --bind dtstart:l:{start} --bind dtend:l:{end}",
+                     "--bind eventTimezone:s:UTC", *more])
+
+
 def test_a_stray_event_beside_the_asked_one_is_not_the_goal(virtual_phone: Any) -> None:
     """calendar-add-event-offsite: a typo'd "Team ofsite" saved first, then the right event."""
     phone = Phone.connect(virtual_phone.serial)
     task = bind_task(_task("calendar-add-event-offsite"), phone)
-    add = ("content insert --uri content://com.android.calendar/events --bind calendar_id:i:1 "
-           "--bind 'title:s:{t}' --bind dtstart:l:{s} --bind dtend:l:{e} --bind eventTimezone:s:UTC "
-           "--bind 'eventLocation:s:Harbor Conference Center'")
     s, e = _param(task, "dtstart", phone), _param(task, "dtend", phone)
-    v0, v1 = _judged(task, phone, add.format(t="Team ofsite", s=s, e=e), add.format(t="Team offsite", s=s, e=e))
+
+    def add(t: str) -> str:
+        return _add_event(t, s, e, "--bind 'eventLocation:s:Harbor Conference Center'")
+    v0, v1 = _judged(task, phone, add("Team ofsite"), add("Team offsite"))
     assert v0.goal is False and v0.clean is False
     assert v1.asked is True and v1.clean is False and v1.goal is False
     assert v1.detail["state"]["kinds"]["calendar"]["added"][0].startswith("title=Team ofsite") or \
         any("Team ofsite" in r for r in v1.detail["state"]["kinds"]["calendar"]["added"])
     # the right event alone is the goal
-    _v0, v2 = _judged(task, phone, add.format(t="Team offsite", s=s, e=e))
+    _v0, v2 = _judged(task, phone, add("Team offsite"))
     assert v2.goal is True and v2.asked is True and v2.clean is True
 
 
@@ -187,13 +194,10 @@ def test_a_verify_variant_starts_at_the_goal_and_expects_no_change(virtual_phone
 def test_the_clean_start_empties_what_an_earlier_episode_left(virtual_phone: Any) -> None:
     phone = Phone.connect(virtual_phone.serial)
     task = bind_task(_task("calendar-count-day"), phone)
-    leftover = ("content insert --uri content://com.android.calendar/events --bind calendar_id:i:1 "
-                "--bind 'title:s:Haircut (moved)' --bind dtstart:l:1797588000000 --bind dtend:l:1797591600000 "
-                "--bind eventTimezone:s:UTC")
+    leftover = _add_event("Haircut (moved)", "1797588000000", "1797591600000")
     assert phone.shell(leftover).ok
     run_steps(state.clean_start(task.scope) + list(task.setup), phone, load_phone_profile("virtual"))
-    titles = [r["title"] for r in state.snapshot(task.scope, [(r.output, r.exit_code) for r in
-                                                              phone.shell_batch(state.commands(task.scope))])["calendar"]]
+    titles = [r["title"] for r in state.read(task.scope, phone)["calendar"]]
     assert sorted(titles) == ["Choir practice", "Coffee with Ann", "Dinner with Leo", "Haircut"]
 
 
