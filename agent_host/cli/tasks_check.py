@@ -153,6 +153,9 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[Any], profile:
                       str(rec.steps), f"{rec.wall_s:.1f} s", "" if ok else _failure_detail(rec, out))
     console.print(table)
     total = len(rows)
-    verdict = "all solutions succeed" if not failures else f"{failures} of {total} failed"
-    console.print(f"{total} episodes in {time.monotonic() - t0:.0f} s: {verdict}. Episode folders: {out_root}")
+    # the closing line names each failure, so a log cut to its tail (CI's) still says which
+    failed = [f"{task.key} ({rec.outcome}: {_failure_detail(rec, out)})" for task, rec, out, _, ok in rows if not ok]
+    verdict = "all solutions succeed" if not failures else f"{failures} of {total} failed: {'; '.join(failed)}"
+    console.print(f"{total} episodes in {time.monotonic() - t0:.0f} s: {verdict}. Episode folders: {out_root}",
+                  soft_wrap=True)
     return 1 if failures else 0

@@ -11,6 +11,8 @@ from agent_host.cli import main
 
 from fixtures_cli import GOOD  # noqa: E402  (one task file every CLI test starts from)
 
+TASKS_DIR = Path(__file__).resolve().parents[2] / "tasks"
+
 # file name -> (content, the error lines expected: (line, field path, message fragment))
 BAD = {
     "unknown-step.yaml": (GOOD.format(id="unknown-step").replace("- home", "- reboot: now"),
@@ -117,3 +119,17 @@ def test_check_solutions_cli_on_the_virtual_phone(virtual_phone, tmp_path, capsy
     assert "all solutions succeed" in text and "2 episodes" in text and virtual_phone.serial in text
     assert sorted(p.name for p in out.iterdir()) == ["wifi-on", "wifi-on_verify"]
     assert (out / "wifi-on" / "episode.json").is_file()
+
+
+def test_check_solutions_names_each_failure_in_its_closing_line(virtual_phone, tmp_path, capsys):
+    """CI keeps only the tail of a failing test's output: the closing line must say which
+    instance failed and how (before: '1 of 2 failed', with the failing row far above)."""
+    text = (TASKS_DIR / "wifi-on.yaml").read_text(encoding="utf-8")
+    broken = tmp_path / "wifi-on-broken.yaml"
+    broken.write_text(text.replace("id: wifi-on", "id: wifi-on-broken")
+                      .replace('  - tap: {text: "Wi-Fi"}\n', ""), encoding="utf-8")
+    code = main(["tasks", "check-solutions", str(broken), "--phone", virtual_phone.serial,
+                 "--out", str(tmp_path / "episodes")])
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert code == 1
+    assert "1 of 2 failed: wifi-on-broken (premature:" in last, last
