@@ -1,5 +1,9 @@
 """Errors a user can act on. The CLI prints them as one line and exits non-zero."""
 
+from __future__ import annotations
+
+import errno
+
 
 class UserError(Exception):
     """Bad input or an unusable environment; the message names the file, line or field."""
@@ -19,3 +23,18 @@ def check_dir_usable(path: object, option: str) -> None:
             if not parent.is_dir():
                 raise UserError(f"{option} {target}: {parent} is not a directory")
             return
+
+
+# errno values that mean a run directory cannot take more data: the run stops, with no retry
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
+
+
+def is_disk_error(exc: BaseException | None) -> bool:
+    """Whether `exc`, or any exception it was raised from or during, is a full or failing disk."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

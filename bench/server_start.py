@@ -180,10 +180,10 @@ def main() -> int:
         ap.error("--repeats must be at least 1")
 
     from agent_host.config.hosts import find_build
-    from agent_host.config.machine import read_facts, tier_description, vllm_cpu_library
+    from agent_host.config.machine import read_host_facts, tier_description, vllm_cpu_library
 
     builds = [find_build(b.strip()) for b in (args.builds or default_ids()).split(",") if b.strip()]
-    facts = read_facts()
+    facts = read_host_facts()
     lib = vllm_cpu_library(facts)
     machine = f"{facts.cpu_model or 'CPU'}; vLLM library {lib} ({tier_description(lib)}); {facts.usable_cores} cores"
     rows: dict[str, list[dict]] = {b.id: [] for b in builds}

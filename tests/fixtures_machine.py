@@ -43,7 +43,7 @@ CPU_TIERS = {"_C": AVX512_BF16, "_C_AVX512": AVX512, "_C_AVX2": AVX2}
 
 
 # taken before any test replaces them
-_read_facts, _read_cpu_flags = machine.read_facts, machine.read_cpu_flags
+_read_facts, _read_cpu_flags = machine.read_host_facts, machine.read_cpu_flags
 
 
 @functools.cache
@@ -52,7 +52,7 @@ def _real_facts() -> HostFacts:
 
 
 def fake_machine(monkeypatch, tier: str | HostFacts) -> HostFacts:
-    """Make every read of this machine's CPU (machine.read_facts, read_cpu_flags,
+    """Make every read of this machine's CPU (machine.read_host_facts, read_cpu_flags,
     read_amx_permitted, hosts' cached facts) answer `tier`'s; cores and memory stay real. An
     x86 CPU without GPU: a GPU host's server would not use the CPU tier at all."""
     real = _real_facts()
@@ -60,7 +60,7 @@ def fake_machine(monkeypatch, tier: str | HostFacts) -> HostFacts:
     facts = dataclasses.replace(real, arch=tier.arch, cpu_model=tier.cpu_model or real.cpu_model,
                                 cpu_flags=tier.cpu_flags, amx_permitted=tier.amx_permitted,
                                 gpus=(), jetson_model=None)
-    monkeypatch.setattr(machine, "read_facts", lambda: facts)
+    monkeypatch.setattr(machine, "read_host_facts", lambda: facts)
     monkeypatch.setattr(machine, "read_cpu_flags", lambda: facts.cpu_flags)
     monkeypatch.setattr(machine, "read_amx_permitted", lambda: facts.amx_permitted)
     monkeypatch.setattr(hosts, "_facts_here", [facts])

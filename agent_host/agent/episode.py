@@ -22,7 +22,6 @@ start state the task needs, so the episode would measure nothing.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import time
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_host import watchdog
+from agent_host.errors import is_disk_error
 from agent_host.agent.model_client import Reply
 from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, Observation, ServerError, StepLoop,
                                    observe_xml, cached_share, render_key, tally_record)
@@ -64,7 +64,6 @@ SETTLE_S = 3.0
 START_STATE = "start_state.json"
 DEADLINE_GRACE_S = 2.0    # past --episode-timeout the watchdog abandons calls (the limits fire first)
 TEARDOWN_LIMIT_S = 30.0   # teardown steps, in total
-_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
 
 
 class _SetupFailed(Exception):
@@ -325,7 +324,7 @@ def _fault(exc: Exception, out_dir: Path) -> tuple[str, bool]:
     for kinds, prefix in _FAULTS:
         if isinstance(exc, kinds):
             return f"{prefix}{exc}", isinstance(exc, PhoneUnresponsive)
-    if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
+    if is_disk_error(exc):
         raise exc
     (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
     return f"harness: {type(exc).__name__}: {exc}", False
@@ -399,10 +398,8 @@ def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | 
     share = cached_share(after_first)
     if share is not None:
         return share, "usage"
-    queries = (server_metrics or {}).get("vllm:prefix_cache_queries_total", 0.0)
-    if queries > 0:
-        return round(server_metrics.get("vllm:prefix_cache_hits_total", 0.0) / queries, 4), "metrics"
-    return None, None
+    rate = metrics.prefix_hit_rate(server_metrics or {})
+    return (round(rate, 4), "metrics") if rate is not None else (None, None)
 
 
 class Bounded:

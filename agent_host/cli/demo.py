@@ -148,9 +148,9 @@ def default_builds(facts=None) -> tuple[str, str | None]:
     """(the demo's builds, a note on the reference or None): the bf16 reference where this CPU
     has fast bf16, else the fp32 one."""
     from agent_host.config.hosts import embedded_builds, hardware_problems, with_cpu_dtype
-    from agent_host.config.machine import cpu_dtype, fast_bf16, read_facts
+    from agent_host.config.machine import cpu_dtype, fast_bf16, read_host_facts
 
-    facts = facts or read_facts()
+    facts = facts or read_host_facts()
     if fast_bf16(facts):
         return DEMO_BUILDS, None
     note = f"32-bit (embedded-default), {cpu_dtype(facts)[1]}"
@@ -165,11 +165,11 @@ def kept_servers(builds, out: Path, facts=None):
     """Each build's server started once and kept up from its first step (fidelity or episodes)
     through the replay, where the machine's memory holds them all (runs/order.servers_kept):
     (KeptServers, the manifest's note)."""
-    from agent_host.config.machine import read_facts
+    from agent_host.config.machine import read_host_facts
     from agent_host.runs.order import servers_kept
     from agent_host.serving.kept import KeptServers
 
-    keep, why = servers_kept(builds, (facts or read_facts()).memory_gib)
+    keep, why = servers_kept(builds, (facts or read_host_facts()).memory_gib)
     return KeptServers(out / "servers", keep=keep), {"kept": keep, "why": why}
 
 

@@ -32,10 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from agent_host.config.machine import read_facts
+    from agent_host.config.machine import read_host_facts
     from agent_host.serving.probe import recommend
 
-    advice = recommend(read_facts(), args.priority)
+    advice = recommend(read_host_facts(), args.priority)
     if args.json:
         print(json.dumps(advice.to_json(), indent=2))
         return 0

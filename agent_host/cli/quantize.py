@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from agent_host.cli.steps import step_progress
-    from agent_host.config.machine import cpu_dtype, read_facts
+    from agent_host.config.machine import cpu_dtype, read_host_facts
     from agent_host.serving import quantize as q
 
     if args.max_seq_len < 16:
@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, highlight=False)
     err.print(f"{p.architecture}: {p.group_reason}; " + "; ".join(p.notes)
               + f"; calibration in {opts.dtype} ("
-              + ("given" if args.dtype != "auto" else cpu_dtype(read_facts())[1]) + ")")
+              + ("given" if args.dtype != "auto" else cpu_dtype(read_host_facts())[1]) + ")")
     with step_progress(f"quantize ({args.scheme})", err) as bar:
         facts = q.quantize(args.model, args.out, opts, samples, progress=bar.update)
     if args.json:

@@ -344,7 +344,7 @@ def _driver_for(manifest: dict):
 def _together(builds: list) -> tuple[bool, str]:
     from agent_host.config import machine
     from agent_host.runs.order import servers_together
-    facts = machine.read_facts()
+    facts = machine.read_host_facts()
     return servers_together(builds, facts.usable_cores, facts.memory_gib)
 
 

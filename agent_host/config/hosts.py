@@ -69,7 +69,7 @@ _facts_here: list[machine.HostFacts] = []
 
 def _facts() -> machine.HostFacts:
     if not _facts_here:
-        _facts_here.append(machine.read_facts())
+        _facts_here.append(machine.read_host_facts())
     return _facts_here[0]
 
 
@@ -166,7 +166,7 @@ def _known_ids(profiles: list[HostProfile]) -> list[str]:
 
 def local_host_profile_id() -> str | None:
     """This machine's host profile as `agent-host probe` names it (None if it has none)."""
-    return machine.classify(machine.read_facts()).hardware_class
+    return machine.classify(machine.read_host_facts()).hardware_class
 
 
 def find_build(build_id: str, host_profile: str | Path | None = None, *,

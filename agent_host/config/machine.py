@@ -1,7 +1,7 @@
 """This machine's facts and its hardware class: what `agent-host probe`, the host profiles and
 the run manifest say about the serving machine.
 
-`read_facts()` reads the machine (arch, /proc/cpuinfo flags, cores, memory, nvidia-smi,
+`read_host_facts()` reads the machine (arch, /proc/cpuinfo flags, cores, memory, nvidia-smi,
 Jetson markers); `classify(facts)` is a pure function naming the hardware class. This module
 imports no agent-host code, so every layer may use it (config picks this machine's host
 profile with it; serving's probe recommends a build from it; runs record it).
@@ -156,7 +156,7 @@ def read_amx_permitted() -> bool | None:
     return bool(mask.value >> _XFEATURE_XTILEDATA & 1)
 
 
-def read_facts() -> HostFacts:
+def read_host_facts() -> HostFacts:
     """Everything `classify` needs, read from this machine."""
     notes: list[str] = []
     model, flags = parse_cpuinfo(_cpuinfo())
@@ -249,7 +249,7 @@ MANIFEST_FLAGS = ("amx_tile", "amx_bf16", "avx512f", "avx512_bf16", "avx2")
 def manifest_facts(facts: HostFacts | None = None) -> dict:
     """What a run records about the serving machine: CPU model, the flags that decide the
     kernels, the probe's class and the threads a server may use."""
-    facts = facts or read_facts()
+    facts = facts or read_host_facts()
     return {"cpu_model": facts.cpu_model, "arch": facts.arch,
             "cpu_flags": {f: f in facts.cpu_flags for f in MANIFEST_FLAGS},
             "hardware_class": classify(facts).hardware_class, "threads": facts.usable_cores,

@@ -82,7 +82,7 @@ REQUIREMENTS: dict[str, Requirement] = {r.name: r for r in _ALL}
 TASK_REQUIREMENTS: tuple[str, ...] = tuple(r.name for r in _ALL if r.kind == "task")
 TaskRequirement = Literal["calendar_account", "sim_sms", "sim_call", "usb_adb", "no_contact_sync"]
 assert set(TaskRequirement.__args__) == set(TASK_REQUIREMENTS)  # type: ignore[attr-defined]
-# What read_facts reads from a phone (the others are the harness's, read by `phone check` only)
+# What read_phone_facts reads from a phone (the others are the harness's, read by `phone check` only)
 PHONE_FACT_REQUIREMENTS: tuple[str, ...] = tuple(r.name for r in _ALL if r.kind != "harness")
 
 APP_PREFIX = "app:"

@@ -1,6 +1,6 @@
 """Reading config/requirements.py's requirements from a phone.
 
-`read_facts` reads what tasks may declare (`requires:`), the packages installed (for the apps
+`read_phone_facts` reads what tasks may declare (`requires:`), the packages installed (for the apps
 tasks open) and the values `{phone.*}` placeholders take, in one shell batch: a run calls it
 once per phone, an episode once per connection (`bind_task`). `check_rows` adds what the
 harness itself needs (screen, animation scales, the uiautomator2 server, dump time, input
@@ -126,7 +126,7 @@ def installed_packages(output: str) -> frozenset[str]:
     return frozenset(m.group(1) for m in re.finditer(r"^package:(\S+)", output, re.MULTILINE))
 
 
-def read_facts(phone: Any, apps: Mapping[str, str] | None = None) -> PhoneFacts:
+def read_phone_facts(phone: Any, apps: Mapping[str, str] | None = None) -> PhoneFacts:
     """The task requirements met by `phone` (a phone.device.Phone), the packages it has, and its
     calendar id and time zone; one shell batch. `apps` (name -> package): the apps whose
     absence the `apps_installed` row names (default: every alias of DEFAULT_APPS; a run passes
@@ -170,12 +170,12 @@ def _apps_seen(listing: Any, wanted: dict[str, str], absent: dict[str, str]) -> 
 _BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def facts_of(phone: Any) -> PhoneFacts:
-    """read_facts, once per connected phone object (a reconnect reads again)."""
+def phone_facts(phone: Any) -> PhoneFacts:
+    """read_phone_facts, once per connected phone object (a reconnect reads again)."""
     try:
         return _BOUND[phone]
     except (KeyError, TypeError):
-        facts = read_facts(phone)
+        facts = read_phone_facts(phone)
         try:
             _BOUND[phone] = facts
         except TypeError:
@@ -188,7 +188,7 @@ def bind_task(task: Any, phone: Any) -> Any:
     call it before running a task's steps or judging it (run_episode does)."""
     if not getattr(task, "needs_phone_facts", False):
         return task
-    return bind_phone(task, facts_of(phone))
+    return bind_phone(task, phone_facts(phone))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,8 +255,8 @@ def _screenshot(phone: Any) -> tuple[bool, str]:
 
 def check_rows(phone: Any, apps: Mapping[str, str] | None = None) -> list[Row]:
     """Every requirement (config/requirements.REQUIREMENTS order), read from the phone; `apps`
-    (name -> package): the apps `apps_installed` asks about (see read_facts)."""
-    facts = read_facts(phone, apps=apps)
+    (name -> package): the apps `apps_installed` asks about (see read_phone_facts)."""
+    facts = read_phone_facts(phone, apps=apps)
     harness = _harness(phone)
     rows = []
     for name, req in REQUIREMENTS.items():

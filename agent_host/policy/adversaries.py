@@ -27,7 +27,7 @@ from typing import Any
 
 from agent_host.config.requirements import PhoneFacts
 from agent_host.phone import state
-from agent_host.phone.requirements import facts_of
+from agent_host.phone.requirements import phone_facts
 from agent_host.policy.script import PolicyScript
 
 KINDS = ("stray", "rename", "move", "change-then-infeasible", "one-more")
@@ -292,7 +292,7 @@ class Adversary:
 
     def _mutate(self, now: state.Snapshot) -> None:
         assert self.start is not None
-        cmds = mutation(self.kind, self.task.scope, self.start, now, self.phone, facts_of(self.phone))
+        cmds = mutation(self.kind, self.task.scope, self.start, now, self.phone, phone_facts(self.phone))
         self.applied = cmds or []
         for c in cmds or []:
             self.phone.shell(self.profile.command(c) if self.profile is not None else c)

@@ -8,6 +8,12 @@ from collections import defaultdict
 from typing import Any, Sequence
 
 from agent_host.config.records import EpisodeRecord
+from agent_host.config import server_metrics as metrics
+
+# the /metrics series a build's speed is summed from (each episode's delta, over its episodes)
+SPEED_SERIES = tuple(f"{name}_{part}" for name in (metrics.ITL, metrics.TPOT, metrics.TTFT)
+                     for part in ("sum", "count"))
+
 
 def _metric(m: dict[str, float], name: str) -> float | None:
     """Sum of a Prometheus series over its labels: keys `name` or `name{...}`."""
@@ -31,29 +37,15 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         if not r.server_metrics:
             continue
         have = True
-        for name in ("vllm:inter_token_latency_seconds_sum", "vllm:inter_token_latency_seconds_count",
-                     "vllm:request_time_per_output_token_seconds_sum",
-                     "vllm:request_time_per_output_token_seconds_count",
-                     "vllm:time_to_first_token_seconds_sum", "vllm:time_to_first_token_seconds_count"):
+        for name in SPEED_SERIES:
             v = _metric(r.server_metrics, name)
             if v is not None:
                 agg[name] += v
-    # As agent_host.serving.metrics.summarize: inter-token latency is observed once per
-    # decoded token, so count / sum is decode tokens per second; else 1 / mean TPOT.
-    decode, decode_src = None, None
-    if agg.get("vllm:inter_token_latency_seconds_sum", 0) > 0:
-        decode = agg["vllm:inter_token_latency_seconds_count"] / agg["vllm:inter_token_latency_seconds_sum"]
-        decode_src = "server metrics: 1 / mean inter-token latency"
-    elif agg.get("vllm:request_time_per_output_token_seconds_sum", 0) > 0:
-        decode = (agg["vllm:request_time_per_output_token_seconds_count"]
-                  / agg["vllm:request_time_per_output_token_seconds_sum"])
-        decode_src = "server metrics: 1 / mean time per output token"
-    elif model_s > 0 and comp > 0:
+    decode, decode_src = metrics.decode_speed(agg)
+    if decode is None and model_s > 0 and comp > 0:
         decode = comp / model_s
         decode_src = "approx: completion tokens / model time (includes prefill)"
-    ttft = None
-    if agg.get("vllm:time_to_first_token_seconds_count", 0) > 0:
-        ttft = agg["vllm:time_to_first_token_seconds_sum"] / agg["vllm:time_to_first_token_seconds_count"]
+    ttft = metrics.mean_ttft(agg)
     n = len(recs)
     cached = [x for x in recs if getattr(x, "cached_share", None) is not None]
     return {

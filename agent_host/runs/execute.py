@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import errno
 import logging
 import queue
 import threading
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from agent_host.config.builds import Build
 from agent_host.config.phones import PhoneProfile
 from agent_host.config.records import EpisodeRecord, write_json_atomic
-from agent_host.errors import UserError
+from agent_host.errors import UserError, is_disk_error
 from agent_host.runs.plan import PlannedEpisode
 from agent_host.runs.requirements import servable, take
 from agent_host.runs.store import RunStore
@@ -76,10 +75,6 @@ class RecordingFailed(UserError):
 ProgressHook = Callable[[BuildProgress, EpisodeRecord | None], None]
 log = logging.getLogger(__name__)
 
-# errno values that mean the run directory cannot take more data
-_DISK_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG}
-
-
 def _notify(hook: ProgressHook, progress: BuildProgress, rec: EpisodeRecord | None) -> None:
     try:
         hook(progress, rec)
@@ -95,16 +90,6 @@ def _harness_error(ep: PlannedEpisode, build: Build, serial: str, why: str) -> E
                          infeasible=bool(getattr(ep.task, "infeasible", False)), repeat=ep.repeat,
                          seed=ep.seed, phone=serial, outcome="error", error=why,
                          max_steps=getattr(ep.task, "max_steps", 0), started_at=now, ended_at=now)
-
-
-def _is_disk_error(exc: BaseException) -> bool:
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in _DISK_ERRNOS:
-            return True
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    return False
 
 
 def _phone_alive(serial: str) -> bool:
@@ -328,7 +313,7 @@ class _BuildPlay:
                               sampling=self.build.sampling, identity=ep.identity(attempt, self.opts.run_id),
                               request_timeout=self.request_timeout, episode_timeout=self.episode_timeout)
         except Exception as exc:  # a harness bug must cost an attempt, not the episode
-            if _is_disk_error(exc):
+            if is_disk_error(exc):
                 raise
             log.exception("episode %s", ep.episode_id)
             rec = _harness_error(ep, self.build, serial, f"harness: {type(exc).__name__}: {exc}")
@@ -362,7 +347,7 @@ def _failure(item: tuple[str, BaseException], store: RunStore) -> RecordingFaile
         recorded = len(store.finished())
     except Exception:
         recorded = None
-    what = "cannot write the run directory" if _is_disk_error(exc) or isinstance(exc, OSError) \
+    what = "cannot write the run directory" if is_disk_error(exc) or isinstance(exc, OSError) \
         else f"the worker for phone {serial} failed"
     count = f"{recorded} episode(s) recorded" if recorded is not None else "the recorded episodes are kept"
     return RecordingFailed(f"{what} ({type(exc).__name__}: {exc}); run stopped, {count} in "

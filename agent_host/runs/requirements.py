@@ -66,11 +66,11 @@ def read_phone_facts(serials: Sequence[str], apps: dict[str, str] | None = None)
     """Each phone's facts; `apps` (name -> package): the apps the run's tasks open, for the
     manifest's `apps_installed` row (each task's own apps are decided from the package list)."""
     from agent_host.phone.device import Phone
-    from agent_host.phone.requirements import read_facts
+    from agent_host.phone.requirements import read_phone_facts
     out = {}
     for s in serials:
         try:
-            out[s] = read_facts(Phone.connect(s), apps=apps)
+            out[s] = read_phone_facts(Phone.connect(s), apps=apps)
         except Exception as exc:
             raise UserError(f"phone {s}: cannot read what it has ({type(exc).__name__}: {exc}); "
                             f"agent-host phone check {s}") from None

@@ -30,7 +30,7 @@ def checkpoint_facts(build: Build) -> dict:
     from agent_host.serving import models
     from agent_host.serving.kinds import kind
     from agent_host.serving.spec import resolve_model
-    from agent_host.serving.quantize import facts_of
+    from agent_host.serving.quantize import quantization_facts
 
     if not kind(build).LOCAL_MODEL or not build.model:
         return {"note": f"server {build.server}: no local checkpoint"}
@@ -45,4 +45,4 @@ def checkpoint_facts(build: Build) -> dict:
             return {"note": str(exc)}
         if not path.exists():
             return {"path": str(path), "note": "a hub id, not a local path"}
-    return {"path": str(path), "sha256": content_hash(path), "quantization": facts_of(path)}
+    return {"path": str(path), "sha256": content_hash(path), "quantization": quantization_facts(path)}

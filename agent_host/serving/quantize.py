@@ -53,9 +53,9 @@ class Options:
 
 
 def _cpu_dtype() -> str:
-    from agent_host.config.machine import cpu_dtype, read_facts
+    from agent_host.config.machine import cpu_dtype, read_host_facts
 
-    return cpu_dtype(read_facts())[0]
+    return cpu_dtype(read_host_facts())[0]
 
 
 @dataclass
@@ -262,7 +262,7 @@ def _beside(tmp: Path, suffix: str) -> Path:
     return tmp.parent / (tmp.name + suffix)
 
 
-def facts_of(checkpoint: Path | str) -> dict | None:
+def quantization_facts(checkpoint: Path | str) -> dict | None:
     """The quantization facts of a checkpoint agent-host made, or None."""
     path = Path(checkpoint) / QUANT_FACTS
     try:

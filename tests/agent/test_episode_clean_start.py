@@ -15,7 +15,7 @@ from agent_host.config.phones import load_phone_profile
 from agent_host.config.tasks import load_tasks
 from agent_host.phone.device import Phone
 from agent_host.config.requirements import substitute_phone
-from agent_host.phone.requirements import bind_task, facts_of
+from agent_host.phone.requirements import bind_task, phone_facts
 from agent_host.policy.adversaries import Adversary
 from agent_host.policy.server import PolicyServer
 
@@ -60,7 +60,7 @@ _DAY_QUERY = ('content query --uri content://com.android.calendar/events --proje
 
 
 def _day_bounds(phone: Phone) -> dict[str, str]:
-    facts = facts_of(phone)
+    facts = phone_facts(phone)
     return {"start": substitute_phone("{phone.time:2026-12-18T00:00}", facts),
             "end": substitute_phone("{phone.time:2026-12-19T00:00}", facts)}
 

@@ -63,11 +63,11 @@ def test_demo_compares_two_real_builds(tmp_path, capsys, monkeypatch):
             pytest.skip(reason)
     from agent_host.cli import main
     from agent_host.config.hosts import find_build, hardware_problems
-    from agent_host.config.machine import read_facts, tier_description, vllm_cpu_library
+    from agent_host.config.machine import read_host_facts, tier_description, vllm_cpu_library
 
     out = tmp_path / "run"
     if hardware_problems(find_build("tiny-random-w4a16", check_machine=False)):
-        lib = vllm_cpu_library(read_facts())
+        lib = vllm_cpu_library(read_host_facts())
         assert main(["demo", "--builds", "tiny-random,tiny-random-w4a16", "--out", str(out)]) == 2
         assert re.search(f"tiny-random-w4a16: .*vLLM's {lib} library", capsys.readouterr().err)
         assert not out.exists()

@@ -15,7 +15,7 @@ from agent_host.judge.checks import Judge, judge_diff
 from agent_host.phone import state
 from agent_host.phone.device import Phone
 from agent_host.config.requirements import substitute_phone
-from agent_host.phone.requirements import bind_task, facts_of
+from agent_host.phone.requirements import bind_task, phone_facts
 from agent_host.phone.steps import run_steps
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
@@ -123,7 +123,7 @@ def test_every_shipped_task_declares_a_change_on_kinds_in_its_scope() -> None:
 
 def _param(task: Any, name: str, phone: Phone) -> str:
     """A parameter with its `{phone.*}` facts filled in for this phone."""
-    return substitute_phone(str(task.params[name]), facts_of(phone))
+    return substitute_phone(str(task.params[name]), phone_facts(phone))
 
 
 def _judged(task: Any, phone: Phone, *mutations: Any) -> tuple[Any, Any]:

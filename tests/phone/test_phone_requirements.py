@@ -10,7 +10,7 @@ from agent_host.config.tasks import bind_phone, load_tasks
 from agent_host.judge.checks import Judge
 from agent_host.phone.device import Phone
 from agent_host.phone.requirements import (adb_over_usb, bind_task, check_rows, contact_sync_accounts,
-                                           installed_packages, read_facts, sim_ready, writable_calendar)
+                                           installed_packages, read_phone_facts, sim_ready, writable_calendar)
 from agent_host.phone.steps import run_steps
 
 
@@ -114,7 +114,7 @@ def test_the_virtual_phone_meets_every_requirement(virtual_phone):
 
 def test_an_app_the_phone_lacks_is_named_in_its_row(virtual_phone):
     phone = Phone.connect(virtual_phone.serial)
-    facts = read_facts(phone, apps={"settings": "com.android.settings", "markor": "org.example.markor"})
+    facts = read_phone_facts(phone, apps={"settings": "com.android.settings", "markor": "org.example.markor"})
     assert not facts.met["apps_installed"]
     assert facts.seen["apps_installed"] == "not installed: markor (org.example.markor)"
     assert facts.missing(["app:org.example.markor", "app:com.android.settings"]) == ["app:org.example.markor"]
@@ -122,7 +122,7 @@ def test_an_app_the_phone_lacks_is_named_in_its_row(virtual_phone):
 
 def test_a_phone_with_an_account_that_syncs_contacts_says_so(virtual_phone_factory):
     synced = virtual_phone_factory(contact_sync=True)
-    facts = read_facts(Phone.connect(synced.serial))
+    facts = read_phone_facts(Phone.connect(synced.serial))
     assert facts.missing(["no_contact_sync", "calendar_account"]) == ["no_contact_sync"]
     assert facts.seen["no_contact_sync"] == "contacts sync on: com.google (vphone.user@gmail.com)"
 
@@ -142,7 +142,7 @@ def test_why_contacts_tasks_need_no_contact_sync(virtual_phone_factory):
 
 def test_a_phone_started_without_sim_and_calendar_says_so(virtual_phone_factory):
     bare = virtual_phone_factory(sim=False, calendar_account=False)
-    facts = read_facts(Phone.connect(bare.serial))
+    facts = read_phone_facts(Phone.connect(bare.serial))
     assert facts.missing(["calendar_account", "sim_sms", "sim_call", "usb_adb", "no_contact_sync"]) == \
         ["calendar_account", "sim_sms", "sim_call"]
     assert facts.calendar_id is None

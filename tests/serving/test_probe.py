@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent_host.config.machine import (
-    Gpu, HostFacts, classify, gpu_has_bf16, parse_cpuinfo, parse_nvidia_smi, read_facts,
+    Gpu, HostFacts, classify, gpu_has_bf16, parse_cpuinfo, parse_nvidia_smi, read_host_facts,
 )
 from agent_host.serving.probe import recommend
 
@@ -139,7 +139,7 @@ def test_this_machine(capsys, request):
     from agent_host.cli import main
 
     flags = _flags_by_hand()
-    facts = read_facts()
+    facts = read_host_facts()
     assert facts.cpu_flags == flags and facts.cores >= 1 and facts.memory_gib > 0
     if {"amx_tile", "amx_bf16"} <= flags:
         want = "x86-amx"

@@ -162,18 +162,18 @@ def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]   # no temporary left
 
     from agent_host.config.hosts import hardware_problems
-    from agent_host.config.machine import cpu_dtype, read_facts, vllm_cpu_library
+    from agent_host.config.machine import cpu_dtype, read_host_facts, vllm_cpu_library
 
     base = tiny_random_build()
     args = list(base.args)
-    args[args.index("--dtype") + 1] = cpu_dtype(read_facts())[0]   # bf16 only where it is fast
+    args[args.index("--dtype") + 1] = cpu_dtype(read_host_facts())[0]   # bf16 only where it is fast
     ops = {"sym": ["cpu_gemm_wna16"], "asym-head": ["cpu_gemm_wna16"], "w8a8": ["onednn_scaled_mm"]}
     served = 0
     for name, (out, _, _) in outs.items():
         build = base.model_copy(update={"id": f"tiny-{name}", "model": str(out), "args": args,
                                         "requires_vllm_ops": ops[name]})
         if hardware_problems(build):   # this tier's kernel library lacks the op: refused, not started
-            with pytest.raises(q.UserError, match=f"vLLM's {vllm_cpu_library(read_facts())} library"):
+            with pytest.raises(q.UserError, match=f"vLLM's {vllm_cpu_library(read_host_facts())} library"):
                 start(build, log_dir=tmp_path / "logs", startup_timeout=600)
             continue
         served += 1

@@ -118,6 +118,6 @@ def test_a_faked_tier_is_what_agent_host_reads(each_tier):
     from agent_host.config import hosts
 
     lib = vllm_cpu_library(each_tier)
-    assert vllm_cpu_library(machine.read_facts()) == lib and each_tier.gpus == ()
+    assert vllm_cpu_library(machine.read_host_facts()) == lib and each_tier.gpus == ()
     assert machine.read_cpu_flags() == each_tier.cpu_flags and hosts._facts() == each_tier
     assert hosts.embedded_build("embedded-w4a16").activations == ("bf16" if lib == "_C" else "fp32")
