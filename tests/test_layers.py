@@ -229,3 +229,49 @@ def test_the_report_reads_run_directories_only():
     bad = [f"{src}:{line} imports {dst}" for src, dst, line, _ in imports(modules())
            if unit(src) == "report" and unit(dst) not in allowed]
     assert bad == [], "\n".join(bad)
+
+
+# Where work may start beside the step: the one helper that carries the episode's context (its
+# deadline, its round-trip tally) into the new thread, and the watchdog's own thread.
+BESIDE_HELPERS = {("agent_host.phone.device", "submit_beside"), ("agent_host.watchdog", "call")}
+STEP_UNITS = ("agent", "phone", "judge")
+
+
+def thread_starts(mods: dict[str, Path]) -> list[str]:
+    """Calls in agent/, phone/ and judge/ that start work on another thread outside the helpers
+    above: `.submit(...)` or `.map(...)` on a pool, `Thread(...)`, `Timer(...)`,
+    `start_new_thread(...)`, `run_in_executor(...)`."""
+    starts = {"submit", "Thread", "Timer", "start_new_thread", "run_in_executor"}
+    bad = []
+    for mod, path in mods.items():
+        if unit(mod) not in STEP_UNITS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed = {id(n) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and (mod, fn.name) in BESIDE_HELPERS for n in ast.walk(fn)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or id(node) in allowed:
+                continue
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in starts or (name == "map" and isinstance(f, ast.Attribute)
+                                  and "pool" in ast.unparse(f.value).lower()):
+                bad.append(f"{mod}:{node.lineno} {ast.unparse(f)}(...)")
+    return sorted(bad)
+
+
+def test_work_beside_the_step_carries_the_episodes_context():
+    """Issue 35: the judge and the screenshots run on their own threads, and the episode's
+    deadline and round-trip tally travel in context variables; a thread started without copying
+    the context escapes both silently. So every thread in the step's layers starts through
+    `phone.device.submit_beside`."""
+    assert thread_starts(modules()) == [], "start it with agent_host.phone.device.submit_beside"
+
+
+def test_the_thread_check_finds_a_bare_submit(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import threading\nfrom concurrent.futures import ThreadPoolExecutor\n"
+                   "def f(pool):\n    pool.submit(print)\n    threading.Thread(target=print).start()\n")
+    assert thread_starts({"agent_host.agent.m": src}) == [
+        "agent_host.agent.m:4 pool.submit(...)", "agent_host.agent.m:5 threading.Thread(...)"]
+    assert thread_starts({"agent_host.report.m": src}) == []    # other layers start their own

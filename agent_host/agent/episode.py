@@ -132,7 +132,7 @@ class _Shots:
             return None
         def write() -> None:
             (self.out_dir / name).write_bytes(png_bytes(img))
-        self.futures.append(self.pool.submit(write))
+        self.futures.append(submit_beside(self.pool, write))
         return name
 
     def close(self) -> None:
