@@ -11,6 +11,9 @@ end in `success`: a check must not refuse a correct answer either.
 
 from __future__ import annotations
 
+import calendar
+import time
+
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -118,6 +121,12 @@ OVERDOING: dict[str, tuple[str, Callable[[Script], Script], str]] = {
         {"tap": {"text": "OK"}}, DONE]), "set the longest snooze on offer and called it done"),
 }
 
+# The phone's clock (UTC hour, minute of today) a case needs. The judge sees only the next alarm
+# clock (all Android shows of the Clock's alarms), so a second alarm is caught only when it rings
+# before the asked one: at 05:00-06:15 the 5:00 AM alarm is tomorrow's and the asked 6:15 is
+# next, and the case passed or failed by the hour the suite ran.
+CLOCK_AT: dict[str, tuple[int, int]] = {"earlier-alarm-too": (0, 30)}
+
 # every kind of task, and every app, has an over-doing adversary
 KINDS = {"text-entry", "multi-app", "retrieval", "long-horizon", "recognition", "infeasible"}
 APPS = {"phone", "messages", "contacts", "calendar", "files", "markor", "clock", "settings"}
@@ -173,11 +182,19 @@ def test_every_kind_and_app_has_an_over_doing_adversary() -> None:
     assert APPS <= {t.app for t in tasks} | {tag for t in tasks for tag in t.tags}
 
 
+def _set_clock(virtual_phone: Any, hour: int, minute: int) -> None:
+    """The virtual phone's wall clock to hour:minute UTC today (the fixture's next reset undoes it)."""
+    now = time.gmtime()
+    virtual_phone.world.state.clock.set(calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, hour, minute, 0)))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(OVERDOING))
 def test_doing_more_than_asked_is_not_a_success(name: str, virtual_phone: Any, tmp_path: Path) -> None:
     key, build, why = OVERDOING[name]
     task = _task(key)
+    if name in CLOCK_AT:
+        _set_clock(virtual_phone, *CLOCK_AT[name])
     phone = Phone.connect(virtual_phone.serial)
     ep = _play(task, build(list(task.solution)), phone, tmp_path)
     assert ep.error is None, ep.error     # the episode ran; the model did too much
