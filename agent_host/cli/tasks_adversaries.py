@@ -16,10 +16,14 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_host.errors import UserError
 from agent_host.policy.adversaries import KINDS
+
+if TYPE_CHECKING:
+    from agent_host.config.phones import PhoneProfile
+    from agent_host.config.tasks import TaskInstance
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class Played:
         return self.applied and (self.outcome == "success" or self.outcome == "infeasible_claimed" and self.infeasible)
 
 
-def play(tasks: list[Any], serial: str, kinds: tuple[str, ...], *, out_root: Path, profile: Any,
+def play(tasks: list[TaskInstance], serial: str, kinds: tuple[str, ...], *, out_root: Path, profile: PhoneProfile,
          on_result: Any = None) -> list[Played]:
     """Every kind against every base instance of `tasks` on `serial`."""
     from agent_host.agent.episode import run_episode

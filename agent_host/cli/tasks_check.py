@@ -18,13 +18,17 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.policy.suite import RECOGNISE as VERIFY_SCRIPT
 
+if TYPE_CHECKING:
+    from agent_host.config.phones import PhoneProfile
+    from agent_host.config.tasks import TaskInstance
 
-def expected_outcome(task: Any) -> str:
+
+def expected_outcome(task: TaskInstance) -> str:
     return "infeasible_claimed" if task.infeasible else "success"
 
 
@@ -58,7 +62,7 @@ def _failure_detail(rec: Any, out: Path) -> str:
     return "; ".join(dict.fromkeys(detail))
 
 
-def check(tasks: list[Any], serial: str, *, out_root: Path, profile: Any, console: Any = None,
+def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: PhoneProfile, console: Any = None,
           on_result: Any = None) -> list[tuple[Any, Any, Path]]:
     """Run the reference policy of each task instance on `serial`; (task, record, dir) each."""
     from agent_host.agent.episode import run_episode
@@ -106,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     return _check_on(args, console, tasks, profile, None)
 
 
-def _check_on(args: argparse.Namespace, console: Any, tasks: list[Any], profile: Any, serial: str | None) -> int:
+def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance], profile: PhoneProfile, serial: str | None) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -130,7 +134,7 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[Any], profile:
             bar = progress.add_task(tasks[0].key, total=len(tasks))
             keys = iter([t.key for t in tasks[1:]] + [""])
 
-            def done(task: Any, rec: Any, out: Path) -> None:
+            def done(task: TaskInstance, rec: Any, out: Path) -> None:
                 nonlocal failures
                 want = expected_outcome(task)
                 ok = rec.outcome == want

@@ -15,11 +15,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_host.config.tasks import TaskInstance
 
 Outcome = Literal[
     "success", "premature", "undone", "collateral", "unrecognised", "infeasible_claimed", "nav_fail", "exhausted",
@@ -117,7 +120,7 @@ class EpisodeIdentity:
     run_id: str | None = None
 
     @classmethod
-    def of(cls, build: str, task: Any, repeat: int = 0, seed: int = 0, **kw: Any) -> EpisodeIdentity:
+    def of(cls, build: str, task: TaskInstance, repeat: int = 0, seed: int = 0, **kw: Any) -> EpisodeIdentity:
         return cls(episode_id(build, task.id, task.variant, repeat), build, repeat, seed, **kw)
 
 

@@ -289,7 +289,7 @@ def app_packages(instance: Any, apps: dict[str, str] | None = None) -> tuple[str
     return tuple(dict.fromkeys(resolve_app(n, apps) for n in app_names(instance)))
 
 
-def needed_apps(tasks: Iterable[Any], apps: dict[str, str] | None = None) -> dict[str, str]:
+def needed_apps(tasks: Iterable[TaskInstance], apps: dict[str, str] | None = None) -> dict[str, str]:
     """Name as the tasks write it -> package, for every app some task of `tasks` names: what
     `agent-host phone check` and a run ask a phone's package list about."""
     out: dict[str, str] = {}

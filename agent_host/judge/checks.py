@@ -24,7 +24,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -36,6 +36,12 @@ from agent_host.judge.answers import same_answer
 from agent_host.phone import state
 from agent_host.phone.select import matches
 from agent_host.text import normalise_answer
+
+if TYPE_CHECKING:
+    from agent_host.phone.device import Phone
+    from agent_host.config.phones import PhoneProfile
+    from agent_host.phone.screen import Screen
+    from agent_host.config.tasks import TaskInstance
 
 MAX_DETAIL_OUTPUT = 400
 MAX_DIFF_ROWS = 20         # rows of a diff kept in a step's detail, per kind and direction
@@ -198,7 +204,7 @@ class Verdict:
     clean: bool | None = None      # the scope changed by exactly the expected change
 
 
-def expected_change(task: Any) -> dict[str, tuple[int, int]]:
+def expected_change(task: TaskInstance) -> dict[str, tuple[int, int]]:
     """kind -> (added, removed) the episode should end with: the task's change on a base
     variant; none on a verify variant (it starts at the goal) or an infeasible task."""
     if task.variant == "verify" or task.infeasible:
@@ -215,7 +221,7 @@ class Judge:
     """The goal of one task instance on one kind of phone. The first evaluation (after setup)
     takes the start snapshot every later one is compared with."""
 
-    def __init__(self, task: Any, profile: Any = None):
+    def __init__(self, task: TaskInstance, profile: PhoneProfile | None = None):
         self.task = task
         self.profile = profile
         self.apps = dict(profile.apps) if profile is not None else None
@@ -229,7 +235,7 @@ class Judge:
         self.answers = any(isinstance(c, AnswerCheck) for c in leaves(task.check)) if task.check else False
         self.start: state.Snapshot | None = None
 
-    def evaluate(self, phone: Any, screen: Any = None, answer: str | None = None) -> Verdict:
+    def evaluate(self, phone: Phone, screen: Screen | None = None, answer: str | None = None) -> Verdict:
         """G(t). PhoneError from the shell batch propagates (the episode is then an error)."""
         t0 = time.monotonic()
         if self.ui and screen is None:

@@ -8,12 +8,16 @@ runs it over every shipped task on the virtual phone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_host.config.tasks import TaskInstance
 from agent_host.phone import state
 from agent_host.phone.requirements import bind_task
 from agent_host.phone.steps import run_steps
+
+if TYPE_CHECKING:
+    from agent_host.phone.device import Phone
+    from agent_host.config.phones import PhoneProfile
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,7 @@ class MeasuredChange:
         return {k: v for k, v in self.declared.items() if v != (0, 0)} == self.measured
 
 
-def measure_change(base: TaskInstance, verify: TaskInstance, phone: Any, profile: Any = None) -> MeasuredChange:
+def measure_change(base: TaskInstance, verify: TaskInstance, phone: Phone, profile: PhoneProfile | None = None) -> MeasuredChange:
     """Clean start and setup, a snapshot; goal_setup (the verify variant's extra setup steps),
     another; the counts of what changed between them."""
     base, verify = bind_task(base, phone), bind_task(verify, phone)

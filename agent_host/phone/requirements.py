@@ -14,11 +14,15 @@ import statistics
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from agent_host.config.phones import DEFAULT_APPS
 from agent_host.config.requirements import DUMP_MEDIAN_LIMIT_S, PHONE_FACT_REQUIREMENTS, REQUIREMENTS, PhoneFacts
 from agent_host.config.tasks import bind_phone
+
+if TYPE_CHECKING:
+    from agent_host.phone.device import Phone
+    from agent_host.config.tasks import TaskInstance
 
 CAL_ACCESS_CONTRIBUTOR = 500   # CalendarContract.Calendars: the least access level that may add events
 
@@ -126,7 +130,7 @@ def installed_packages(output: str) -> frozenset[str]:
     return frozenset(m.group(1) for m in re.finditer(r"^package:(\S+)", output, re.MULTILINE))
 
 
-def read_phone_facts(phone: Any, apps: Mapping[str, str] | None = None) -> PhoneFacts:
+def read_phone_facts(phone: Phone, apps: Mapping[str, str] | None = None) -> PhoneFacts:
     """The task requirements met by `phone` (a phone.device.Phone), the packages it has, and its
     calendar id and time zone; one shell batch. `apps` (name -> package): the apps whose
     absence the `apps_installed` row names (default: every alias of DEFAULT_APPS; a run passes
@@ -170,7 +174,7 @@ def _apps_seen(listing: Any, wanted: dict[str, str], absent: dict[str, str]) -> 
 _BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def phone_facts(phone: Any) -> PhoneFacts:
+def phone_facts(phone: Phone) -> PhoneFacts:
     """read_phone_facts, once per connected phone object (a reconnect reads again)."""
     try:
         return _BOUND[phone]
@@ -183,7 +187,7 @@ def phone_facts(phone: Any) -> PhoneFacts:
         return facts
 
 
-def bind_task(task: Any, phone: Any) -> Any:
+def bind_task(task: TaskInstance, phone: Phone) -> Any:
     """The task instance with its `{phone.*}` placeholders filled from this phone's facts:
     call it before running a task's steps or judging it (run_episode does)."""
     if not getattr(task, "needs_phone_facts", False):
@@ -194,7 +198,7 @@ def bind_task(task: Any, phone: Any) -> Any:
 # ---------------------------------------------------------------------------------------------
 # What the harness needs (agent-host phone check)
 
-def _harness(phone: Any, dumps: int = 5) -> dict[str, tuple[bool, str]]:
+def _harness(phone: Phone, dumps: int = 5) -> dict[str, tuple[bool, str]]:
     out: dict[str, tuple[bool, str]] = {}
     res = phone.shell_batch(["dumpsys power", "dumpsys window", "settings get global stay_on_while_plugged_in",
                              "settings get global window_animation_scale",
@@ -243,7 +247,7 @@ def _harness(phone: Any, dumps: int = 5) -> dict[str, tuple[bool, str]]:
     return out
 
 
-def _screenshot(phone: Any) -> tuple[bool, str]:
+def _screenshot(phone: Phone) -> tuple[bool, str]:
     try:
         phone.home()
         img = phone.screenshot().convert("L")
@@ -253,7 +257,7 @@ def _screenshot(phone: Any) -> tuple[bool, str]:
     return hi > 16, f"{img.size[0]}x{img.size[1]}, brightest pixel {hi}"
 
 
-def check_rows(phone: Any, apps: Mapping[str, str] | None = None) -> list[Row]:
+def check_rows(phone: Phone, apps: Mapping[str, str] | None = None) -> list[Row]:
     """Every requirement (config/requirements.REQUIREMENTS order), read from the phone; `apps`
     (name -> package): the apps `apps_installed` asks about (see read_phone_facts)."""
     facts = read_phone_facts(phone, apps=apps)

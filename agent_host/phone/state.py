@@ -18,10 +18,14 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_host.config.scope import STATE_KINDS, Scope
 from agent_host.config.steps import ShellStep
+
+if TYPE_CHECKING:
+    from agent_host.phone.device import Phone
+    from agent_host.config.phones import PhoneProfile
 
 Row = dict[str, str]
 Snapshot = dict[str, list[Row]]            # kind -> rows, in the order read
@@ -252,7 +256,7 @@ def snapshot(scope: Scope, outputs: Outputs) -> Snapshot:
     return snap
 
 
-def read(scope: Scope, phone: Any, profile: Any = None) -> Snapshot:
+def read(scope: Scope, phone: Phone, profile: PhoneProfile | None = None) -> Snapshot:
     """The scope's snapshot read from `phone` in one batch (with the profile's command variants).
     The judge does not call this: it reads the scope in the batch of its check's commands."""
     cmds = [profile.command(c) if profile is not None else c for c in commands(scope)]

@@ -17,11 +17,15 @@ import re
 import shlex
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_host.config.phones import resolve_app
 from agent_host.config.requirements import phone_placeholders
 from agent_host.config.steps import AnyStep, SettingStep, ShellStep, step_kind
+
+if TYPE_CHECKING:
+    from agent_host.phone.device import Phone
+    from agent_host.config.phones import PhoneProfile
 
 # The `content` tool reports a refused insert/update/delete this way (frameworks/base
 # cmds/content Content.java); some Android versions still exit 0 after printing it.
@@ -43,7 +47,7 @@ def step_commands(step: AnyStep) -> list[str]:
 
 
 class _Context:
-    def __init__(self, phone: Any, profile: Any, sleep: Callable[[float], None]):
+    def __init__(self, phone: Phone, profile: PhoneProfile | None, sleep: Callable[[float], None]):
         self.phone = phone
         self.apps = dict(profile.apps) if profile is not None else None
         self.command = profile.command if profile is not None else (lambda c: c)
@@ -82,7 +86,7 @@ RUNNERS: dict[str, Callable[[Any, _Context], None]] = {
 }
 
 
-def run_steps(steps: Iterable[AnyStep], phone: Any, profile: Any = None,
+def run_steps(steps: Iterable[AnyStep], phone: Phone, profile: PhoneProfile | None = None,
               sleep: Callable[[float], None] = time.sleep) -> None:
     """Apply steps in order on a phone (agent_host.phone.device.Phone, or one like it);
     `profile`: the PhoneProfile (app packages, command variants); None: the Pixel defaults."""

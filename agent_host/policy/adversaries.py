@@ -23,12 +23,16 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_host.config.requirements import PhoneFacts
 from agent_host.phone import state
 from agent_host.phone.requirements import phone_facts
 from agent_host.policy.script import PolicyScript
+
+if TYPE_CHECKING:
+    from agent_host.phone.device import Phone
+    from agent_host.config.tasks import TaskInstance
 
 KINDS = ("stray", "rename", "move", "change-then-infeasible", "one-more")
 FINAL = ("task_complete", "task_infeasible")
@@ -69,7 +73,7 @@ def _event_insert(row: state.Row, facts: PhoneFacts, title: str | None = None, s
     return [f"content insert --uri {EVENTS} " + " ".join(binds)]
 
 
-def _contact_insert(phone: Any, row: state.Row, name: str) -> list[str]:
+def _contact_insert(phone: Phone, row: state.Row, name: str) -> list[str]:
     phone.shell("content insert --uri content://com.android.contacts/raw_contacts "
                 "--bind account_type:n: --bind account_name:n:")
     ids = re.findall(r"_id=(\d+)", phone.shell("content query --uri content://com.android.contacts/raw_contacts "
@@ -101,7 +105,7 @@ def _renamed(path: str, name: Callable[[str], str]) -> str:
     return f"{folder}/{name(stem)}{dot}{ext}"
 
 
-def stray_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts) -> list[str] | None:
+def stray_of(kind: str, row: state.Row, phone: Phone, facts: PhoneFacts) -> list[str] | None:
     """The same object as `row`, under a near-miss name."""
     if kind == "calendar":
         return _event_insert(row, facts, near_miss(row["title"]))
@@ -119,7 +123,7 @@ def stray_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts) -> list[s
     return None
 
 
-def renamed_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts) -> list[str] | None:
+def renamed_of(kind: str, row: state.Row, phone: Phone, facts: PhoneFacts) -> list[str] | None:
     """`row` made again under another name (after the solution deleted it)."""
     if kind == "calendar":
         return _event_insert(row, facts, row["title"] + " (cancelled)")
@@ -132,7 +136,7 @@ def renamed_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts) -> list
     return None
 
 
-def moved_of(kind: str, row: state.Row, phone: Any, facts: PhoneFacts, scope: state.Scope,
+def moved_of(kind: str, row: state.Row, phone: Phone, facts: PhoneFacts, scope: state.Scope,
              now: state.Snapshot | None = None) -> list[str] | None:
     """`row` made again in another place (after the solution deleted it)."""
     if kind == "calendar":
@@ -181,7 +185,7 @@ def setting_change(rows: list[state.Row], untouched: set[str]) -> list[str] | No
     return None
 
 
-def _alarm_soon(phone: Any) -> list[str]:
+def _alarm_soon(phone: Phone) -> list[str]:
     """An alarm two minutes from the phone's clock: it becomes the next alarm, the only alarm
     state Android shows (a later one would go unseen: phone/state.py)."""
     m = re.search(r"(\d\d):(\d\d):\d\d", phone.shell("date").output)
@@ -199,7 +203,7 @@ _SYNTHETIC: dict[str, state.Row] = {    # an unasked object of each kind, for ki
 }
 
 
-def unasked_object(scope: state.Scope, phone: Any, facts: PhoneFacts) -> list[str] | None:
+def unasked_object(scope: state.Scope, phone: Phone, facts: PhoneFacts) -> list[str] | None:
     for kind in scope.kinds:
         if kind in _SYNTHETIC:
             return stray_of(kind, _SYNTHETIC[kind], phone, facts)
@@ -215,7 +219,7 @@ _RENAME_KINDS = ("calendar", "contacts", "sms", "files")
 _MOVE_KINDS = ("calendar", "files")
 
 
-def applicable(kind: str, task: Any) -> bool:
+def applicable(kind: str, task: TaskInstance) -> bool:
     """Whether `kind` can apply to a task instance, from its declared change and scope (the
     adversary may still find nothing to change when it plays)."""
     counts = task.change.counts()
@@ -230,7 +234,7 @@ def applicable(kind: str, task: Any) -> bool:
 
 # -- the mutation each kind makes -----------------------------------------------------------------
 
-def mutation(kind: str, scope: state.Scope, start: state.Snapshot, now: state.Snapshot, phone: Any,
+def mutation(kind: str, scope: state.Scope, start: state.Snapshot, now: state.Snapshot, phone: Phone,
              facts: PhoneFacts) -> list[str] | None:
     """The commands the adversary of `kind` runs given the start and current snapshots; None:
     this kind does not apply to this instance."""

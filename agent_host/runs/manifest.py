@@ -8,12 +8,16 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import agent_host
 from agent_host.config import machine
 from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.serving.checkpoint import checkpoint_facts
+
+if TYPE_CHECKING:
+    from agent_host.config.builds import Build
+    from agent_host.config.tasks import TaskInstance
 
 PACKAGES = ("agent-host", "vllm", "adbutils", "uiautomator2", "openai", "torch", "transformers")
 
@@ -48,7 +52,7 @@ def git_revision(root: Path | None = None) -> dict[str, Any]:
     return {"revision": rev, "dirty": bool(status) if status is not None else None}
 
 
-def build_manifest(*, run_id: str, builds: Sequence[Any], tasks: Sequence[Any], repeats: int,
+def build_manifest(*, run_id: str, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats: int,
                    seed: int, phones: Sequence[dict], command: Sequence[str],
                    extra: dict | None = None) -> dict[str, Any]:
     task_files: dict[str, str] = {}

@@ -14,12 +14,15 @@ linear drift).
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from agent_host.config.builds import Build
 
 LOCAL_SHARE_GIB = 6.0        # a local model server's memory, for the plan (a 1-2B model on the CPU)
 
 
-def servers_together(builds: Sequence[Any], cores: int, memory_gib: float | None) -> tuple[bool, str]:
+def servers_together(builds: Sequence[Build], cores: int, memory_gib: float | None) -> tuple[bool, str]:
     """(whether every build's server can be up at once, why): remote endpoints and scripted
     policies cost nothing; local model servers need LOCAL_SHARE_GIB each and two cores each."""
     local = [b for b in builds if b.traits.local_model]
@@ -33,7 +36,7 @@ def servers_together(builds: Sequence[Any], cores: int, memory_gib: float | None
                    f"{need_cores} cores, this machine has {memory_gib or 0:.0f} GiB and {cores}")
 
 
-def servers_kept(builds: Sequence[Any], memory_gib: float | None) -> tuple[bool, str]:
+def servers_kept(builds: Sequence[Build], memory_gib: float | None) -> tuple[bool, str]:
     """(whether every build's server can stay up from its first step to the command's end, why):
     the demo plays one build at a time and leaves the others' servers idle in between, so only
     memory counts (LOCAL_SHARE_GIB each), not the two cores each that `servers_together` wants."""

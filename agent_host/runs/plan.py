@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from agent_host.config.records import EpisodeIdentity, episode_id
+
+if TYPE_CHECKING:
+    from agent_host.config.tasks import TaskInstance
 
 
 def derive_seed(seed: int, task_key: str, repeat: int) -> int:
@@ -33,7 +36,7 @@ class PlannedEpisode:
         return EpisodeIdentity(self.episode_id, self.build, self.repeat, self.seed, attempt, run_id)
 
 
-def plan(builds: Sequence[str], tasks: Sequence[Any], repeats: int, seed: int) -> list[PlannedEpisode]:
+def plan(builds: Sequence[str], tasks: Sequence[TaskInstance], repeats: int, seed: int) -> list[PlannedEpisode]:
     """Episodes ordered build-major (one server up at a time), then repeat, then task,
     so an interrupted run has spread its finished episodes over all tasks."""
     out = []

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import httpx
 
@@ -41,6 +41,10 @@ from agent_host.config.requests import RequestLog, calls_schema, load_request_lo
 from agent_host.errors import UserError
 from agent_host.runs.lock import RunLock
 from agent_host.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from agent_host.config.builds import Build
+    from agent_host.serving.endpoint import Endpoint
 
 FREE_TEXT = {"task_complete": ("reason",), "task_infeasible": ("reason",)}
 Hook = Callable[[str], None]
@@ -131,7 +135,7 @@ def plan_items(run_dir: Path, episodes: Sequence[tuple[EpisodeRecord, RequestLog
 
 # ---------------------------------------------------------------------------- one request
 
-def _post(endpoint: Any, body: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
+def _post(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
     url = endpoint.base_url.rstrip("/") + "/chat/completions"
     r = httpx.post(url, json=body, headers={"Authorization": f"Bearer {endpoint.api_key or 'none'}", **headers},
                    timeout=timeout)
@@ -150,7 +154,7 @@ def _message(resp: dict[str, Any], calls_as_json: bool = False) -> dict[str, Any
     return with_json_call(out) if calls_as_json else out
 
 
-def score(endpoint: Any, log: RequestLog, i: int, prompt_tokens: int, timeout: float) -> tuple[float, int]:
+def score(endpoint: Endpoint, log: RequestLog, i: int, prompt_tokens: int, timeout: float) -> tuple[float, int]:
     """Log-probability of the reference's reply to request i under this server, and its tokens."""
     body = log.body(i)
     for k in ("tool_choice", "parallel_tool_calls", "response_format"):
@@ -170,7 +174,7 @@ def score(endpoint: Any, log: RequestLog, i: int, prompt_tokens: int, timeout: f
     return total, len(tail)
 
 
-def ask(endpoint: Any, log: RequestLog, item: Item, *, greedy: bool, logprobs: bool,
+def ask(endpoint: Endpoint, log: RequestLog, item: Item, *, greedy: bool, logprobs: bool,
         timeout: float = 300.0) -> dict[str, Any]:
     """One replayed request: the candidate's greedy answer (or, for the reference's own
     scoring pass, one token) and, with `logprobs`, the reference reply's log-probability."""
@@ -207,7 +211,7 @@ def ask(endpoint: Any, log: RequestLog, item: Item, *, greedy: bool, logprobs: b
 
 # ------------------------------------------------------------------------------- the replay
 
-def _served(build: Any, *, log_dir: Path, startup_timeout: float | None):
+def _served(build: Build, *, log_dir: Path, startup_timeout: float | None):
     from agent_host.serving.server import start
 
     return start(build, log_dir=log_dir, seed=0, startup_timeout=startup_timeout or build.startup_timeout_s)

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import queue
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from agent_host.config.requirements import PhoneFacts
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_host.config.phones import PhoneProfile
+    from agent_host.config.tasks import TaskInstance
 
 
 @dataclass
@@ -30,7 +34,7 @@ class Schedule:
         facts = self.facts.get(serial)
         return facts is None or not facts.missing(_requires(episode, self.apps))
 
-    def tasks(self, tasks: Sequence[Any]) -> list[Any]:
+    def tasks(self, tasks: Sequence[TaskInstance]) -> list[Any]:
         """The task instances not skipped (for a run that plans its own rounds)."""
         gone = {s["key"] for s in self.skipped}
         return [t for t in tasks if t.key not in gone]
@@ -99,8 +103,8 @@ def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts],
                     {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys}, apps=apps)
 
 
-def servable_tasks(tasks: Sequence[Any], phones: Sequence[str], say: Callable[..., Any],
-                   profile: Any = None) -> list[Any]:
+def servable_tasks(tasks: Sequence[TaskInstance], phones: Sequence[str], say: Callable[..., Any],
+                   profile: PhoneProfile | None = None) -> list[Any]:
     """The task instances some phone can serve (`run --plan --phones`, with the run's phone
     profile); `say` gets each line of what is left out."""
     from agent_host.config.tasks import needed_apps

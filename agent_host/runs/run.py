@@ -7,7 +7,7 @@ import secrets
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
@@ -17,6 +17,11 @@ from agent_host.runs.phone_lock import PhoneLocks
 from agent_host.runs.plan import plan
 from agent_host.runs.requirements import read_phone_facts, schedule
 from agent_host.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from agent_host.config.builds import Build
+    from agent_host.config.phones import PhoneProfile
+    from agent_host.config.tasks import TaskInstance
 
 DEFAULT_RUNS_DIR = Path("reports/runs")
 
@@ -74,7 +79,7 @@ def check_bounds(*, repeats: int, phones: Sequence[str], max_attempts: int) -> N
         raise UserError(f"--max-attempts must be between 1 and {MAX_ATTEMPTS} (got {max_attempts})")
 
 
-def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) -> None:
+def check_before_run(builds: Sequence[Build], tasks: Sequence[TaskInstance], profile: PhoneProfile) -> None:
     """Everything that can fail before a run directory exists fails here: policy scripts,
     the phone profile's app aliases for these tasks."""
     for b in builds:
@@ -95,8 +100,8 @@ def check_before_run(builds: Sequence[Any], tasks: Sequence[Any], profile: Any) 
                             f"{', '.join(missing)} (add it to the profile's apps)")
 
 
-def start_run(*, builds: Sequence[Any], tasks: Sequence[Any], repeats: int, seed: int,
-              phones: Sequence[str], profile: Any, out: Path | None = None,
+def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats: int, seed: int,
+              phones: Sequence[str], profile: PhoneProfile, out: Path | None = None,
               max_attempts: int = 3, startup_timeout: float | None = None,
               hook: ProgressHook | None = None, extra_manifest: dict | None = None,
               limits: dict | None = None, wait_for_phone: float | None = None,
@@ -164,7 +169,7 @@ def _play(driver: Driver | None, builds, tasks, planned, sched, store: RunStore,
                      stopped=bool(opts.stop is not None and opts.stop.is_set()))
 
 
-def _scheduled(planned: list, phones: Sequence[str], profile: Any):
+def _scheduled(planned: list, phones: Sequence[str], profile: PhoneProfile):
     """The plan cut to what these phones can serve (runs/requirements.py): what the tasks
     require, and the apps they open, through the phone profile's packages."""
     from agent_host.config.tasks import needed_apps
@@ -186,7 +191,7 @@ def _limits(limits: dict | None) -> dict:
     return {k: v for k, v in (limits or {}).items() if k in keys and v is not None}
 
 
-def _with_env(build: Any, host_profile: str | None, where: Path) -> Any:
+def _with_env(build: Build, host_profile: str | None, where: Path) -> Any:
     """A build read back from a manifest has its `env:` names only (config/secrets.py: a
     token never goes into a run's files); the values come from the build as it is configured
     now (in the run's --host-profile, if it named one), which must name the same variables."""

@@ -15,13 +15,17 @@ import contextlib
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from agent_host.config.records import episode_id
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
 from agent_host.runs.order import interleave, segments
 from agent_host.runs.plan import PlannedEpisode, derive_seed
 from agent_host.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from agent_host.config.builds import Build
+    from agent_host.config.tasks import TaskInstance
 
 # judge(records, repeats per task, budget_left) -> the decision as a dict (report/sequential.Decision)
 Judge = Callable[[list, dict, bool], dict]
@@ -31,7 +35,7 @@ def task_of(t: Any) -> str:
     return getattr(t, "task_id", None) or t.key
 
 
-def round_episodes(builds: Sequence[str], tasks: Sequence[Any], start: dict[str, int], add: dict[str, int],
+def round_episodes(builds: Sequence[str], tasks: Sequence[TaskInstance], start: dict[str, int], add: dict[str, int],
                    seed: int) -> list[PlannedEpisode]:
     """The episodes of one round: every instance of each task in `add`, repeats start..start+add-1,
     on every build (identities and seeds as runs/plan.py makes them)."""
@@ -59,7 +63,7 @@ def repeats_after(rounds: Sequence[dict]) -> dict[str, int]:
     return dict(out)
 
 
-def run_rounds(builds: Sequence[Any], tasks: Sequence[Any], store: RunStore, phones: Sequence[str],
+def run_rounds(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: RunStore, phones: Sequence[str],
                opts: RunOptions, judge: Judge, *, seed: int, together: bool, first: int,
                duration: float | None = None, hook: ProgressHook | None = None) -> SequentialResult:
     """Play rounds until `judge` says the run is final; every round and decision goes to the
@@ -128,7 +132,7 @@ def _relay(totals: dict[str, BuildProgress], hook: ProgressHook | None) -> Progr
     return relay
 
 
-def _servers_up(stack: contextlib.ExitStack, builds: Sequence[Any], store: RunStore, opts: RunOptions) -> None:
+def _servers_up(stack: contextlib.ExitStack, builds: Sequence[Build], store: RunStore, opts: RunOptions) -> None:
     """Every build's server up for the whole run (closed by `stack`), handed to execute."""
     from agent_host.serving import server as serving
     opts.servers = {b.id: stack.enter_context(serving.start(
@@ -136,7 +140,7 @@ def _servers_up(stack: contextlib.ExitStack, builds: Sequence[Any], store: RunSt
         for b in builds}
 
 
-def play(ordered: Sequence[PlannedEpisode], builds: Sequence[Any], store: RunStore, phones: Sequence[str],
+def play(ordered: Sequence[PlannedEpisode], builds: Sequence[Build], store: RunStore, phones: Sequence[str],
          opts: RunOptions, hook: ProgressHook) -> None:
     """Play episodes in this order: each stretch of one build's episodes is one execute call
     (its phones in parallel); what is already finished is skipped, as on any resume."""
@@ -168,7 +172,7 @@ def interleaved_driver(builds, tasks, store, phones, opts, hook):
     return totals, len(ordered)
 
 
-def _round(ids: Sequence[str], tasks: Sequence[Any], start: dict[str, int], add: dict[str, int], seed: int,
+def _round(ids: Sequence[str], tasks: Sequence[TaskInstance], start: dict[str, int], add: dict[str, int], seed: int,
            index: int, together: bool) -> dict:
     eps = round_episodes(ids, tasks, start, add, seed)
     order = interleave(eps, seed=hash_seed(seed, index), together=together)

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:
+    from agent_host.config.builds import Build
 
 
 class KeptServers:
@@ -33,7 +36,7 @@ class KeptServers:
         self.starts: list[str] = []                      # build ids, one per start (for tests and notes)
 
     @contextlib.contextmanager
-    def served(self, build: Any, *, log_dir: Path, startup_timeout: float | None = None,
+    def served(self, build: Build, *, log_dir: Path, startup_timeout: float | None = None,
                seed: int = 0) -> Iterator[Any]:
         from agent_host.serving.server import start
 
