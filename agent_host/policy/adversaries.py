@@ -20,6 +20,7 @@ episode's judge sees them at the final step.
 from __future__ import annotations
 
 import re
+import time
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -185,14 +186,29 @@ def setting_change(rows: list[state.Row], untouched: set[str]) -> list[str] | No
     return None
 
 
-def _alarm_soon(phone: Phone) -> list[str]:
+def _alarm_soon(phone: Phone, sleep: Callable[[float], None] = time.sleep) -> list[str]:
     """An alarm two minutes from the phone's clock: it becomes the next alarm, the only alarm
-    state Android shows (a later one would go unseen: phone/state.py)."""
-    m = re.search(r"(\d\d):(\d\d):\d\d", phone.shell("date").output)
-    h, mi = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-    total = (h * 60 + mi + 2) % (24 * 60)
-    return [f"am start -a android.intent.action.SET_ALARM --ei android.intent.extra.alarm.HOUR {total // 60} "
-            f"--ei android.intent.extra.alarm.MINUTES {total % 60} --ez android.intent.extra.alarm.SKIP_UI true"]
+    state Android shows (a later one would go unseen: phone/state.py). Where the next alarm
+    already shows that minute (the asked one), one minute on; where it shows the next minute, it
+    rings within the minute and anything later is unseen until then: wait until it has rung."""
+    m = re.search(r"(\d\d):(\d\d):(\d\d)", phone.shell("date").output)
+    h, mi, sec = (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
+    shown = phone.shell("settings get system next_alarm_formatted").output
+
+    def at(minutes: int) -> tuple[int, int]:
+        return divmod((h * 60 + mi + minutes) % (24 * 60), 60)
+
+    def shows(hh: int, mm: int) -> bool:
+        return bool(re.search(rf"\b0?{hh % 12 or 12}:{mm:02d}\b|\b{hh:02d}:{mm:02d}\b", shown))
+
+    if shows(*at(1)):
+        sleep(61 - sec)
+        ahead = 3
+    else:
+        ahead = 1 if shows(*at(2)) else 2
+    hh, mm = at(ahead)
+    return [f"am start -a android.intent.action.SET_ALARM --ei android.intent.extra.alarm.HOUR {hh} "
+            f"--ei android.intent.extra.alarm.MINUTES {mm} --ez android.intent.extra.alarm.SKIP_UI true"]
 
 
 _SYNTHETIC: dict[str, state.Row] = {    # an unasked object of each kind, for kinds with no row to copy

@@ -53,3 +53,24 @@ def test_no_generated_adversary_succeeds_on_any_task(virtual_phone: Any, tmp_pat
     assert not fooled, fooled
     for kind in KINDS:   # every kind found instances to act on
         assert counts[kind]["tried"] >= 5, (kind, counts[kind])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("minute,second", [(13, 5), (14, 52)])
+@pytest.mark.parametrize("kind", ["stray", "one-more"])
+def test_an_alarm_adversary_two_minutes_before_the_asked_alarm_is_still_seen(kind: str, minute: int, second: int,
+                                                                             virtual_phone: Any,
+                                                                             tmp_path: Path) -> None:
+    """The extra alarm is set a few minutes from the phone's clock so that it is the next alarm
+    (all Android shows). With the clock two minutes before the asked 6:15 AM, "two minutes from
+    now" was the asked alarm itself: nothing extra to see, and the adversary passed; one minute
+    before, any later minute is unseen until the asked alarm has rung."""
+    import calendar
+    import time
+    now = time.gmtime()
+    virtual_phone.world.state.clock.set(calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, 6, minute, second)))
+    task = next(t for t in load_tasks([TASKS / "alarm-set.yaml"], ("base",)) if t.key == "alarm-set[0]")
+    assert "6:15" in task.goal
+    results = play([task], virtual_phone.serial, (kind,), out_root=tmp_path, profile=load_phone_profile("virtual"))
+    assert [r.outcome for r in results] in (["premature"], ["undone"], ["collateral"]), \
+        [(r.outcome, r.error, r.commands) for r in results]
