@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agent_host.config.builds import Sampling
 from agent_host.config.records import Usage
@@ -47,6 +47,7 @@ class Reply:
     seconds: float
     reasoning: str | None = None
     sent: Json | None = None  # end, options and sha256 of the request as sent (requests.json)
+    cut: Json | None = None   # what the caps cut: field -> its size as sent (characters, or calls)
 
 
 class ModelClient:
@@ -61,7 +62,9 @@ class ModelClient:
         self.headers = task_header(task) if task else {}
         self.timeout = timeout    # total seconds per request, enforced by the watchdog
         self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
-                                              timeout=timeout, max_retries=1)
+                                              timeout=timeout, max_retries=1,
+                                              http_client=openai.DefaultHttpxClient(
+                                                  event_hooks={"response": [read_bounded]}))
         self.tool_choice: str | None = "required"
         self.parallel: bool | None = False
         self.calls_as_json = bool(getattr(endpoint, "calls_as_json", False))
@@ -104,6 +107,8 @@ class ModelClient:
             except watchdog.Overdue as exc:
                 raise ServerError(f"{exc}: the server kept the request open without finishing it "
                                   f"(total limit per request: --request-timeout)") from exc
+            except BodyTooLarge as exc:
+                raise ServerError(str(exc)) from exc
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
                 if "context" in text and ("length" in text or "window" in text or "maximum" in text):
@@ -119,6 +124,8 @@ class ModelClient:
             except (openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError,
                     openai.AuthenticationError, openai.NotFoundError, openai.PermissionDeniedError,
                     openai.RateLimitError, openai.APIStatusError) as exc:
+                if isinstance(exc.__cause__, BodyTooLarge):
+                    raise ServerError(str(exc.__cause__)) from exc
                 raise ServerError(f"{type(exc).__name__}: {exc}") from exc
             except (openai.APIResponseValidationError, ValueError) as exc:  # a body that is not JSON
                 raise ServerError(f"malformed answer: {type(exc).__name__}: {exc}"[:300]) from exc
@@ -136,15 +143,22 @@ class ModelClient:
             raise ServerError("server answered without choices" if not isinstance(resp, (str, bytes)) else
                               f"malformed answer: not JSON ({str(resp)[:120]!r})")
         cap = self.max_tokens() * CHARS_PER_TOKEN
+        cut: Json = {}
         choice = resp.choices[0]
         msg = choice.message
-        message: Json = {"role": "assistant", "content": capped(msg.content, cap)}
+        message: Json = {"role": "assistant", "content": capped(msg.content, cap, cut, "content")}
         calls = []
-        for c in msg.tool_calls or []:
+        all_calls = msg.tool_calls or []
+        if len(all_calls) > REPLY_CAPS["tool_calls"]:
+            cut["tool_calls"] = len(all_calls)
+        for i, c in enumerate(all_calls[:REPLY_CAPS["tool_calls"]]):
             fn = getattr(c, "function", None)
-            calls.append({"id": c.id or f"call_{secrets.token_hex(6)}", "type": "function",
-                          "function": {"name": capped(getattr(fn, "name", "") or "", 200),
-                                       "arguments": capped(getattr(fn, "arguments", "") or "", cap)}})
+            calls.append({"id": capped(c.id, REPLY_CAPS["id"], cut, f"tool_calls[{i}].id")
+                          or f"call_{secrets.token_hex(6)}", "type": "function",
+                          "function": {"name": capped(getattr(fn, "name", "") or "", REPLY_CAPS["name"], cut,
+                                                      f"tool_calls[{i}].function.name"),
+                                       "arguments": capped(getattr(fn, "arguments", "") or "", cap, cut,
+                                                           f"tool_calls[{i}].function.arguments")}})
         if calls:
             message["tool_calls"] = calls
         if self.calls_as_json:
@@ -156,7 +170,9 @@ class ModelClient:
             usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
                           completion_tokens=resp.usage.completion_tokens or 0,
                           cached_tokens=getattr(details, "cached_tokens", None) if details else None)
-        return Reply(message, usage, choice.finish_reason, seconds, capped(reasoning, cap), sent)
+        finish = capped(choice.finish_reason, REPLY_CAPS["finish_reason"], cut, "finish_reason")
+        reasoning = capped(reasoning, cap, cut, "reasoning_content")
+        return Reply(message, usage, finish, seconds, reasoning, sent, cut or None)
 
 
 # What is kept of a reply: the request's max_tokens at a generous 32 characters a token. A
@@ -166,8 +182,40 @@ CHARS_PER_TOKEN = 32
 TRUNCATED = " [truncated by agent-host: {n} more characters past max_tokens]"
 
 
-def capped(text: JsonValue, most: int) -> JsonValue:
-    """`text` cut to `most` characters, the cut marked; anything not a string as it is."""
+# Every other field of a reply is capped here too, the one place the caps are defined: a
+# misbehaving server sent a 5 MB tool-call id (a 234 MB run folder), a 5 MB finish_reason and
+# 5,000 tool calls in one reply. Only the first tool call is acted on; a few more are kept.
+REPLY_CAPS = {"id": 200, "name": 200, "finish_reason": 64, "tool_calls": 16}
+# The whole response body, after decompression: a gzip body of 1 MB inflated to 1 GB. Generous
+# beside the largest kept reply (max_tokens x 32 characters, a few MB).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+def capped(text: JsonValue, most: int, cut: Json | None = None, field: str = "") -> JsonValue:
+    """`text` cut to `most` characters, the cut marked (and its size noted in `cut[field]`);
+    anything not a string as it is."""
     if not isinstance(text, str) or len(text) <= most:
         return text
+    if cut is not None:
+        cut[field] = len(text)
     return text[:most] + TRUNCATED.format(n=len(text) - most)
+
+
+class BodyTooLarge(Exception):
+    """A response body past MAX_BODY_BYTES (openai wraps it in APIConnectionError)."""
+
+
+def read_bounded(response: Any) -> None:
+    """An httpx response hook: read the body, decompressed, refusing it past MAX_BODY_BYTES.
+
+    Read chunk by chunk (httpx inflates each chunk as it comes), so a compressed bomb is
+    stopped after about MAX_BODY_BYTES, never inflated whole; openai then reads the kept bytes."""
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            response.close()
+            raise BodyTooLarge(f"malformed answer: the response body is over the {MAX_BODY_BYTES} "
+                               f"byte limit (decompressed); refused")
+        chunks.append(chunk)
+    response._content = b"".join(chunks)  # what response.read() returns from now on

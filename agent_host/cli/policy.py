@@ -58,6 +58,10 @@ def _serve(args: argparse.Namespace) -> int:
     from agent_host.policy.suite import load_policy
 
     script = load_policy(args.script)
+    if not args.host.strip():
+        # an empty host binds every interface (0.0.0.0): never by accident
+        raise UserError("--host is empty: it would listen on every interface; name an address "
+                        "(127.0.0.1 by default, 0.0.0.0 to mean every interface)")
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port: {args.port} is not a TCP port")
     if args.api_key is not None and not args.api_key.strip():

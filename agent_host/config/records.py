@@ -83,7 +83,8 @@ class StepRecord(BaseModel):
     package: str | None = None                 # foreground package at observation
     screenshot: str | None = None              # file name inside the episode folder
     usage: Usage = Field(default_factory=Usage)
-    raw_output: dict[str, Any] = Field(default_factory=dict)  # message content + tool_calls
+    # message content + tool_calls; `cut`: what the reply caps cut (agent/model_client.REPLY_CAPS), field -> size sent
+    raw_output: dict[str, Any] = Field(default_factory=dict)
     action: Action | None = None               # None: no valid tool call (wasted step)
     retry_error: str | None = None             # error fed back to the model this step
     times: PhaseTimes = Field(default_factory=PhaseTimes)

@@ -150,6 +150,19 @@ class PolicyServer:
         return response
 
 
+MAX_BODY_BYTES = 64 * 1024 * 1024  # a request body larger than this is refused (413), never read
+
+
+def _content_length(header: str | None) -> int | tuple[int, str]:
+    """The body's length, or the (code, message) to refuse it with: a bad header must be answered, not a traceback."""
+    text = (header or "0").strip()
+    if not text.isascii() or not text.isdigit():
+        return 400, f"invalid Content-Length {text[:40]!r}: not a non-negative integer"
+    if len(text) > 12 or int(text) > MAX_BODY_BYTES:
+        return 413, f"Content-Length {text[:40]} is over the {MAX_BODY_BYTES} byte limit"
+    return int(text)
+
+
 class _Handler(BaseHTTPRequestHandler):
     policy: PolicyServer
     protocol_version = "HTTP/1.1"
@@ -204,7 +217,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._error(404, f"no route {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("Content-Length") or 0)
+        length = _content_length(self.headers.get("Content-Length"))
+        if isinstance(length, tuple):
+            self.close_connection = True  # the body's end is unknown: the connection cannot be reused
+            self._error(*length)
+            return
         raw = self.rfile.read(length) if length else b""
         if not self._authorised():
             return
