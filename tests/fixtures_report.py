@@ -144,6 +144,9 @@ def viewer_of(html_path: Path) -> dict:
     html = Path(html_path).read_text()
     data = json.loads(re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html, re.S).group(1))
     for n, ep in enumerate(data["episodes"]):
+        if "page" not in ep:      # an episode without steps has no page
+            ep.update(steps=[], extra_shots=[], shots=[], start_state=None)
+            continue
         text = (Path(html_path).parent / ep["page"]).read_text()
         prefix = f"agentHostEpisode({n}, "
         assert text.startswith(prefix) and text.endswith(");\n"), text[:80]

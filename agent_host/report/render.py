@@ -86,6 +86,21 @@ def _svg(fig: Any, salt: str) -> Markup:
     return Markup(text[text.index("<svg"):])
 
 
+def _literal_text(plot: Any) -> Any:
+    """`plot` with every text of its figure shown as written: a build named `$\\frac{x$` is a
+    name, not a formula matplotlib's mathtext would refuse to parse (text is parsed when drawn,
+    so the whole plot, drawing included, runs with parsing off)."""
+    import functools
+
+    @functools.wraps(plot)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return plot(*args, **kwargs)
+    return wrapped
+
+
+@_literal_text
 def outcome_bars(results: Results) -> Markup:
     from matplotlib.figure import Figure
     builds = results.builds
@@ -111,6 +126,7 @@ def outcome_bars(results: Results) -> Markup:
     return _svg(fig, "outcomes")
 
 
+@_literal_text
 def speed_plot(results: Results) -> Markup | None:
     from matplotlib.figure import Figure
     pts = []
@@ -153,6 +169,7 @@ class ShotStore:
     def __init__(self) -> None:
         self.paths: list[Path] = []
         self._by_path: dict[Path, int] = {}
+        self.warnings: list[str] = []
 
     def add(self, path: Path) -> int:
         if path not in self._by_path:
@@ -164,7 +181,7 @@ class ShotStore:
     def _encode(data: bytes) -> dict[str, Any] | None:
         from PIL import Image, features
         try:
-            with Image.open(io.BytesIO(data)) as im:
+            with Image.open(io.BytesIO(data)) as im:  # raises DecompressionBombError past Pillow's pixel limit
                 w, h = im.size
                 im.draft("RGB", (SHOT_MAX_WIDTH, h))          # JPEG sources decode smaller
                 im = im.convert("RGB")
@@ -181,6 +198,8 @@ class ShotStore:
                 else:
                     im.save(buf, "JPEG", quality=SHOT_QUALITY)
                     mime = "image/jpeg"
+        except Image.DecompressionBombError as exc:
+            return {"bomb": str(exc)}
         except (OSError, ValueError, SyntaxError):
             return None
         return {"src": f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode(), "w": w, "h": h}
@@ -190,6 +209,7 @@ class ShotStore:
         from concurrent.futures import ThreadPoolExecutor
         digests: list[str | None] = []
         unique: dict[str, bytes] = {}
+        first: dict[str, Path] = {}
         for p in self.paths:
             try:
                 data = p.read_bytes()
@@ -199,12 +219,17 @@ class ShotStore:
             d = hashlib.sha1(data).hexdigest()
             digests.append(d)
             unique.setdefault(d, data)
+            first.setdefault(d, p)
         keys = list(unique)
         with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
             encoded = dict(zip(keys, pool.map(self._encode, (unique[k] for k in keys))))
         srcs: list[str] = []
         index: dict[str, int] = {}
         for k in keys:
+            if encoded[k] is not None and "bomb" in encoded[k]:
+                # a header claiming more pixels than Pillow will decode: shown as no screenshot
+                self.warnings.append(f"{first[k]}: not shown ({encoded[k]['bomb']})")
+                encoded[k] = None
             if encoded[k] is not None:
                 index[k] = len(srcs)
                 srcs.append(encoded[k]["src"])
@@ -288,7 +313,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     for ep in episodes:
         ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
     return {"builds": run.builds(), "baseline": baseline, "episodes": episodes,
-            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings + run.refused}
+            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings + store.warnings + run.refused}
 
 
 # --------------------------------------------------------------------------- writing
@@ -338,6 +363,12 @@ def episode_pages(viewer: dict[str, Any]) -> dict[str, str]:
     srcs = viewer.pop("shots")
     pages = {}
     for n, ep in enumerate(viewer["episodes"]):
+        if not (ep["steps"] or ep["extra_shots"] or ep.get("start_state")):
+            # nothing to show but the episode's own row: no page (most episodes of a large
+            # run have no folder; a page each made 100 000 files)
+            del ep["steps"], ep["extra_shots"]
+            ep.pop("start_state", None)
+            continue
         page = {"shots": _episode_shots(ep, srcs), "steps": ep.pop("steps"), "extra_shots": ep.pop("extra_shots"),
                 "start_state": ep.pop("start_state", None)}
         ep["page"] = f"{PAGES}/{n:04d}.js"
@@ -353,11 +384,24 @@ def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
         raise UserError(f"{folder}: not a directory of the report (a symlink or a file); remove it")
     folder.mkdir(exist_ok=True)
     for name, text in pages.items():
-        write_text_atomic(out_dir / name, text)
+        _write_page(out_dir / name, text)
     keep = {Path(name).name for name in pages}
     for old in folder.iterdir():
         if _PAGE_NAME.fullmatch(old.name) and old.name not in keep and old.is_file():
             old.unlink()
+
+
+def _write_page(path: Path, text: str) -> None:
+    """A page whole or not at all (a temporary file renamed), but not fsynced: an fsync per page
+    was most of a 100 000-episode report's time, and a page lost to a power cut is rewritten by
+    the next report (report.html, written after them, is fsynced)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def render_html(results: Results, viewer: dict[str, Any], replays: list[dict[str, Any]] | None = None) -> str:

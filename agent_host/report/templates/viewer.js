@@ -17,6 +17,7 @@
     delete WAITING[n];
   };
   function load(ep, done) {
+    if (!ep.page && !ep.steps) { ep.steps = []; ep.extra_shots = []; ep.shots = []; }  // no folder: no page
     if (ep.steps || ep.missing) { done(); return; }
     var n = EPS.indexOf(ep);
     if (WAITING[n]) { WAITING[n].push(done); return; }
