@@ -257,6 +257,49 @@ def _step_row(s: StepRecord) -> dict[str, Any]:
     }
 
 
+def _viewer_episode(run: Run, r: Any, screenshots: bool, store: ShotStore, pending: list[tuple[dict[str, Any], int]],
+                    task_meta: dict[str, Any], warnings: list[str], read_folder: bool = True) -> dict[str, Any]:
+    """One episode's viewer row with its steps and screenshots (added to `store`); with
+    `read_folder` False, the row alone (its folder could not be read)."""
+    steps: list[StepRecord] = []
+    if read_folder:
+        steps, w = load_steps(run, r.episode_id)
+        warnings += w
+    folder = run.episode_dir(r.episode_id) if read_folder else None   # None (and no steps) when the id leads outside
+    used: set[str] = set()
+    srows = []
+    for s in steps:
+        row = _step_row(s)
+        name = s.screenshot or f"step-{s.step:03d}.png"
+        shot = run.inside(folder / name) if screenshots and folder is not None else None
+        if shot is not None and shot.is_file():
+            used.add(name)
+            pending.append((row, store.add(shot)))
+        srows.append(row)
+    extra = []
+    if screenshots and folder is not None and folder.is_dir():
+        for p in sorted(folder.glob("step-*.png")):
+            inside = run.inside(p)
+            if p.name not in used and inside is not None:
+                row = {"name": p.name, "shot": None}
+                pending.append((row, store.add(inside)))
+                extra.append(row)
+    facts = task_meta.get(r.task) or {}
+    return {
+        "id": r.episode_id, "build": r.build, "instance": selection.instance_of(r), "task": r.task,
+        "app": facts.get("app"), "kinds": facts.get("kinds", []),
+        "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
+        "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
+        "label": selection.effective_label(r), "success": r.outcome != "error" and selection.is_success(r),
+        "error": r.error, "reason": r.reason, "goal_initial": r.goal_initial,
+        "goal_first_step": r.goal_first_step, "goal_lost_step": r.goal_lost_step,
+        "goal_final": r.goal_final, "complete_step": r.complete_step,
+        "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
+        "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
+        "start_state": start_state(run, folder),
+    }
+
+
 def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
     sel = selection.select_latest(run.records)
     final = sel.counted + sel.errored + sel.exhausted
@@ -268,41 +311,15 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     store = ShotStore()
     pending: list[tuple[dict[str, Any], int]] = []       # (dict that gets "shot", store index)
     for r in final:
-        steps, w = load_steps(run, r.episode_id)
-        warnings += w
-        folder = run.episode_dir(r.episode_id)   # None (and no steps) when the id leads outside
-        used: set[str] = set()
-        srows = []
-        for s in steps:
-            row = _step_row(s)
-            name = s.screenshot or f"step-{s.step:03d}.png"
-            shot = run.inside(folder / name) if screenshots and folder is not None else None
-            if shot is not None and shot.is_file():
-                used.add(name)
-                pending.append((row, store.add(shot)))
-            srows.append(row)
-        extra = []
-        if screenshots and folder is not None and folder.is_dir():
-            for p in sorted(folder.glob("step-*.png")):
-                inside = run.inside(p)
-                if p.name not in used and inside is not None:
-                    row = {"name": p.name, "shot": None}
-                    pending.append((row, store.add(inside)))
-                    extra.append(row)
-        facts = task_meta.get(r.task) or {}
-        episodes.append({
-            "id": r.episode_id, "build": r.build, "instance": selection.instance_of(r), "task": r.task,
-            "app": facts.get("app"), "kinds": facts.get("kinds", []),
-            "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
-            "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
-            "label": selection.effective_label(r), "success": r.outcome != "error" and selection.is_success(r),
-            "error": r.error, "reason": r.reason, "goal_initial": r.goal_initial,
-            "goal_first_step": r.goal_first_step, "goal_lost_step": r.goal_lost_step,
-            "goal_final": r.goal_final, "complete_step": r.complete_step,
-            "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
-            "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
-            "start_state": start_state(run, folder),
-        })
+        try:
+            episodes.append(_viewer_episode(run, r, screenshots, store, pending, task_meta, warnings))
+        except OSError as exc:
+            # an unreadable folder (chmod 000, a disk error): the episode's row without its
+            # steps, named once; the statistics never depend on steps
+            warnings.append(f"{run.dir / 'episodes' / r.episode_id}: cannot read ({exc.strerror or exc}); "
+                            "its steps are left out of the viewer")
+            episodes.append(_viewer_episode(run, r, False, store, pending, task_meta, [], read_folder=False))
+    replayed = viewer_lines(run)             # each candidate's answer at a replayed step
     replayed = viewer_lines(run)             # each candidate's answer at a replayed step
     for ep in episodes:
         for row in ep["steps"]:
