@@ -143,6 +143,9 @@ def viewer_of(html_path: Path) -> dict:
     import re
     html = Path(html_path).read_text()
     data = json.loads(re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html, re.S).group(1))
+    index = (Path(html_path).parent / data["index"]).read_text()     # the episodes' rows, beside it
+    assert index.startswith("agentHostIndex(") and index.endswith(");\n"), index[:80]
+    data["episodes"] = json.loads(index[len("agentHostIndex("):-3])
     for n, ep in enumerate(data["episodes"]):
         if "page" not in ep:      # an episode without steps has no page
             ep.update(steps=[], extra_shots=[], shots=[], start_state=None)

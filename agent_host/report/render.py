@@ -43,6 +43,7 @@ from agent_host.report.state import start_state, state_diff
 
 TEMPLATES = Path(__file__).with_name("templates")
 PAGES = "trajectories"
+INDEX = f"{PAGES}/index.js"
 _PAGE_NAME = re.compile(r"\d{4,}\.js")
 SHOT_MAX_WIDTH = 300
 SHOT_QUALITY = 65
@@ -404,7 +405,7 @@ def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
         _write_page(out_dir / name, text)
     keep = {Path(name).name for name in pages}
     for old in folder.iterdir():
-        if _PAGE_NAME.fullmatch(old.name) and old.name not in keep and old.is_file():
+        if (_PAGE_NAME.fullmatch(old.name) or old.name == Path(INDEX).name) and old.name not in keep and old.is_file():
             old.unlink()
 
 
@@ -461,6 +462,10 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     write_text_atomic(paths["csv"], buf.getvalue())
     write_text_atomic(paths["md"], render_markdown(results, replays))
     # the pages before the report that names them, so report.html never points at a page not yet there
-    write_pages(out_dir, episode_pages(viewer))
+    pages = episode_pages(viewer)
+    # the episodes' rows too, so report.html's size does not grow with the run's episode count
+    pages[INDEX] = f"agentHostIndex({json_for_script(viewer.pop('episodes'))});\n"
+    viewer["index"] = INDEX
+    write_pages(out_dir, pages)
     write_text_atomic(paths["html"], render_html(results, viewer, replays))
     return {**paths, "results": data, "model": results}

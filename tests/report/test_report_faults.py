@@ -72,6 +72,18 @@ def test_pages_only_for_episodes_with_steps(tmp_path):
         p.unlink()
     gone.rmdir()
     paths = write_reports(run)
-    assert len(list((run / "trajectories").iterdir())) == 17
+    assert len(list((run / "trajectories").iterdir())) == 17 + 1     # and index.js
     (ep,) = [e for e in viewer_of(paths["html"])["episodes"] if e["id"] == gone.name]
     assert ep["steps"] == []
+
+
+def test_report_html_does_not_grow_with_the_episode_count(tmp_path):
+    """Issue 32: report.html embedded a row per episode (123 MB at 200k); the rows are
+    trajectories/index.js beside it now."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("report_scale", Path(__file__).parents[2] / "bench" / "report_scale.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    small = write_reports(bench.make_run(tmp_path, 200, with_steps=0.1), screenshots=False)["html"].stat().st_size
+    large = write_reports(bench.make_run(tmp_path, 2000, with_steps=0.1), screenshots=False)["html"].stat().st_size
+    assert large < 1.5 * small, (small, large)
