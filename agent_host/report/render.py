@@ -21,7 +21,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import jinja2
 from markupsafe import Markup
@@ -375,11 +375,12 @@ def _episode_shots(ep: dict[str, Any], srcs: list[str]) -> list[str]:
     return [srcs[i] for i in local]
 
 
-def episode_pages(viewer: dict[str, Any]) -> dict[str, str]:
+def episode_pages(viewer: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Move every episode's steps and screenshots out of `viewer` into a page of its own
-    (relative path -> text), leaving the episode a reference to it (`page`)."""
+    (relative path, text), leaving the episode a reference to it (`page`); then the episodes'
+    rows, trajectories/index.js (`viewer["index"]`). One at a time: each written as made, so the
+    steps of every episode are never held twice."""
     srcs = viewer.pop("shots")
-    pages = {}
     for n, ep in enumerate(viewer["episodes"]):
         if not (ep["steps"] or ep["extra_shots"] or ep.get("start_state")):
             # nothing to show but the episode's own row: no page (most episodes of a large
@@ -390,20 +391,23 @@ def episode_pages(viewer: dict[str, Any]) -> dict[str, str]:
         page = {"shots": _episode_shots(ep, srcs), "steps": ep.pop("steps"), "extra_shots": ep.pop("extra_shots"),
                 "start_state": ep.pop("start_state", None)}
         ep["page"] = f"{PAGES}/{n:04d}.js"
-        pages[ep["page"]] = f"agentHostEpisode({n}, {json_for_script(page)});\n"
-    return pages
+        yield ep["page"], f"agentHostEpisode({n}, {json_for_script(page)});\n"
+    # the episodes' rows too, so report.html's size does not grow with the run's episode count
+    viewer["index"] = INDEX
+    yield INDEX, f"agentHostIndex({json_for_script(viewer.pop('episodes'))});\n"
 
 
-def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
+def write_pages(out_dir: Path, pages: Iterable[tuple[str, str]]) -> None:
     """Write the episode pages, each atomically, and remove the pages of an earlier report
     that this one no longer has (so the folder holds this report's pages only)."""
     folder = out_dir / PAGES
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         raise UserError(f"{folder}: not a directory of the report (a symlink or a file); remove it")
     folder.mkdir(exist_ok=True)
-    for name, text in pages.items():
+    keep = set()
+    for name, text in pages:
         _write_page(out_dir / name, text)
-    keep = {Path(name).name for name in pages}
+        keep.add(Path(name).name)
     for old in folder.iterdir():
         if (_PAGE_NAME.fullmatch(old.name) or old.name == Path(INDEX).name) and old.name not in keep and old.is_file():
             old.unlink()
@@ -462,10 +466,6 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     write_text_atomic(paths["csv"], buf.getvalue())
     write_text_atomic(paths["md"], render_markdown(results, replays))
     # the pages before the report that names them, so report.html never points at a page not yet there
-    pages = episode_pages(viewer)
-    # the episodes' rows too, so report.html's size does not grow with the run's episode count
-    pages[INDEX] = f"agentHostIndex({json_for_script(viewer.pop('episodes'))});\n"
-    viewer["index"] = INDEX
-    write_pages(out_dir, pages)
+    write_pages(out_dir, episode_pages(viewer))
     write_text_atomic(paths["html"], render_html(results, viewer, replays))
     return {**paths, "results": data, "model": results}
