@@ -1,10 +1,11 @@
 """Report time and peak memory against run size: `agent-host report --no-screenshots` on
 synthetic run directories of 1k, 10k and 100k episodes (2 builds, 50 tasks x 2 variants,
-repeats to fill; 3 % errors retried; no episode folders, so the viewer has no steps to read).
-Each size is reported in its own process; peak memory is that process's maximum resident set.
-Targets (issue 24): 100k episodes under 2 minutes and under 1 GB.
+repeats to fill; 3 % errors retried; a folder with steps.jsonl for --with-steps of the episodes,
+as a real run has, so the viewer's pages are part of the cost). Each size is reported in its own
+process; peak memory is that process's maximum resident set. Targets (issues 24 and 32): 100k
+episodes under 2 minutes, 200k under 4, under 1 GB, report.html under 10 MB.
 
-    .venv/bin/python bench/report_scale.py [--sizes 1000,10000,100000] [--keep DIR] [--against TREE] [--json]
+    .venv/bin/python bench/report_scale.py [--sizes 1000,10000,100000] [--keep DIR] [--against TREE] [--with-steps 0.2] [--json]
 """
 
 from __future__ import annotations
@@ -24,7 +25,22 @@ ROOT = Path(__file__).resolve().parents[1]
 OUTCOMES = ["success"] * 6 + ["premature", "undone", "unrecognised", "nav_fail", "exhausted"]
 
 
-def make_run(root: Path, n: int, seed: int = 0) -> Path:
+TARGET_S = {100_000: 120, 200_000: 240}
+TARGET_MB, TARGET_HTML_MB = 1024, 10
+
+
+def _steps(n: int, rng: random.Random) -> str:
+    """An episode's steps.jsonl: `n` steps with a screen-long observation each."""
+    lines = []
+    for i in range(1, n + 1):
+        lines.append(json.dumps({"step": i, "observation": "\n".join(f"[{j}] button \"item {rng.randrange(999)}\""
+                                                                       for j in range(40)),
+                                 "action": {"name": "tap", "args": {"index": rng.randrange(40)}},
+                                 "raw_output": {"content": "tap"}, "goal": i == n}))
+    return "\n".join(lines) + "\n"
+
+
+def make_run(root: Path, n: int, seed: int = 0, with_steps: float = 0.2) -> Path:
     """A run directory with `n` recorded episodes (plus retried errors) in episodes.jsonl."""
     rng = random.Random(seed)
     run = root / f"run-{n}"
@@ -62,6 +78,10 @@ def make_run(root: Path, n: int, seed: int = 0) -> Path:
                                              "completion_tokens": rng.randint(20, 200)},
                                    "reason": "done" if outcome == "success" else None}
                             f.write(json.dumps(rec) + "\n")
+                        if rng.random() < with_steps:
+                            folder = run / "episodes" / eid
+                            folder.mkdir(parents=True, exist_ok=True)
+                            (folder / "steps.jsonl").write_text(_steps(rec["steps"], rng))
                         count += 1
     return run
 
@@ -77,7 +97,9 @@ def measure(run: Path, code_dir: Path = ROOT) -> dict:
     if len(last) != 3 or not all(x.replace(".", "").isdigit() for x in last):
         raise SystemExit(f"report failed in {code_dir}: {out.stderr[-1500:]}")
     rc, seconds, rss_kb = last
-    return {"rc": int(rc), "seconds": float(seconds), "peak_mb": int(rss_kb) / 1024}
+    html = run / "report.html"
+    return {"rc": int(rc), "seconds": float(seconds), "peak_mb": int(rss_kb) / 1024,
+            "html_mb": round(html.stat().st_size / 2**20, 1) if html.exists() else None}
 
 
 def main() -> int:
@@ -87,6 +109,8 @@ def main() -> int:
     ap.add_argument("--against", type=Path, metavar="TREE",
                     help="also report with the agent-host of this source tree (e.g. a main checkout), "
                          "alternating with this one at each size, for a side-by-side ratio")
+    ap.add_argument("--with-steps", type=float, default=0.2, metavar="FRACTION",
+                    help="share of episodes with a folder of steps (default 0.2)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     rows = []
@@ -95,7 +119,7 @@ def main() -> int:
         for n in (int(x) for x in args.sizes.split(",")):
             run = root / f"run-{n}"
             if not run.exists():
-                make_run(root, n)
+                make_run(root, n, with_steps=args.with_steps)
             trees = [("this", ROOT)] + ([("against", args.against.resolve())] if args.against else [])
             for name, tree in trees:
                 m = measure(run, tree)
@@ -103,8 +127,10 @@ def main() -> int:
                              "log_mb": round((run / "episodes.jsonl").stat().st_size / 2**20, 1), **m})
                 if not args.json:
                     r = rows[-1]
-                    print(f"{n:>7} episodes  {name:<7}  log {r['log_mb']:>6.1f} MB  report {r['seconds']:7.1f} s  "
-                          f"peak {r['peak_mb']:7.0f} MB  rc {r['rc']}", flush=True)
+                    target = TARGET_S.get(n)
+                    print(f"{n:>7} episodes  {name:<7}  log {r['log_mb']:>6.1f} MB  report {r['seconds']:7.1f} s"
+                          f"{f' (target {target})' if target else ''}  peak {r['peak_mb']:6.0f} MB (target {TARGET_MB})  "
+                          f"report.html {r['html_mb']} MB (target {TARGET_HTML_MB})  rc {r['rc']}", flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0

@@ -143,7 +143,13 @@ def viewer_of(html_path: Path) -> dict:
     import re
     html = Path(html_path).read_text()
     data = json.loads(re.search(r'<script type="application/json" id="viewer-data">(.*?)</script>', html, re.S).group(1))
+    index = (Path(html_path).parent / data["index"]).read_text()     # the episodes' rows, beside it
+    assert index.startswith("agentHostIndex(") and index.endswith(");\n"), index[:80]
+    data["episodes"] = json.loads(index[len("agentHostIndex("):-3])
     for n, ep in enumerate(data["episodes"]):
+        if "page" not in ep:      # an episode without steps has no page
+            ep.update(steps=[], extra_shots=[], shots=[], start_state=None)
+            continue
         text = (Path(html_path).parent / ep["page"]).read_text()
         prefix = f"agentHostEpisode({n}, "
         assert text.startswith(prefix) and text.endswith(");\n"), text[:80]

@@ -146,12 +146,15 @@ def load_steps(run: Run, episode_id: str) -> tuple[list[StepRecord], list[str]]:
     if path is None or not path.is_file():
         return [], warnings
     steps: list[StepRecord] = []
+    bad: list[int] = []
     for i, raw in enumerate(path.read_bytes().split(b"\n"), 1):
         if not raw.strip():
             continue
         try:
             steps.append(StepRecord.model_validate_json(raw))
         except ValidationError:
-            warnings.append(f"{path}:{i}: unreadable step skipped")
+            bad.append(i)
+    if bad:   # one line per file: a garbage file is one fault, not one per line
+        warnings.append(f"{path}:{bad[0]}: {len(bad)} unreadable line(s) skipped")
     steps.sort(key=lambda s: s.step)
     return steps, warnings

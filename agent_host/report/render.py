@@ -21,7 +21,7 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import jinja2
 from markupsafe import Markup
@@ -43,6 +43,7 @@ from agent_host.report.state import start_state, state_diff
 
 TEMPLATES = Path(__file__).with_name("templates")
 PAGES = "trajectories"
+INDEX = f"{PAGES}/index.js"
 _PAGE_NAME = re.compile(r"\d{4,}\.js")
 SHOT_MAX_WIDTH = 300
 SHOT_QUALITY = 65
@@ -86,6 +87,21 @@ def _svg(fig: Any, salt: str) -> Markup:
     return Markup(text[text.index("<svg"):])
 
 
+def _literal_text(plot: Any) -> Any:
+    """`plot` with every text of its figure shown as written: a build named `$\\frac{x$` is a
+    name, not a formula matplotlib's mathtext would refuse to parse (text is parsed when drawn,
+    so the whole plot, drawing included, runs with parsing off)."""
+    import functools
+
+    @functools.wraps(plot)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        import matplotlib
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return plot(*args, **kwargs)
+    return wrapped
+
+
+@_literal_text
 def outcome_bars(results: Results) -> Markup:
     from matplotlib.figure import Figure
     builds = results.builds
@@ -111,6 +127,7 @@ def outcome_bars(results: Results) -> Markup:
     return _svg(fig, "outcomes")
 
 
+@_literal_text
 def speed_plot(results: Results) -> Markup | None:
     from matplotlib.figure import Figure
     pts = []
@@ -153,6 +170,7 @@ class ShotStore:
     def __init__(self) -> None:
         self.paths: list[Path] = []
         self._by_path: dict[Path, int] = {}
+        self.warnings: list[str] = []
 
     def add(self, path: Path) -> int:
         if path not in self._by_path:
@@ -164,7 +182,7 @@ class ShotStore:
     def _encode(data: bytes) -> dict[str, Any] | None:
         from PIL import Image, features
         try:
-            with Image.open(io.BytesIO(data)) as im:
+            with Image.open(io.BytesIO(data)) as im:  # raises DecompressionBombError past Pillow's pixel limit
                 w, h = im.size
                 im.draft("RGB", (SHOT_MAX_WIDTH, h))          # JPEG sources decode smaller
                 im = im.convert("RGB")
@@ -181,6 +199,8 @@ class ShotStore:
                 else:
                     im.save(buf, "JPEG", quality=SHOT_QUALITY)
                     mime = "image/jpeg"
+        except Image.DecompressionBombError as exc:
+            return {"bomb": str(exc)}
         except (OSError, ValueError, SyntaxError):
             return None
         return {"src": f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode(), "w": w, "h": h}
@@ -190,6 +210,7 @@ class ShotStore:
         from concurrent.futures import ThreadPoolExecutor
         digests: list[str | None] = []
         unique: dict[str, bytes] = {}
+        first: dict[str, Path] = {}
         for p in self.paths:
             try:
                 data = p.read_bytes()
@@ -199,12 +220,17 @@ class ShotStore:
             d = hashlib.sha1(data).hexdigest()
             digests.append(d)
             unique.setdefault(d, data)
+            first.setdefault(d, p)
         keys = list(unique)
         with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
             encoded = dict(zip(keys, pool.map(self._encode, (unique[k] for k in keys))))
         srcs: list[str] = []
         index: dict[str, int] = {}
         for k in keys:
+            if encoded[k] is not None and "bomb" in encoded[k]:
+                # a header claiming more pixels than Pillow will decode: shown as no screenshot
+                self.warnings.append(f"{first[k]}: not shown ({encoded[k]['bomb']})")
+                encoded[k] = None
             if encoded[k] is not None:
                 index[k] = len(srcs)
                 srcs.append(encoded[k]["src"])
@@ -232,6 +258,49 @@ def _step_row(s: StepRecord) -> dict[str, Any]:
     }
 
 
+def _viewer_episode(run: Run, r: Any, screenshots: bool, store: ShotStore, pending: list[tuple[dict[str, Any], int]],
+                    task_meta: dict[str, Any], warnings: list[str], read_folder: bool = True) -> dict[str, Any]:
+    """One episode's viewer row with its steps and screenshots (added to `store`); with
+    `read_folder` False, the row alone (its folder could not be read)."""
+    steps: list[StepRecord] = []
+    if read_folder:
+        steps, w = load_steps(run, r.episode_id)
+        warnings += w
+    folder = run.episode_dir(r.episode_id) if read_folder else None   # None (and no steps) when the id leads outside
+    used: set[str] = set()
+    srows = []
+    for s in steps:
+        row = _step_row(s)
+        name = s.screenshot or f"step-{s.step:03d}.png"
+        shot = run.inside(folder / name) if screenshots and folder is not None else None
+        if shot is not None and shot.is_file():
+            used.add(name)
+            pending.append((row, store.add(shot)))
+        srows.append(row)
+    extra = []
+    if screenshots and folder is not None and folder.is_dir():
+        for p in sorted(folder.glob("step-*.png")):
+            inside = run.inside(p)
+            if p.name not in used and inside is not None:
+                row = {"name": p.name, "shot": None}
+                pending.append((row, store.add(inside)))
+                extra.append(row)
+    facts = task_meta.get(r.task) or {}
+    return {
+        "id": r.episode_id, "build": r.build, "instance": selection.instance_of(r), "task": r.task,
+        "app": facts.get("app"), "kinds": facts.get("kinds", []),
+        "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
+        "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
+        "label": selection.effective_label(r), "success": r.outcome != "error" and selection.is_success(r),
+        "error": r.error, "reason": r.reason, "goal_initial": r.goal_initial,
+        "goal_first_step": r.goal_first_step, "goal_lost_step": r.goal_lost_step,
+        "goal_final": r.goal_final, "complete_step": r.complete_step,
+        "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
+        "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
+        "start_state": start_state(run, folder),
+    }
+
+
 def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
     sel = selection.select_latest(run.records)
     final = sel.counted + sel.errored + sel.exhausted
@@ -243,41 +312,15 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     store = ShotStore()
     pending: list[tuple[dict[str, Any], int]] = []       # (dict that gets "shot", store index)
     for r in final:
-        steps, w = load_steps(run, r.episode_id)
-        warnings += w
-        folder = run.episode_dir(r.episode_id)   # None (and no steps) when the id leads outside
-        used: set[str] = set()
-        srows = []
-        for s in steps:
-            row = _step_row(s)
-            name = s.screenshot or f"step-{s.step:03d}.png"
-            shot = run.inside(folder / name) if screenshots and folder is not None else None
-            if shot is not None and shot.is_file():
-                used.add(name)
-                pending.append((row, store.add(shot)))
-            srows.append(row)
-        extra = []
-        if screenshots and folder is not None and folder.is_dir():
-            for p in sorted(folder.glob("step-*.png")):
-                inside = run.inside(p)
-                if p.name not in used and inside is not None:
-                    row = {"name": p.name, "shot": None}
-                    pending.append((row, store.add(inside)))
-                    extra.append(row)
-        facts = task_meta.get(r.task) or {}
-        episodes.append({
-            "id": r.episode_id, "build": r.build, "instance": selection.instance_of(r), "task": r.task,
-            "app": facts.get("app"), "kinds": facts.get("kinds", []),
-            "variant": r.variant, "infeasible": r.infeasible, "repeat": r.repeat, "seed": r.seed,
-            "attempt": r.attempt, "phone": r.phone, "outcome": r.outcome,
-            "label": selection.effective_label(r), "success": r.outcome != "error" and selection.is_success(r),
-            "error": r.error, "reason": r.reason, "goal_initial": r.goal_initial,
-            "goal_first_step": r.goal_first_step, "goal_lost_step": r.goal_lost_step,
-            "goal_final": r.goal_final, "complete_step": r.complete_step,
-            "infeasible_step": r.infeasible_step, "n_steps": r.steps, "max_steps": r.max_steps,
-            "wall_s": r.wall_s, "usage": r.usage.model_dump(), "steps": srows, "extra_shots": extra,
-            "start_state": start_state(run, folder),
-        })
+        try:
+            episodes.append(_viewer_episode(run, r, screenshots, store, pending, task_meta, warnings))
+        except OSError as exc:
+            # an unreadable folder (chmod 000, a disk error): the episode's row without its
+            # steps, named once; the statistics never depend on steps
+            warnings.append(f"{run.dir / 'episodes' / r.episode_id}: cannot read ({exc.strerror or exc}); "
+                            "its steps are left out of the viewer")
+            episodes.append(_viewer_episode(run, r, False, store, pending, task_meta, [], read_folder=False))
+    replayed = viewer_lines(run)             # each candidate's answer at a replayed step
     replayed = viewer_lines(run)             # each candidate's answer at a replayed step
     for ep in episodes:
         for row in ep["steps"]:
@@ -288,7 +331,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
     for ep in episodes:
         ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
     return {"builds": run.builds(), "baseline": baseline, "episodes": episodes,
-            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings + run.refused}
+            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings + store.warnings + run.refused}
 
 
 # --------------------------------------------------------------------------- writing
@@ -332,32 +375,55 @@ def _episode_shots(ep: dict[str, Any], srcs: list[str]) -> list[str]:
     return [srcs[i] for i in local]
 
 
-def episode_pages(viewer: dict[str, Any]) -> dict[str, str]:
+def episode_pages(viewer: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """Move every episode's steps and screenshots out of `viewer` into a page of its own
-    (relative path -> text), leaving the episode a reference to it (`page`)."""
+    (relative path, text), leaving the episode a reference to it (`page`); then the episodes'
+    rows, trajectories/index.js (`viewer["index"]`). One at a time: each written as made, so the
+    steps of every episode are never held twice."""
     srcs = viewer.pop("shots")
-    pages = {}
     for n, ep in enumerate(viewer["episodes"]):
+        if not (ep["steps"] or ep["extra_shots"] or ep.get("start_state")):
+            # nothing to show but the episode's own row: no page (most episodes of a large
+            # run have no folder; a page each made 100 000 files)
+            del ep["steps"], ep["extra_shots"]
+            ep.pop("start_state", None)
+            continue
         page = {"shots": _episode_shots(ep, srcs), "steps": ep.pop("steps"), "extra_shots": ep.pop("extra_shots"),
                 "start_state": ep.pop("start_state", None)}
         ep["page"] = f"{PAGES}/{n:04d}.js"
-        pages[ep["page"]] = f"agentHostEpisode({n}, {json_for_script(page)});\n"
-    return pages
+        yield ep["page"], f"agentHostEpisode({n}, {json_for_script(page)});\n"
+    # the episodes' rows too, so report.html's size does not grow with the run's episode count
+    viewer["index"] = INDEX
+    yield INDEX, f"agentHostIndex({json_for_script(viewer.pop('episodes'))});\n"
 
 
-def write_pages(out_dir: Path, pages: dict[str, str]) -> None:
+def write_pages(out_dir: Path, pages: Iterable[tuple[str, str]]) -> None:
     """Write the episode pages, each atomically, and remove the pages of an earlier report
     that this one no longer has (so the folder holds this report's pages only)."""
     folder = out_dir / PAGES
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         raise UserError(f"{folder}: not a directory of the report (a symlink or a file); remove it")
     folder.mkdir(exist_ok=True)
-    for name, text in pages.items():
-        write_text_atomic(out_dir / name, text)
-    keep = {Path(name).name for name in pages}
+    keep = set()
+    for name, text in pages:
+        _write_page(out_dir / name, text)
+        keep.add(Path(name).name)
     for old in folder.iterdir():
-        if _PAGE_NAME.fullmatch(old.name) and old.name not in keep and old.is_file():
+        if (_PAGE_NAME.fullmatch(old.name) or old.name == Path(INDEX).name) and old.name not in keep and old.is_file():
             old.unlink()
+
+
+def _write_page(path: Path, text: str) -> None:
+    """A page whole or not at all (a temporary file renamed), but not fsynced: an fsync per page
+    was most of a 100 000-episode report's time, and a page lost to a power cut is rewritten by
+    the next report (report.html, written after them, is fsynced)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def render_html(results: Results, viewer: dict[str, Any], replays: list[dict[str, Any]] | None = None) -> str:

@@ -27,7 +27,7 @@ def test_four_files_and_the_episode_pages_and_nothing_else(written):
     out = paths["html"].parent
     assert sorted(p.name for p in out.iterdir()) == ["episodes.csv", "report.html", "report.md", "results.json",
                                                      "trajectories"]
-    assert sorted(p.name for p in (out / "trajectories").iterdir()) == [f"{n:04d}.js" for n in range(18)]
+    assert sorted(p.name for p in (out / "trajectories").iterdir()) == [f"{n:04d}.js" for n in range(18)] + ["index.js"]
     data = json.loads(paths["json"].read_text())
     assert data["baseline"] == BASE and [b["build"] for b in data["builds"]] == [BASE, OTHER]
     assert data["provenance"]["git_dirty"] is True
@@ -96,7 +96,7 @@ def test_pages_of_an_earlier_report_go_and_a_symlinked_folder_is_refused(tmp_pat
     write_reports(run)
     stale.write_text("agentHostEpisode(99, {});\n")
     write_reports(run)
-    assert not stale.exists() and len(list((run / "trajectories").iterdir())) == 18
+    assert not stale.exists() and len(list((run / "trajectories").iterdir())) == 18 + 1   # and index.js
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
     out.mkdir(), elsewhere.mkdir()
     (out / "trajectories").symlink_to(elsewhere)

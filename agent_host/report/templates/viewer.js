@@ -2,7 +2,9 @@
   "use strict";
   // All text from the phone or the model is set with textContent / attributes, never as HTML.
   var DATA = JSON.parse(document.getElementById("viewer-data").textContent);
-  var EPS = DATA.episodes;
+  // the episodes' rows are a file of their own (trajectories/index.js), so report.html does not
+  // grow with the run: it calls agentHostIndex(rows), and the viewer starts then
+  var EPS = [];
   var SVGNS = "http://www.w3.org/2000/svg";
   var NONCE = document.currentScript.nonce;
 
@@ -17,6 +19,7 @@
     delete WAITING[n];
   };
   function load(ep, done) {
+    if (!ep.page && !ep.steps) { ep.steps = []; ep.extra_shots = []; ep.shots = []; }  // no folder: no page
     if (ep.steps || ep.missing) { done(); return; }
     var n = EPS.indexOf(ep);
     if (WAITING[n]) { WAITING[n].push(done); return; }
@@ -298,6 +301,8 @@
   };
 
   // ------------------------------------------------------------------ episode browser
+  window.agentHostIndex = function (rows) { EPS = rows; start(); };
+  function start() {
   var main = new Panel(document.getElementById("main-panel"));
   var fBuild = document.getElementById("f-build"), fOutcome = document.getElementById("f-outcome"),
       fTask = document.getElementById("f-task"), fKind = document.getElementById("f-kind"),
@@ -383,13 +388,9 @@
   var other = DATA.builds.filter(function (b) { return b !== DATA.baseline; });
   cB.value = other.length ? other[0] : DATA.baseline;
   var cmpInstance = null;
-  function find(build, inst, repeat) {
-    for (var i = 0; i < EPS.length; i++) {
-      var e = EPS[i];
-      if (e.build === build && e.instance === inst && e.repeat === repeat) return e;
-    }
-    return null;
-  }
+  var BY_KEY = {};      // build, instance, repeat -> episode: a scan per lookup was quadratic
+  EPS.forEach(function (e) { var k = e.build + "\u0000" + e.instance + "\u0000" + e.repeat; if (!(k in BY_KEY)) BY_KEY[k] = e; });
+  function find(build, inst, repeat) { return BY_KEY[build + "\u0000" + inst + "\u0000" + repeat] || null; }
   function disagree(inst) {
     var reps = {};
     EPS.forEach(function (e) { if (e.instance === inst) reps[e.repeat] = true; });
@@ -439,4 +440,12 @@
     else if (ev.key === "ArrowDown" || ev.key === "j") { select(Math.min(shown.length - 1, cur + 1)); ev.preventDefault(); }
     else if (ev.key === "ArrowUp" || ev.key === "k") { select(Math.max(0, cur - 1)); ev.preventDefault(); }
   });
+  }
+  var idx = document.createElement("script");
+  idx.nonce = NONCE;
+  idx.src = DATA.index;
+  idx.addEventListener("error", function () {
+    document.getElementById("main-panel").textContent = DATA.index + " not found (keep the trajectories folder beside report.html)";
+  });
+  document.body.appendChild(idx);
 })();
