@@ -49,16 +49,17 @@ def list_devices() -> list[DeviceRow]:
     rows = []
     for info in client.list():
         row = DeviceRow(serial=info.serial, state=info.state)
+        identity = None      # ro.serialno: a run may hold this device under another name
         if info.state == "device":
             try:
                 out = client.device(info.serial).shell(
                     "getprop ro.product.model; getprop ro.build.version.release; "
-                    "getprop ro.build.version.sdk", timeout=10)
-                lines = (out.splitlines() + ["", "", ""])[:3]
-                row.model, row.android_version, row.sdk = (x.strip() for x in lines)
+                    "getprop ro.build.version.sdk; getprop ro.serialno", timeout=10)
+                lines = (out.splitlines() + ["", "", "", ""])[:4]
+                row.model, row.android_version, row.sdk, identity = (x.strip() for x in lines)
             except adbutils.AdbError:
                 row.state = "unreachable"
-        held = holder(info.serial)
+        held = holder(info.serial, identity or None)
         if held is not None:
             row.held_by = describe(held)
         rows.append(row)

@@ -157,6 +157,27 @@ def split_serial(spec: str) -> tuple[tuple[str, int] | None, str]:
     return (host, int(port)), serial
 
 
+def device_identity(spec: str, *, timeout: float = 5.0) -> str | None:
+    """What the phone calls itself (`ro.serialno`), read over adb alone (no uiautomator2), so
+    that one device reached under two names (`127.0.0.1:P` and `localhost:P`, or through two
+    adb servers) is known as one; None when it cannot be read within `timeout` (offline, not
+    there), and the name given is all there is."""
+    from agent_host import watchdog
+
+    def read() -> str | None:
+        import adbutils
+        server, serial = split_serial(spec)
+        client = adbutils.AdbClient(host=server[0], port=server[1]) if server else adbutils.AdbClient()
+        if ":" in serial and serial not in {d.serial for d in client.device_list()}:
+            client.connect(serial, timeout=timeout)     # as Phone.connect does for an IP:port serial
+        out = client.device(serial).shell("getprop ro.serialno", timeout=timeout)
+        return str(out).strip() or None
+    try:
+        return watchdog.call(read, timeout + 1.0, f"{spec}: identity")
+    except Exception:   # any failure to read leaves the lock keyed by the name given
+        return None
+
+
 class Phone:
     """A connected phone. UI calls (uiautomator2) run one at a time, shell calls one at a time,
     but a shell call may run beside a UI call (each is its own adb stream), so the judge's

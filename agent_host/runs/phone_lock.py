@@ -7,7 +7,10 @@ touches the phone or writes a run directory, and a second process is refused in 
 naming the holder (or waits, `--wait-for-phone`).
 
 A phone is named by the adb server it is reached through and its serial (`HOST:PORT/SERIAL`,
-a plain serial being the local server's, ANDROID_ADB_SERVER_PORT or 5037). The lock is `flock`
+a plain serial being the local server's, ANDROID_ADB_SERVER_PORT or 5037), and is locked under
+that name and under what it calls itself (`ro.serialno`, read over adb before the lock): one
+device given as `127.0.0.1:P` and `localhost:P`, or reached through two adb servers, is one
+lock (a phone whose identity cannot be read is locked by its name alone). The lock is `flock`
 on one file per phone under the lock directory (AGENT_HOST_LOCK_DIR, else
 `$XDG_RUNTIME_DIR/agent-host/phones`, else `/tmp/agent-host-<uid>/phones`). That folder has a
 predictable name in a shared /tmp, so it must be this user's, mode 0700 and no symlink, and
@@ -27,7 +30,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +128,16 @@ def lock_path(spec: str) -> Path:
     return lock_dir() / (re.sub(r"[^A-Za-z0-9._-]", "_", phone_key(spec)) + ".lock")
 
 
+def identity_lock_path(identity: str) -> Path:
+    """The lock of a device by what it calls itself (ro.serialno), whatever name reached it."""
+    return lock_dir() / ("device-" + re.sub(r"[^A-Za-z0-9._-]", "_", identity) + ".lock")
+
+
+def _identity(spec: str) -> str | None:
+    from agent_host.phone.device import device_identity
+    return device_identity(spec)
+
+
 _read = read_holder
 
 
@@ -136,10 +149,15 @@ def describe(info: dict[str, Any]) -> str:
             + (f" since {info['since']}" if info.get("since") else ""))
 
 
-def holder(spec: str) -> dict[str, Any] | None:
-    """Who holds the phone's lock now (pid, command, since), None when it is free."""
+def holder(spec: str, identity: str | None = None) -> dict[str, Any] | None:
+    """Who holds the phone's lock now (pid, command, since), under the name given or, with
+    `identity`, under what the device calls itself; None when it is free."""
+    return _holder(lock_path(spec)) or (_holder(identity_lock_path(identity)) if identity else None)
+
+
+def _holder(path: Path) -> dict[str, Any] | None:
     try:
-        fd = open_own(lock_path(spec), os.O_RDONLY)
+        fd = open_own(path, os.O_RDONLY)
     except (OSError, NotOwnFile):
         return None
     try:
@@ -158,13 +176,25 @@ class PhoneLocks:
 
     `wait`: seconds to wait for a held phone (None or 0: refuse at once; inf: forever)."""
 
-    def __init__(self, serials: Sequence[str], *, wait: float | None = None):
+    def __init__(self, serials: Sequence[str], *, wait: float | None = None,
+                 identify: Callable[[str], str | None] = _identity):
         self.serials = sorted(set(serials), key=phone_key)
         self.wait = wait or 0.0
+        self.identify = identify
         self._fds: list[int] = []
 
-    def _take(self, spec: str, deadline: float) -> int:
-        path = lock_path(spec)
+    def _locks(self) -> list[tuple[Path, str, str]]:
+        """(lock file, the name given, what the refusal adds) for each phone under its name and
+        under what it calls itself, in one sorted order (two processes cannot deadlock)."""
+        locks = {lock_path(s): (s, "") for s in self.serials}
+        for s in self.serials:
+            ident = self.identify(s)
+            if ident:
+                locks.setdefault(identity_lock_path(ident), (s, f" (the same device, ro.serialno {ident}, "
+                                                                f"under another name)"))
+        return [(path, *locks[path]) for path in sorted(locks)]
+
+    def _take(self, path: Path, spec: str, why: str, deadline: float) -> int:
         try:
             private_lock_dir()
             fd = open_own(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -182,8 +212,8 @@ class PhoneLocks:
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
                         raise PhoneBusy(
-                            f"phone {spec}: in use by {describe(_read(fd))}; one process per phone at a "
-                            f"time (--wait-for-phone S waits for it)") from None
+                            f"phone {spec}: in use by {describe(_read(fd))}{why}; one process per phone "
+                            f"at a time (--wait-for-phone S waits for it)") from None
                     time.sleep(POLL_S)
             write_holder(fd)
         except BaseException:
@@ -194,8 +224,8 @@ class PhoneLocks:
     def acquire(self) -> "PhoneLocks":
         deadline = time.monotonic() + self.wait
         try:
-            for spec in self.serials:
-                self._fds.append(self._take(spec, deadline))
+            for path, spec, why in self._locks():
+                self._fds.append(self._take(path, spec, why, deadline))
         except BaseException:
             self.release()
             raise

@@ -120,3 +120,26 @@ def test_two_runs_on_one_phone_the_second_is_refused_or_waits(tmp_path, virtual_
     # one process at a time on the phone: both score what the oracle scores alone
     assert _outcomes(tmp_path / "a") == ["success"] * 4
     assert _outcomes(tmp_path / "c") == ["success"] * 4
+
+
+def test_one_phone_under_two_names_is_one_lock(virtual_phone_factory):
+    """Issue 32: runs given `127.0.0.1:P` and `localhost:P`, or the same phone through a second
+    adb server, both took their lock and drove one phone together (9 of 48 episodes mislabelled).
+    The lock is also keyed by what the device calls itself (ro.serialno)."""
+    from virtual_phone import adb_server
+    from fixtures_phone import _pick_port
+    phone = virtual_phone_factory()
+    other = virtual_phone_factory()
+    second_server = _pick_port()
+    adb_server.ensure_server(second_server)
+    try:
+        with PhoneLocks([phone.serial]):
+            for name in (f"localhost:{phone.port}", f"127.0.0.1:{second_server}/{phone.serial}"):
+                with pytest.raises(PhoneBusy, match=rf"phone {name}: in use by pid {os.getpid()} .*"
+                                                    rf"\(the same device, ro.serialno VPHONE\d+, under another name\)"):
+                    PhoneLocks([name]).acquire()
+            PhoneLocks([other.serial]).acquire().release()      # another device is another lock
+            assert holder(f"localhost:{phone.port}", f"VPHONE{phone.port:08d}")["pid"] == os.getpid()
+        PhoneLocks([f"localhost:{phone.port}"]).acquire().release()
+    finally:
+        adb_server.kill_server(second_server)
