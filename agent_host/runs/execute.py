@@ -38,6 +38,7 @@ REQUEST_TIMEOUT_S = 120.0      # one model request (a step's answer); was 600 s,
 EPISODE_TIMEOUT_S = 1200.0     # one episode, wall clock
 PHONE_WAIT_S = 60.0            # a phone that stopped answering is waited for this long
 PROBE_S = 10.0                 # one health probe of a phone (connect, `echo ok`), in total
+MIN_PROBE_S = 1.0              # the least a probe inside a phone wait is given
 
 
 @dataclass
@@ -92,11 +93,18 @@ def _harness_error(ep: PlannedEpisode, build: Build, serial: str, why: str) -> E
                          max_steps=getattr(ep.task, "max_steps", 0), started_at=now, ended_at=now)
 
 
-def _phone_alive(serial: str) -> bool:
+def _probe(serial: str, within: float) -> Phone:
+    """A connected phone that answers `echo ok`, both within `within` seconds together."""
     from agent_host.phone.device import Phone  # imported here: keeps the CLI start fast
+    end = time.monotonic() + within
+    phone = Phone.connect(serial, timeout=within)
+    phone.shell("echo ok", timeout=max(0.5, end - time.monotonic()))
+    return phone
+
+
+def _phone_alive(serial: str) -> bool:
     try:
-        phone = Phone.connect(serial, timeout=PROBE_S)
-        phone.shell("echo ok", timeout=PROBE_S)
+        _probe(serial, PROBE_S)
         return True
     except Exception:
         return False
@@ -115,22 +123,25 @@ def backoff_delays(total: float, first: float = 0.5, factor: float = 2.0, most: 
 
 
 def reconnect(serial: str, wait: float, give_up: Callable[[], bool] = lambda: False) -> tuple[Phone | None, str]:
-    """(a connected, answering Phone, "") within `wait` seconds of backoff, else (None, why).
+    """(a connected, answering Phone, "") within `wait` seconds, probing with backoff, else
+    (None, why). The probes share the wait's deadline (each once took its own 10 s on top of it,
+    so `--phone-wait 10` waited about 70 s); the first probe gets at least MIN_PROBE_S.
     `give_up()` is asked between probes (the run is stopping, or no work is left)."""
-    from agent_host.phone.device import Phone
     why = "not answering"
+    end = time.monotonic() + wait
     for n, delay in enumerate([0.0, *backoff_delays(wait)]):
-        deadline = time.monotonic() + delay
+        deadline = min(time.monotonic() + delay, end)
         while time.monotonic() < deadline:
             if give_up():
                 return None, f"not answering ({why})"
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
         if n and give_up():
             return None, f"not answering ({why})"
+        left = end - time.monotonic()
+        if n and left <= 0:
+            break
         try:
-            phone = Phone.connect(serial, timeout=PROBE_S)
-            phone.shell("echo ok", timeout=PROBE_S)
-            return phone, ""
+            return _probe(serial, min(PROBE_S, max(MIN_PROBE_S, left))), ""
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"[:200]
     return None, f"not back after {wait:g} s ({why})"
