@@ -158,6 +158,7 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     _check_flags(args)
+    _check_adb_servers(_csv(args.phones))
     if args.plan:
         return _plan_only(args)
     if args.resume:
@@ -177,6 +178,25 @@ def _run(args: argparse.Namespace) -> int:
                       f"agent-host run --resume {run_dir}", file=sys.stderr, flush=True)
             raise
     return _finish(args, result, signals)
+
+
+def _check_adb_servers(phones: list[str]) -> None:
+    """Each local adb server the phones go through is an adb server, said at once: a port held
+    by something else (an HTTP server, say) made the run wait 44 s in adb's own retries before
+    saying so, where `phone start` says it at once."""
+    import os
+    from virtual_phone import adb_server
+    local = os.environ.get("ANDROID_ADB_SERVER_PORT", "").strip() or "5037"
+    ports = set()
+    for spec in phones:
+        server, _, _ = spec.rpartition("/")
+        host, _, port = server.rpartition(":") if server else ("127.0.0.1", "", local)
+        if host in ("127.0.0.1", "localhost", "::1", "[::1]") and port.isdigit():
+            ports.add(int(port))
+    for port in sorted(ports):
+        if adb_server.listener(port) == "other":
+            raise UserError(f"--phones: port {port} is held by a program that is not an adb server "
+                            f"(stop it, or set ANDROID_ADB_SERVER_PORT to another port)")
 
 
 def _check_flags(args: argparse.Namespace) -> None:

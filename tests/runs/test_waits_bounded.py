@@ -35,3 +35,30 @@ def test_the_phone_wait_ends_at_its_flag_for_a_frozen_phone():
         phone.wait(30)
     assert got is None and why.startswith("not back after 3 s"), why
     assert took < 3.0 + SLACK_S, f"--phone-wait 3 waited {took:.1f} s"
+
+
+def test_run_says_at_once_that_the_adb_port_is_held_by_something_else(monkeypatch, capsys):
+    """`run` with the adb server's port held by an HTTP server said so after 44 s of adb's own
+    retries; `phone start` says it at once, and so does `run` now."""
+    import http.server
+    import threading
+
+    from agent_host.cli import main
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        monkeypatch.setenv("ANDROID_ADB_SERVER_PORT", str(port))
+        t0 = time.monotonic()
+        code = main(["run", "--builds", "embedded-default", "--tasks", "wifi-on", "--phones", "emulator-5554"])
+        took = time.monotonic() - t0
+    finally:
+        server.shutdown()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert f"port {port} is held by a program that is not an adb server" in err[0]
+    assert took < 20, f"said after {took:.0f} s"
