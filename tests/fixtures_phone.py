@@ -15,8 +15,10 @@
 
 from __future__ import annotations
 
+import calendar
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -112,3 +114,9 @@ def virtual_phone_factory(adb_server_port: int) -> Iterator[Callable[..., Virtua
 @pytest.fixture
 def real_latency_phone(virtual_phone_factory: Callable[..., VirtualPhone]) -> VirtualPhone:
     return virtual_phone_factory(latency="real-phone", seed=0)
+
+
+def set_clock_today(phone: VirtualPhone, hour: int, minute: int, second: int = 0) -> None:
+    """The virtual phone's wall clock to hour:minute:second UTC today (its next reset undoes it)."""
+    now = time.gmtime()
+    phone.world.state.clock.set(calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, hour, minute, second)))

@@ -184,14 +184,12 @@ def _check_adb_servers(phones: list[str]) -> None:
     """Each local adb server the phones go through is an adb server, said at once: a port held
     by something else (an HTTP server, say) made the run wait 44 s in adb's own retries before
     saying so, where `phone start` says it at once."""
-    import os
+    from agent_host.runs.phone_lock import phone_key
     from virtual_phone import adb_server
-    local = os.environ.get("ANDROID_ADB_SERVER_PORT", "").strip() or "5037"
     ports = set()
-    for spec in phones:
-        server, _, _ = spec.rpartition("/")
-        host, _, port = server.rpartition(":") if server else ("127.0.0.1", "", local)
-        if host in ("127.0.0.1", "localhost", "::1", "[::1]") and port.isdigit():
+    for spec in phones:     # phone_key: HOST:PORT/SERIAL, the local server's port filled in, loopback as 127.0.0.1
+        host, _, port = phone_key(spec).partition("/")[0].rpartition(":")
+        if host == "127.0.0.1" and port.isdigit():
             ports.add(int(port))
     for port in sorted(ports):
         if adb_server.listener(port) == "other":

@@ -142,7 +142,7 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
                 mark = "[green]ok[/]" if ok else "[red]FAIL[/]"
                 progress.console.print(f"{mark} {task.key:<28} {rec.outcome:<19} {rec.steps:>2} steps "
                                        f"{rec.wall_s:5.1f} s")
-                rows.append((task, rec, out, want, ok))
+                rows.append((task, rec, want, ok, "" if ok else _failure_detail(rec, out)))
                 progress.update(bar, advance=1, description=next(keys))
 
             check(tasks, serial, out_root=out_root, profile=profile, on_result=done)
@@ -152,13 +152,13 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
     for col in ("expected", "outcome", "steps", "time"):
         table.add_column(col, no_wrap=True)
     table.add_column("detail", overflow="fold")
-    for task, rec, out, want, ok in rows:
+    for task, rec, want, ok, detail in rows:
         table.add_row(task.key, want, f"[green]{rec.outcome}[/]" if ok else f"[red]{rec.outcome}[/]",
-                      str(rec.steps), f"{rec.wall_s:.1f} s", "" if ok else _failure_detail(rec, out))
+                      str(rec.steps), f"{rec.wall_s:.1f} s", detail)
     console.print(table)
     total = len(rows)
     # the closing line names each failure, so a log cut to its tail (CI's) still says which
-    failed = [f"{task.key} ({rec.outcome}: {_failure_detail(rec, out)})" for task, rec, out, _, ok in rows if not ok]
+    failed = [f"{task.key} ({rec.outcome}: {detail})" for task, rec, _, ok, detail in rows if not ok]
     verdict = "all solutions succeed" if not failures else f"{failures} of {total} failed: {'; '.join(failed)}"
     console.print(f"{total} episodes in {time.monotonic() - t0:.0f} s: {verdict}. Episode folders: {out_root}",
                   soft_wrap=True)

@@ -182,17 +182,19 @@ class EpisodeRecord(BaseModel):
 # report layers all use these, so a torn line or a half-written file means the same thing
 # everywhere.
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
     """Write `path` so a reader sees the old file or the new one, never a mix: a uniquely
     named temporary file beside it (two writers never share one), fsynced, then renamed.
-    On any error (a full disk included) the temporary file is removed and the error raised."""
+    On any error (a full disk included) the temporary file is removed and the error raised.
+    `durable=False` skips the fsync, for files the next write makes again (a report's pages)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(text)
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:

@@ -157,6 +157,17 @@ def split_serial(spec: str) -> tuple[tuple[str, int] | None, str]:
     return (host, int(port)), serial
 
 
+def adb_device(spec: str, timeout: float) -> Any:
+    """The adbutils device for `spec` through its adb server, an `IP:port` serial connected
+    first (`adb connect`) when that server does not list it yet."""
+    import adbutils
+    server, serial = split_serial(spec)
+    client = adbutils.AdbClient(host=server[0], port=server[1]) if server else adbutils.AdbClient()
+    if ":" in serial and serial not in {d.serial for d in client.device_list()}:
+        client.connect(serial, timeout=timeout)
+    return client.device(serial)
+
+
 def device_identity(spec: str, *, timeout: float = 5.0) -> str | None:
     """What the phone calls itself (`ro.serialno`), read over adb alone (no uiautomator2), so
     that one device reached under two names (`127.0.0.1:P` and `localhost:P`, or through two
@@ -165,12 +176,7 @@ def device_identity(spec: str, *, timeout: float = 5.0) -> str | None:
     from agent_host import watchdog
 
     def read() -> str | None:
-        import adbutils
-        server, serial = split_serial(spec)
-        client = adbutils.AdbClient(host=server[0], port=server[1]) if server else adbutils.AdbClient()
-        if ":" in serial and serial not in {d.serial for d in client.device_list()}:
-            client.connect(serial, timeout=timeout)     # as Phone.connect does for an IP:port serial
-        out = client.device(serial).shell("getprop ro.serialno", timeout=timeout)
+        out = adb_device(spec, timeout).shell("getprop ro.serialno", timeout=timeout)
         return str(out).strip() or None
     try:
         return watchdog.call(read, timeout + 1.0, f"{spec}: identity")
@@ -210,14 +216,9 @@ class Phone:
 
     @classmethod
     def _connect(cls, serial: str, timeout: float) -> Phone:
-        import adbutils
         import uiautomator2 as u2
         try:
-            server, device_serial = split_serial(serial)
-            client = adbutils.AdbClient(host=server[0], port=server[1]) if server else adbutils.AdbClient()
-            if ":" in device_serial and device_serial not in {d.serial for d in client.device_list()}:
-                client.connect(device_serial, timeout=timeout)
-            dev = client.device(device_serial)
+            dev = adb_device(serial, timeout)
             dev.get_state()
             ud = u2.connect(dev)
             ud.settings["wait_timeout"] = 2.0

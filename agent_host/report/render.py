@@ -321,7 +321,6 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
                             "its steps are left out of the viewer")
             episodes.append(_viewer_episode(run, r, False, store, pending, task_meta, [], read_folder=False))
     replayed = viewer_lines(run)             # each candidate's answer at a replayed step
-    replayed = viewer_lines(run)             # each candidate's answer at a replayed step
     for ep in episodes:
         for row in ep["steps"]:
             row["replay"] = replayed.get(ep["id"], {}).get(str(row["step"]))
@@ -406,24 +405,14 @@ def write_pages(out_dir: Path, pages: Iterable[tuple[str, str]]) -> None:
     folder.mkdir(exist_ok=True)
     keep = set()
     for name, text in pages:
-        _write_page(out_dir / name, text)
+        # whole or not at all, but not fsynced: an fsync per page was most of a 100 000-episode
+        # report's time, and a page lost to a power cut is rewritten by the next report
+        # (report.html, written after them, is fsynced)
+        write_text_atomic(out_dir / name, text, durable=False)
         keep.add(Path(name).name)
     for old in folder.iterdir():
         if (_PAGE_NAME.fullmatch(old.name) or old.name == Path(INDEX).name) and old.name not in keep and old.is_file():
             old.unlink()
-
-
-def _write_page(path: Path, text: str) -> None:
-    """A page whole or not at all (a temporary file renamed), but not fsynced: an fsync per page
-    was most of a 100 000-episode report's time, and a page lost to a power cut is rewritten by
-    the next report (report.html, written after them, is fsynced)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def render_html(results: Results, viewer: dict[str, Any], replays: list[dict[str, Any]] | None = None) -> str:

@@ -124,13 +124,17 @@ def phone_key(spec: str) -> str:
     return f"127.0.0.1:{port}/{spec}"
 
 
+def _lock_file(name: str) -> Path:
+    return lock_dir() / (re.sub(r"[^A-Za-z0-9._-]", "_", name) + ".lock")
+
+
 def lock_path(spec: str) -> Path:
-    return lock_dir() / (re.sub(r"[^A-Za-z0-9._-]", "_", phone_key(spec)) + ".lock")
+    return _lock_file(phone_key(spec))
 
 
 def identity_lock_path(identity: str) -> Path:
     """The lock of a device by what it calls itself (ro.serialno), whatever name reached it."""
-    return lock_dir() / ("device-" + re.sub(r"[^A-Za-z0-9._-]", "_", identity) + ".lock")
+    return _lock_file("device-" + identity)
 
 
 def _identity(spec: str) -> str | None:

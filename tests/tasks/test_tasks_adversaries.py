@@ -13,6 +13,7 @@ from agent_host.cli.tasks_adversaries import play, tally
 from agent_host.config.phones import load_phone_profile
 from agent_host.config.tasks import load_tasks
 from agent_host.policy.adversaries import KINDS, mutation, near_miss
+from fixtures_phone import set_clock_today
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
@@ -65,10 +66,7 @@ def test_an_alarm_adversary_two_minutes_before_the_asked_alarm_is_still_seen(kin
     (all Android shows). With the clock two minutes before the asked 6:15 AM, "two minutes from
     now" was the asked alarm itself: nothing extra to see, and the adversary passed; one minute
     before, any later minute is unseen until the asked alarm has rung."""
-    import calendar
-    import time
-    now = time.gmtime()
-    virtual_phone.world.state.clock.set(calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, 6, minute, second)))
+    set_clock_today(virtual_phone, 6, minute, second)
     task = next(t for t in load_tasks([TASKS / "alarm-set.yaml"], ("base",)) if t.key == "alarm-set[0]")
     assert "6:15" in task.goal
     results = play([task], virtual_phone.serial, (kind,), out_root=tmp_path, profile=load_phone_profile("virtual"))

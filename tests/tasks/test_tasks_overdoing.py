@@ -11,9 +11,6 @@ end in `success`: a check must not refuse a correct answer either.
 
 from __future__ import annotations
 
-import calendar
-import time
-
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +22,7 @@ from agent_host.config.phones import load_phone_profile
 from agent_host.config.tasks import load_tasks
 from agent_host.phone.device import Phone
 from agent_host.policy.script import PolicyScript
+from fixtures_phone import set_clock_today
 from agent_host.policy.server import PolicyServer
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
@@ -182,19 +180,13 @@ def test_every_kind_and_app_has_an_over_doing_adversary() -> None:
     assert APPS <= {t.app for t in tasks} | {tag for t in tasks for tag in t.tags}
 
 
-def _set_clock(virtual_phone: Any, hour: int, minute: int) -> None:
-    """The virtual phone's wall clock to hour:minute UTC today (the fixture's next reset undoes it)."""
-    now = time.gmtime()
-    virtual_phone.world.state.clock.set(calendar.timegm((now.tm_year, now.tm_mon, now.tm_mday, hour, minute, 0)))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(OVERDOING))
 def test_doing_more_than_asked_is_not_a_success(name: str, virtual_phone: Any, tmp_path: Path) -> None:
     key, build, why = OVERDOING[name]
     task = _task(key)
     if name in CLOCK_AT:
-        _set_clock(virtual_phone, *CLOCK_AT[name])
+        set_clock_today(virtual_phone, *CLOCK_AT[name])
     phone = Phone.connect(virtual_phone.serial)
     ep = _play(task, build(list(task.solution)), phone, tmp_path)
     assert ep.error is None, ep.error     # the episode ran; the model did too much
