@@ -6,9 +6,9 @@ import argparse
 import contextlib
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator
 
+from agent_host.cli.stop_flag import StopFlag
 from agent_host.config.requirements import REQUIREMENTS
 from agent_host.errors import UserError
 from virtual_phone.latency import profile_names as latency_profiles
@@ -162,7 +162,7 @@ def _start(args: argparse.Namespace) -> int:
     if args.port and not 1 <= args.port <= 65535:
         raise UserError(f"--port: {args.port} is not a TCP port")
 
-    stop = threading.Event()
+    stop = StopFlag()
 
     def on_signal(signum: int, _frame: object) -> None:
         stop.set()

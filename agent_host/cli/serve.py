@@ -6,10 +6,10 @@ import argparse
 import json
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 
+from agent_host.cli.stop_flag import StopFlag
 from agent_host.errors import UserError, check_dir_usable
 
 EPILOG = """\
@@ -91,7 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("--startup-timeout must be more than 0 seconds")
     check_dir_usable(args.log_dir, "--log-dir")
 
-    stop = threading.Event()
+    stop = StopFlag()
 
     def on_signal(signum, _frame):
         if stop.is_set():
