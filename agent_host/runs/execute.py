@@ -126,7 +126,8 @@ def reconnect(serial: str, wait: float, give_up: Callable[[], bool] = lambda: Fa
     """(a connected, answering Phone, "") within `wait` seconds, probing with backoff, else
     (None, why). The probes share the wait's deadline (each once took its own 10 s on top of it,
     so `--phone-wait 10` waited about 70 s); the first probe gets at least MIN_PROBE_S.
-    `give_up()` is asked between probes (the run is stopping, or no work is left)."""
+    `give_up()` is asked before each probe (the run is stopping, or no work is left): a
+    worker back from an error with nothing left to do no longer probes a frozen phone first."""
     why = "not answering"
     end = time.monotonic() + wait
     for n, delay in enumerate([0.0, *backoff_delays(wait)]):
@@ -135,7 +136,7 @@ def reconnect(serial: str, wait: float, give_up: Callable[[], bool] = lambda: Fa
             if give_up():
                 return None, f"not answering ({why})"
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
-        if n and give_up():
+        if give_up():
             return None, f"not answering ({why})"
         left = end - time.monotonic()
         if n and left <= 0:
@@ -305,7 +306,11 @@ class _BuildPlay:
 
     def _after_error(self, serial: str, rec: EpisodeRecord) -> None:
         """Find whose fault an error was: a dead server is restarted; a phone that does not
-        answer is marked away (then waited for with backoff when the worker reconnects)."""
+        answer is marked away (then waited for with backoff when the worker reconnects).
+        With nothing left to do there is nothing to decide: probing a frozen phone then only
+        kept a finished run waiting (a run exited 17 s after its last episode's limit)."""
+        if self.todo.empty():
+            return
         if not self.server.alive():
             with self.server_lock:
                 if not self.server.alive():

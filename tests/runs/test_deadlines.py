@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from agent_host import watchdog
+from agent_host.agent.episode import DEADLINE_GRACE_S
 from fixtures_faults import FakeServer, trickle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,6 +140,7 @@ def test_a_frozen_phone_ends_the_episode_as_the_phones_fault(tmp_path):
     assert rec["outcome"] == "error" and rec["error"].startswith("phone: "), rec["error"]
     assert "not answering" in rec["error"]
     assert rec["wall_s"] < 15 + 10, rec["wall_s"]
-    # the one attempt is spent: the run ends (probing the phone is bounded too) and says so
+    # the one attempt is spent and nothing is left: the run ends with the episode (within its
+    # limit and the grace; it probed the frozen phone twice more first and took 36 s in CI)
     assert run.returncode == 0 and "Traceback" not in err, err
-    assert took < 15 + 10 + 20, took
+    assert took < 15 + DEADLINE_GRACE_S + 6, took
