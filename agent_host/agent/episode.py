@@ -369,7 +369,7 @@ def _record(task: TaskInstance, phone: Phone, endpoint: Endpoint, identity: Epis
         build=identity.build, model=endpoint.model, task=task.id, task_id=task.task_id,
         task_file=str(task.source), variant=task.variant, infeasible=bool(task.infeasible),
         repeat=identity.repeat, seed=identity.seed, phone=phone.serial,
-        outcome=j.outcome,  # type: ignore[arg-type]
+        outcome=j.outcome,
         error=error, goal_initial=j.goal_initial, goal_first_step=j.goal_first_step,
         goal_lost_step=j.goal_lost_step, goal_final=j.goal_final, complete_step=j.complete_step,
         infeasible_step=j.infeasible_step, steps=state.steps, max_steps=task.max_steps,

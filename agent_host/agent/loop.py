@@ -333,7 +333,7 @@ class StepLoop:
 
     def _ask(self, turn: _Turn) -> Json:
         reply = self.model.chat(self.messages, self.tools)
-        if getattr(reply, "sent", None) is not None:
+        if reply.sent is not None:
             self.requests.append({"step": turn.n, "attempt": len(turn.raws), **reply.sent})
         self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
         turn.times.model += reply.seconds

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agent_host.config.builds import Sampling
 from agent_host.config.records import Usage
@@ -21,7 +21,7 @@ from agent_host.serving.endpoint import Endpoint, task_header
 
 if TYPE_CHECKING:   # annotations only: openai is imported when a client is made
     import openai
-    from openai.types.chat import ChatCompletion
+    from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
 
 class ServerError(Exception):
@@ -101,7 +101,9 @@ class ModelClient:
                     "sha256": body_sha256(request_body(self.endpoint.model, messages, tools, options))}
             try:
                 resp = watchdog.call(lambda: self.client.chat.completions.create(
-                    model=self.endpoint.model, messages=messages, tools=tools,
+                    # the harness keeps OpenAI's JSON as plain dicts; the SDK's TypedDicts describe the same JSON
+                    model=self.endpoint.model, messages=cast("list[ChatCompletionMessageParam]", messages),
+                    tools=cast("list[ChatCompletionToolUnionParam]", tools),
                     extra_headers=self.headers or None, **options), self.timeout + WATCH_MARGIN_S, "model request")
                 break
             except watchdog.Overdue as exc:

@@ -44,20 +44,33 @@ def _screen_bounds(screen: Screen) -> tuple[int, int, int, int]:
     return (0, int(h * 0.15), w, int(h * 0.85))
 
 
+def _profile(profile: PhoneProfile | None) -> PhoneProfile:
+    assert profile is not None, "the step loop passes the run's phone profile"
+    return profile
+
+
+def _needed(el: Element | None) -> Element:
+    assert el is not None, "an action on an element is performed only once its index resolved"
+    return el
+
+
 def _tap(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
          action: Action) -> None:
+    el = _needed(el)
     action.point = el.center
     phone.tap(*el.center)
 
 
 def _long_press(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
                 action: Action) -> None:
+    el = _needed(el)
     action.point = el.center
     phone.long_press(*el.center)
 
 
 def _type_text(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
                action: Action) -> None:
+    el = _needed(el)
     action.point = el.center
     if not phone.type_text(*el.center, args["text"], bool(args.get("submit"))):
         action.error = f"element {el.index} did not take text input (no focused text field)"
@@ -100,7 +113,7 @@ PERFORM: dict[str, tuple[Perform, Describe]] = {
               + (f" in element {a['index']}" if "index" in a else "")),
     "press_back": (lambda phone, *_: phone.press("back"), _plain("press_back")),
     "press_home": (lambda phone, *_: phone.press("home"), _plain("press_home")),
-    "open_app": (lambda phone, args, el, screen, profile, action: phone.launch(profile.package(args["name"])),
+    "open_app": (lambda phone, args, el, screen, profile, action: phone.launch(_profile(profile).package(args["name"])),
                  lambda a, label: f"ok: opened {a['name']}"),
     "wait": (lambda phone, args, *_: time.sleep(float(args.get("seconds", 1.0))),
              lambda a, label: f"ok: waited {a['seconds']:g} s"),

@@ -127,7 +127,7 @@ def validate_call(name: str, arguments: JsonValue, *, indices: Iterable[int] | N
     try:
         args = kind.args.model_validate(raw).model_dump(exclude_none=True)
     except ValidationError as exc:
-        raise ToolError(_message(name, exc.errors()[0])) from None
+        raise ToolError(_message(name, dict(exc.errors()[0]))) from None
     if "index" in args and indices is not None and args["index"] not in set(indices):
         raise ToolError(f"there is no element with index {args['index']} on the current screen")
     if name == "open_app":

@@ -58,7 +58,7 @@ def numbers(text: str) -> list[float]:
             out.append(_WORDS[tok])
         elif tok[-1].isdigit():
             value = float(tok.replace(",", ""))
-            out.append(int(value) if value.is_integer() else value)  # type: ignore[arg-type]
+            out.append(int(value) if value.is_integer() else value)
     return out
 
 

@@ -305,8 +305,9 @@ class Phone:
 
     def window_size(self) -> tuple[int, int]:
         if self._size is None:
-            self._size = tuple(self._call("window_size", lambda: self.u2.window_size()))  # type: ignore[assignment]
-        return self._size  # type: ignore[return-value]
+            w, h = self._call("window_size", lambda: self.u2.window_size())
+            self._size = (int(w), int(h))
+        return self._size
 
     # -- apps --------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 from agent_host.phone.screen import Bounds, Element, Screen, Window, informative_id, short_id
 
@@ -65,6 +66,23 @@ class Node:
         "scrollable", "checkable", "editable", "slider", "n_texts", "n_taps",
         "list_item",
     )
+    a: dict[str, str]
+    kids: Sequence[Node]
+    cls: str
+    short: str
+    b: Bounds | None
+    vis: bool
+    text: str
+    desc: str
+    clickable: bool
+    long_clickable: bool
+    scrollable: bool
+    checkable: bool
+    editable: bool
+    slider: bool
+    n_texts: int
+    n_taps: int
+    list_item: bool
 
 
 def _short_class(cls: str) -> str:
@@ -104,14 +122,13 @@ def bounds_of(s: str | None) -> Bounds | None:
 
 
 def _to_root(xml: str | bytes) -> ET.Element:
+    data: str | bytes = xml
     if isinstance(xml, bytes):
-        data = xml
-        start = data.find(b"<")
-        end = data.rfind(b">")
+        start = xml.find(b"<")
+        end = xml.rfind(b">")
     else:
-        data = xml
-        start = data.find("<")
-        end = data.rfind(">")
+        start = xml.find("<")
+        end = xml.rfind(">")
     if start < 0 or end < start:
         raise ValueError("not a UI hierarchy dump: no XML element found")
     data = data[start : end + 1]  # drops a BOM, `UI hierarchy dumped to:` lines, trailing junk
@@ -232,6 +249,7 @@ class _Builder:
     def new(self, n: Node) -> Element:
         a = n.a
         b = n.b
+        assert b is not None, "only a visible node becomes an element"
         rid_full = a.get("resource-id") or ""
         e = Element(
             index=len(self.elements),
@@ -277,6 +295,7 @@ class _Builder:
             return False
         if n.n_texts > MAX_MERGED_TEXTS or n.n_taps >= 2:
             return False
+        assert n.b is not None, "walk() asks only of visible nodes"
         l, t, r, b = n.b
         return (r - l) * (b - t) <= CONTAINER_AREA * self.screen_area
 

@@ -173,7 +173,7 @@ def parse_rendered(text: str) -> Screen:
         if m:
             app, width, height = m[1], int(m[2]), int(m[3])
             rotation = int(m[4] or 0)
-            main_box = tuple(int(m[i]) for i in range(5, 9)) if m[5] is not None else None
+            main_box = (int(m[5]), int(m[6]), int(m[7]), int(m[8])) if m[5] is not None else None
             continue
         m = _WINDOW_RE.match(line)
         if m:

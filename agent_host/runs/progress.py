@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
+from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from agent_host.config.records import OUTCOMES, EpisodeRecord
 from agent_host.runs.execute import BuildProgress
@@ -30,7 +31,7 @@ class RunProgress:
             TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
             console=console, disable=not enabled, transient=False,
         )
-        self._ids: dict[str, int] = {}
+        self._ids: dict[str, TaskID] = {}
         self._lock = threading.Lock()
         self._started = False
 
@@ -39,9 +40,10 @@ class RunProgress:
     def __enter__(self) -> "RunProgress":
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if self._started:
-            self.progress.__exit__(*exc)
+            self.progress.__exit__(exc_type, exc, tb)
 
     def hook(self, p: BuildProgress, rec: EpisodeRecord | None) -> None:
         with self._lock:

@@ -20,11 +20,12 @@ from agent_host.errors import UserError
 if TYPE_CHECKING:
     from agent_host.config.phones import PhoneProfile
     from agent_host.config.tasks import TaskInstance
+    from agent_host.runs.plan import PlannedEpisode
 
 
 @dataclass
 class Schedule:
-    planned: list[Any]                                   # PlannedEpisodes some phone can serve
+    planned: list[PlannedEpisode]                        # some phone can serve each
     facts: dict[str, PhoneFacts]                         # serial -> what was read
     skipped: list[dict[str, Any]] = field(default_factory=list)        # per task instance key
     not_on: dict[str, list[str]] = field(default_factory=dict)         # serial -> keys it is not given
@@ -45,7 +46,8 @@ class Schedule:
 
     def lines(self) -> list[str]:
         """What the plan leaves out, for the console: one line per skipped instance group."""
-        out, groups = [], {}
+        out: list[str] = []
+        groups: dict[str, list[dict[str, Any]]] = {}
         for s in self.skipped:
             groups.setdefault(", ".join(s["missing"]), []).append(s)
         for missing, items in groups.items():
@@ -85,7 +87,9 @@ def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts],
              apps: dict[str, str] | None = None) -> Schedule:
     """Split the plan by what the phones have; `apps`: the phone profile's alias -> package
     table the tasks' apps resolve through (None: the Pixel's, DEFAULT_APPS)."""
-    keep, skipped, not_on = [], {}, {s: set() for s in facts}
+    keep: list[PlannedEpisode] = []
+    skipped: dict[str, dict[str, Any]] = {}
+    not_on: dict[str, set[str]] = {s: set() for s in facts}
     for ep in planned:
         need = _requires(ep, apps)
         able = [s for s, f in facts.items() if not f.missing(need)]
