@@ -35,7 +35,7 @@ from agent_host.report.replay import summarise  # noqa: E402
 
 def measure(run_dir: Path, reference: str | None = None) -> dict:
     run = load_run(run_dir)
-    reference = reference or run.manifest.get("baseline") or run.builds()[0]
+    reference = reference or run.manifest.baseline or run.builds()[0]
     lines = ReplayLog(replay_dir(run_dir, reference)).read()
     if not lines:
         raise SystemExit(f"{run_dir}: no replay of {reference} (run agent-host replay first)")

@@ -274,12 +274,9 @@ def _report(out: Path, baseline: str, console) -> None:
 
 def _record_failures(out: Path, failures: list[str]) -> None:
     """The manifest's `failures`, which the report's headline puts first."""
-    from agent_host.config.records import write_json_atomic
+    from agent_host.runs.store import RunStore
 
-    path = out / "manifest.json"
-    manifest = json.loads(path.read_text())
-    manifest["failures"] = failures
-    write_json_atomic(path, manifest)
+    RunStore(out).update_manifest(failures=failures)
 
 
 def _replay(run_dir: Path, reference, candidates, args, err, served) -> None:

@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_host.config.manifest import RunManifest
 
 EPILOG = """\
 Every episode records each request it sent (requests.json: the final conversation, each
@@ -56,11 +60,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
-def resolve_builds(manifest: dict, ids: list[str], host_profile: str | None) -> list:
+def resolve_builds(manifest: RunManifest, ids: list[str], host_profile: str | None) -> list:
     from agent_host.config.builds import Build
     from agent_host.config.hosts import find_build
 
-    own = {b["id"]: b for b in manifest.get("builds", [])}
+    own = {b["id"]: b for b in manifest.builds if "id" in b}
     return [Build.model_validate(own[i]) if i in own else find_build(i, host_profile) for i in ids]
 
 
@@ -79,11 +83,11 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("--startup-timeout must be more than 0 seconds")
     try:
         manifest = RunStore(args.run_dir).read_manifest()
-    except (FileNotFoundError, ValueError) as exc:
+    except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
-    if args.reference not in {b.get("id") for b in manifest.get("builds", [])}:
+    if args.reference not in manifest.build_ids():
         raise UserError(f"--reference {args.reference}: not a build of {args.run_dir} "
-                        f"({', '.join(b.get('id', '?') for b in manifest.get('builds', []))})")
+                        f"({', '.join(manifest.build_ids())})")
     reference, *candidates = resolve_builds(manifest, [args.reference, *ids], args.host_profile)
     for b in candidates:
         if not b.runnable:

@@ -173,7 +173,8 @@ def _run(args: argparse.Namespace) -> int:
         try:
             result = _start_or_resume(args, run_dir, limits, stop)
         except KeyboardInterrupt:
-            if (run_dir / "manifest.json").exists():
+            from agent_host.config.manifest import MANIFEST
+            if (run_dir / MANIFEST).exists():
                 print(f"stopped at once: the episodes in flight are not recorded; resume with: "
                       f"agent-host run --resume {run_dir}", file=sys.stderr, flush=True)
             raise
@@ -302,7 +303,7 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
             return resume_run(args.resume, phones=_csv(args.phones) or None,
                               max_attempts=args.max_attempts, startup_timeout=args.startup_timeout,
                               hook=live.hook, limits=limits, wait_for_phone=wait_seconds(args), stop=stop,
-                              driver=_driver_for)
+                              driver=lambda m: _driver_for(m.sequential, m.order))
         from agent_host.config.hosts import find_build
         from agent_host.config.phones import load_phone_profile
         from agent_host.config.tasks import load_tasks
@@ -333,7 +334,7 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
                          extra_manifest={"baseline": baseline, "host_profile": _profile_ref(args.host_profile), **seq},
                          limits={k: v for k, v in limits.items() if v is not None},
                          wait_for_phone=wait_seconds(args), stop=stop,
-                         driver=_driver_for(seq))
+                         driver=_driver_for(seq.get("sequential"), seq.get("order")))
 
 
 
@@ -345,15 +346,15 @@ def _profile_ref(host_profile: str | None) -> str | None:
     return host_profile
 
 
-def _driver_for(manifest: dict):
-    """How a run is played, from its manifest: a sequential run (a `sequential` block) by its
-    rounds with the report layer's rule, an interleaved one (an `order`) in that order, else
-    None (build after build)."""
-    if manifest.get("sequential"):
+def _driver_for(sequential: dict | None, order: list | None):
+    """How a run is played, from its manifest's `sequential` and `order`: a sequential run by
+    its rounds with the report layer's rule, an interleaved one in that order, else None
+    (build after build)."""
+    if sequential:
         from agent_host.report.sequential import judge_for
         from agent_host.runs.sequential import make_driver
         return make_driver(judge_for)
-    if manifest.get("order"):
+    if order:
         from agent_host.runs.sequential import interleaved_driver
         return interleaved_driver
     return None
@@ -414,14 +415,14 @@ def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, basel
 
 def _print_decision(run_dir: Path, out) -> None:
     """How a sequential run ended, in one line (nothing for a fixed run)."""
-    import json
+    from agent_host.config.manifest import MANIFEST, load_manifest
     try:
-        m = json.loads((run_dir / "manifest.json").read_text())
-    except (OSError, ValueError):
+        m = load_manifest(run_dir / MANIFEST)
+    except (OSError, UserError):
         return
-    rounds = (m.get("sequential") or {}).get("rounds") or []
+    st = m.sequential or {}
+    rounds = st.get("rounds") or []
     d = rounds[-1].get("decision") if rounds else None
     if d:
-        st = m["sequential"]
         out.print(f"sequential: {d['outcome']} ({st['build']} vs {st['baseline']}) at look {d['look']} of "
                   f"{d['looks']}: {d['why']}", highlight=False)

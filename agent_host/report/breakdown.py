@@ -10,18 +10,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from agent_host.config.manifest import RunManifest
 from agent_host.config.records import NO_KIND, TASK_KINDS, EpisodeRecord, task_kinds
 from agent_host.report import selection, stats
 
 
-def task_facts(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def task_facts(manifest: RunManifest) -> dict[str, dict[str, Any]]:
     """Task instance id -> {"app", "kinds"}, for the tasks the manifest names with an app."""
-    out: dict[str, dict[str, Any]] = {}
-    for t in manifest.get("tasks") or []:
-        if isinstance(t, dict) and isinstance(t.get("id"), str) and t.get("app"):
-            tags = [x for x in t.get("tags") or [] if isinstance(x, str)]
-            out[t["id"]] = {"app": str(t["app"]), "kinds": task_kinds(tags, bool(t.get("infeasible")))}
-    return out
+    return {t.id: {"app": t.app, "kinds": task_kinds(t.tags, t.infeasible)} for t in manifest.tasks if t.app}
 
 
 def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],

@@ -5,15 +5,14 @@ Works on a run directory copied to another machine: nothing but its files is con
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
+from agent_host.config.manifest import MANIFEST, ManifestError, RunManifest, manifest_for_report, read_manifest_json
 from agent_host.config.records import EpisodeRecord, StepRecord, iter_episode_log
 from agent_host.errors import UserError
 from agent_host.report.compact import compact
@@ -22,7 +21,7 @@ from agent_host.report.compact import compact
 @dataclass
 class Run:
     dir: Path
-    manifest: dict[str, Any]
+    manifest: RunManifest
     records: list[EpisodeRecord]                 # every attempt, in log order
     warnings: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)   # paths the records name outside the run
@@ -30,14 +29,13 @@ class Run:
 
     @property
     def run_id(self) -> str:
-        return str(self.manifest.get("run_id") or self.dir.name)
+        return self.manifest.run_id or self.dir.name
 
     def builds(self) -> list[str]:
         """Build ids: the manifest's order first, then any others seen in the log."""
         out: list[str] = []
-        for b in self.manifest.get("builds") or []:
-            bid = b.get("id") if isinstance(b, dict) else b
-            if isinstance(bid, str) and bid not in out:
+        for bid in self.manifest.build_ids():
+            if bid not in out:
                 out.append(bid)
         for r in self.records:
             if r.build not in out:
@@ -47,12 +45,11 @@ class Run:
     def reference_build(self) -> str | None:
         """The build the manifest names as the baseline (`baseline` key), else the build whose
         `role` is `reference` (or marked `reference: true`), else None."""
-        ref = self.manifest.get("baseline") or self.manifest.get("reference_build")
-        if isinstance(ref, str):
+        ref = self.manifest.baseline or self.manifest.reference_build
+        if ref:
             return ref
-        for b in self.manifest.get("builds") or []:
-            if isinstance(b, dict) and (b.get("role") == "reference" or b.get("reference") is True
-                                        or b.get("baseline") is True):
+        for b in self.manifest.builds:
+            if b.get("role") == "reference" or b.get("reference") is True or b.get("baseline") is True:
                 return b.get("id")
         return None
 
@@ -91,26 +88,22 @@ class Run:
         return self._root_ok
 
 
-def _read_manifest(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
-    path = run_dir / "manifest.json"
+def _read_manifest(run_dir: Path, warnings: list[str]) -> RunManifest:
+    path = run_dir / MANIFEST
     if not path.exists():
         warnings.append(f"{path}: missing; provenance unknown")
-        return {}
+        return RunManifest()
     if not _stays_inside(run_dir, path):
         warnings.append(f"{path}: a symlink leading outside the run directory; not read, provenance unknown")
-        return {}
+        return RunManifest()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        warnings.append(f"{path}: unreadable ({exc}); provenance unknown")
-        return {}
-    except OSError as exc:
-        warnings.append(f"{path}: cannot read ({exc.strerror or exc}); provenance unknown")
-        return {}
-    if not isinstance(data, dict):
-        warnings.append(f"{path}: not a JSON object; provenance unknown")
-        return {}
-    return data
+        data = read_manifest_json(path)
+    except (ManifestError, OSError) as exc:
+        warnings.append(f"{exc}; provenance unknown")
+        return RunManifest()
+    manifest, notes = manifest_for_report(data, path)
+    warnings += notes
+    return manifest
 
 
 def _stays_inside(run_dir: Path, path: Path) -> bool:

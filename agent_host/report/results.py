@@ -7,6 +7,7 @@ import statistics
 from typing import Any
 
 from agent_host.config.builds import SERVER_KINDS
+from agent_host.config.manifest import RunManifest
 from agent_host.config.records import EpisodeRecord
 from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.errors import UserError
@@ -20,8 +21,9 @@ SCHEMA = "agent-host.report/5"     # 5: the `collateral` outcome (builds[].outco
                                    # instance is `instance` (was `unit`); 3: success over base variants;
                                    # sensitivity, specificity, trivial
 
-# Manifest keys the provenance section shows by name; any other key is listed generically.
-KNOWN_KEYS = ("run_id", "created_at", "command", "agent_host_version", "versions", "python",
+# Manifest keys the provenance section shows by name (schema_version: the file's format, not
+# the run's provenance); any other key is listed generically.
+KNOWN_KEYS = ("schema_version", "run_id", "created_at", "command", "agent_host_version", "versions", "python",
               "platform", "git", "builds", "tasks", "task_files", "repeats", "seed", "sampling",
               "phones", "phone_profile", "max_attempts", "episodes_planned", "resumed_at", "sequential",
               "order", "order_together", "order_mode", "shared_machine")
@@ -51,41 +53,40 @@ def _versions(versions: Any) -> dict[str, Any]:
 
 def _provenance(run: Run) -> dict[str, Any]:
     m = run.manifest
+    given = m.set_fields()    # a field the manifest does not hold shows as null, not as its default
     builds = []
-    for b in m.get("builds") or []:
-        if isinstance(b, dict):
-            shown = {k: b.get(k) for k in ("id", "weight_path", "server", "model", "args", "env",
-                                           "sampling", "bits_per_weight", "group_size", "kernel",
-                                           "tool_call_parser", "base_url")}
-            # a run an older version wrote holds the values: never into a report
-            builds.append({**shown, "env": redact_env(shown["env"]) if isinstance(shown["env"], dict) else None})
-    git = m.get("git") if isinstance(m.get("git"), dict) else {}
+    for b in m.builds:
+        shown = {k: b.get(k) for k in ("id", "weight_path", "server", "model", "args", "env",
+                                       "sampling", "bits_per_weight", "group_size", "kernel",
+                                       "tool_call_parser", "base_url")}
+        # a run an older version wrote holds the values: never into a report
+        builds.append({**shown, "env": redact_env(shown["env"]) if isinstance(shown["env"], dict) else None})
     return {
         "run_id": run.run_id,
         "run_dir": str(run.dir),
-        "created_at": m.get("created_at"),
-        "resumed_at": m.get("resumed_at") or [],
-        "command": redact_argv(m["command"]) if isinstance(m.get("command"), list) else None,
-        "agent_host_version": m.get("agent_host_version"),
-        "versions": _versions(m.get("versions")),
-        "python": m.get("python"),
-        "platform": m.get("platform"),
-        "git_revision": git.get("revision"),
-        "git_dirty": git.get("dirty"),
+        "created_at": m.created_at,
+        "resumed_at": m.resumed_at,
+        "command": redact_argv(m.command) if "command" in given else None,
+        "agent_host_version": m.agent_host_version,
+        "versions": _versions(m.versions),
+        "python": m.python,
+        "platform": m.platform,
+        "git_revision": m.git.revision,
+        "git_dirty": m.git.dirty,
         "builds": builds,
-        "phones": m.get("phones") or [],
-        "phone_profile": m.get("phone_profile"),
-        "task_files": m.get("task_files") or {},
-        "repeats": m.get("repeats"),
-        "seed": m.get("seed"),
-        "sampling": m.get("sampling") or {},
-        "max_attempts": m.get("max_attempts"),
-        "episodes_planned": m.get("episodes_planned"),
+        "phones": m.phones,
+        "phone_profile": given.get("phone_profile"),
+        "task_files": m.task_files,
+        "repeats": m.repeats,
+        "seed": m.seed,
+        "sampling": m.sampling,
+        "max_attempts": given.get("max_attempts"),
+        "episodes_planned": m.episodes_planned,
         # how the builds' episodes were ordered (runs/order.py); None: build after build
-        "order_mode": m.get("order_mode") or (m.get("sequential") or {}).get("order_mode"),
+        "order_mode": m.order_mode or (m.sequential or {}).get("order_mode"),
         # local model builds whose servers were up together: their speed figures are marked
-        "shared_machine": list(m.get("shared_machine") or []),
-        "other": {k: v for k, v in m.items() if k not in KNOWN_KEYS},
+        "shared_machine": m.shared_machine,
+        "other": {k: v for k, v in given.items() if k not in KNOWN_KEYS},
     }
 
 
@@ -131,19 +132,19 @@ def _measured_beside(b: str, base: str, by: dict[str, dict], fid: dict) -> list[
     return lines
 
 
-def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: dict,
+def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: RunManifest,
              trivial: dict | None = None) -> list[str]:
     """The report's first lines, in words: each build's success beside the trivial policies',
     which build is the reference, what each paired comparison found (with its interval), and,
     where the run measured them, fidelity and the speed ratios against the reference."""
     by = {s["build"]: s for s in summaries}
     # what failed comes first (a demo whose second build died still reports what ran)
-    lines = [f"FAILED: {f}" for f in manifest.get("failures") or [] if isinstance(f, str)]
-    note = manifest.get("reference_note")
-    ref = f"{base} ({note})" if isinstance(note, str) and note else base
+    lines = [f"FAILED: {f}" for f in manifest.failures]
+    note = manifest.reference_note
+    ref = f"{base} ({note})" if note else base
     lines.append(f"Reference: {ref}. Each other build is compared with it on the same task instances, "
                  "paired by task (base variants; a task's instances pooled; 95% intervals).")
-    fid = manifest.get("fidelity") if isinstance(manifest.get("fidelity"), dict) else {}
+    fid = manifest.fidelity or {}
     if fid and fid.get("reference_deterministic") is False:
         lines.append(f"Warning: the reference {base} did not answer the fidelity prompts the same way twice "
                      "(serving is not deterministic): fidelity counts mean little.")
@@ -213,7 +214,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> Resu
 
 def _add_speeds(summaries: list[dict[str, Any]], run: Run) -> None:
     """Each build's speed from its counted episodes; a scripted server's is not a model's."""
-    servers = {b.get("id"): b.get("server") for b in run.manifest.get("builds") or [] if isinstance(b, dict)}
+    servers = {b.get("id"): b.get("server") for b in run.manifest.builds}
     for s in summaries:
         s["speed"] = speed.speed_summary(selection.select_latest(r for r in run.records if r.build == s["build"]).counted)
         kind = SERVER_KINDS.get(servers.get(s["build"]) or "")
@@ -239,8 +240,8 @@ def _warnings(run: Run, summaries: list[dict[str, Any]], comparisons: list[dict[
     """What a reader must know before trusting the numbers: an incomplete run, skipped
     episodes, harness budgets that ran out, instances one side of a comparison lacks."""
     warnings = list(run.warnings)
-    planned = run.manifest.get("episodes_planned")
-    if isinstance(planned, int) and have < planned:
+    planned = run.manifest.episodes_planned
+    if planned is not None and have < planned:
         warnings.append(f"run incomplete: {have} of {planned} planned episodes have a record")
     warnings += _skipped(run.manifest)
     for s in summaries:
@@ -334,17 +335,16 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
     return header, rows
 
 
-def _skipped(manifest: dict) -> list[str]:
+def _skipped(manifest: RunManifest) -> list[str]:
     """What the run left out because no phone met a task's `requires:` (runs/requirements.py):
     said once, never counted (it is in no rate's denominator)."""
     out, groups = [], {}
-    for s in manifest.get("skipped") or []:
-        if isinstance(s, dict):
-            groups.setdefault(", ".join(s.get("missing") or []), []).append(s)
+    for s in manifest.skipped:
+        groups.setdefault(", ".join(s.get("missing") or []), []).append(s)
     for missing, items in groups.items():
         tasks = sorted({str(s.get("task_id") or s.get("key")) for s in items})
         out.append(f"not run: {len(items)} task instance(s) of {len(tasks)} task(s) need {missing}, which no phone "
                    f"of the run had ({', '.join(tasks)}); they are in no rate, not failures")
-    for serial, keys in (manifest.get("not_scheduled") or {}).items():
+    for serial, keys in manifest.not_scheduled.items():
         out.append(f"phone {serial} lacked what {len(keys)} task instance(s) require; they ran on the other phones")
     return out

@@ -35,6 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import stats as sst
 
+from agent_host.config.manifest import RunManifest
 from agent_host.config.records import EpisodeRecord
 from agent_host.report import intervals, selection, stats
 
@@ -320,11 +321,11 @@ def fixed_design(states: Sequence[TaskState], target: float, alpha: float = ALPH
     return {"repeats": reps, "episodes": int(2 * reps * m.sum()), "target": target, "note": None}
 
 
-def section(manifest: dict, records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
+def section(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
     """What the report says of a sequential run: how it ended, the episodes it used against the
     fixed design's at the same power, and where the repeats went; None for a fixed run."""
-    st = manifest.get("sequential")
-    if not isinstance(st, dict) or not st.get("rounds"):
+    st = manifest.sequential
+    if not st or not st.get("rounds"):
         return None
     rounds = st["rounds"]
     decided = [r for r in rounds if r.get("decision")]

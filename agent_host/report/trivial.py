@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from agent_host.config.manifest import RunManifest
 from agent_host.config.records import EpisodeRecord
 from agent_host.config.outcome import label
 from agent_host.report import stats
@@ -21,7 +22,7 @@ POLICIES = {"complete_at_once": "complete at once", "infeasible_at_once": "infea
 FIGURES = ("success", "sensitivity", "specificity")
 
 
-def run_instances(manifest: dict[str, Any], records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
+def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
     """The run's task instances ({task, task_id, variant, infeasible}) that have a record (of
     any build or outcome): an instance no phone served, or not reached yet, is in no build's
     rates either. Their facts come from the manifest's task list, else (a run made before the
@@ -30,11 +31,10 @@ def run_instances(manifest: dict[str, Any], records: Sequence[EpisodeRecord]) ->
     task_ids = {r.task: r.task_id for r in records if r.task_id}
     ran = {(r.task, r.variant) for r in records}
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for t in manifest.get("tasks") or []:
-        if (isinstance(t, dict) and isinstance(t.get("id"), str) and t.get("variant") in ("base", "verify")
-                and (t["id"], t["variant"]) in ran):
-            out[(t["id"], t["variant"])] = {"task": t["id"], "task_id": t.get("task_id") or task_ids.get(t["id"]),
-                                           "variant": t["variant"], "infeasible": bool(t.get("infeasible"))}
+    for t in manifest.tasks:
+        if t.variant in ("base", "verify") and (t.id, t.variant) in ran:
+            out[(t.id, t.variant)] = {"task": t.id, "task_id": t.task_id or task_ids.get(t.id),
+                                      "variant": t.variant, "infeasible": t.infeasible}
     if not out:
         for r in records:
             out.setdefault((r.task, r.variant), {"task": r.task, "task_id": r.task_id, "variant": r.variant,
@@ -52,7 +52,7 @@ def _episode(policy: str, inst: dict[str, Any]) -> EpisodeRecord:
         **j.as_dict())
 
 
-def trivial_baselines(manifest: dict[str, Any], records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
+def trivial_baselines(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
     """Per trivial policy: its success (the headline), sensitivity, specificity and balanced
     figure on this run's task instances (means only: a deterministic policy on fixed tasks has
     no sampling error). None without instances."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import platform
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import agent_host
 from agent_host.config import machine
+from agent_host.config.manifest import SCHEMA_VERSION, RunManifest
 from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.serving.checkpoint import checkpoint_facts
 
@@ -54,12 +56,15 @@ def git_revision(root: Path | None = None) -> dict[str, Any]:
 
 def build_manifest(*, run_id: str, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats: int,
                    seed: int, phones: Sequence[dict], command: Sequence[str],
-                   extra: dict | None = None) -> dict[str, Any]:
+                   extra: dict | None = None) -> RunManifest:
+    """The manifest of a new run (config/manifest.py); `extra` adds fields the model names
+    (limits, scheduling, the sequential block, a demo's notes)."""
     task_files: dict[str, str] = {}
     for t in tasks:
         if getattr(t, "source", None):
             task_files[str(t.source)] = t.sha256
-    return {
+    data = {
+        "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "command": redact_argv(command),
@@ -82,3 +87,5 @@ def build_manifest(*, run_id: str, builds: Sequence[Build], tasks: Sequence[Task
         "checkpoints": {b.id: checkpoint_facts(b) for b in builds},
         **(extra or {}),
     }
+    # validated as it will be read back: through JSON (tuples become lists, paths strings)
+    return RunManifest.model_validate(json.loads(json.dumps(data, default=str)))

@@ -103,7 +103,7 @@ def reference_episodes(run_dir: Path, reference: str, tasks: Sequence[str] | Non
     store = RunStore(run_dir)
     try:
         store.read_manifest()
-    except (FileNotFoundError, ValueError) as exc:
+    except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
     latest: dict[str, EpisodeRecord] = {}
     for rec in store.records():

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from agent_host.config.manifest import MANIFEST, RunManifest, check_resumable
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
 from agent_host.runs.lock import RunLock
@@ -123,7 +124,7 @@ def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats
     run_dir = out or DEFAULT_RUNS_DIR / run_id
     check_dir_usable(run_dir, "--out")
     store = RunStore(run_dir)
-    if (run_dir / "manifest.json").exists():
+    if (run_dir / MANIFEST).exists():
         raise UserError(f"{run_dir} already holds a run; use --resume {run_dir}")
     try:
         planned = plan([b.id for b in builds], tasks, repeats, seed)
@@ -215,7 +216,7 @@ def _with_env(build: Build, host_profile: str | None, where: Path) -> Any:
 def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attempts: int | None = None,
                startup_timeout: float | None = None, hook: ProgressHook | None = None,
                limits: dict | None = None, wait_for_phone: float | None = None,
-               stop: Any = None, driver: Callable[[dict], Driver | None] | None = None) -> RunResult:
+               stop: Any = None, driver: Callable[[RunManifest], Driver | None] | None = None) -> RunResult:
     from agent_host.config.builds import Build
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks
@@ -227,40 +228,36 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
         raise UserError(f"{run_dir}: no such run directory")
     # Everything is checked read-only first; only then is the lock taken and the log cut.
     try:
-        manifest = store.read_manifest()
-    except (FileNotFoundError, ValueError) as exc:
+        manifest = store.read_manifest()   # the model's types: a ManifestError names the field
+    except FileNotFoundError as exc:
         raise UserError(str(exc)) from None
     store.records()  # the log must read (LogError names path:line) before anything is written
-    where = store.dir / "manifest.json"
+    where = store.dir / MANIFEST
+    check_resumable(manifest, where)
     try:
-        builds = [_with_env(Build.model_validate(b), manifest.get("host_profile"), where) for b in manifest["builds"]]
-        variants = sorted({t["variant"] for t in manifest["tasks"]})
-        sources = [t["source"] for t in manifest["tasks"] if t["source"]]
-        keys = [t["key"] for t in manifest["tasks"]]
-        int(manifest["repeats"]), int(manifest["seed"]), dict(manifest["task_files"])
-        serials = list(phones) if phones else [p.get("serial") for p in manifest["phones"]]
-    except KeyError as exc:
-        raise UserError(f"{where}: missing field {exc}; not a run manifest") from None
+        builds = [_with_env(Build.model_validate(b), manifest.host_profile, where) for b in manifest.builds]
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(x) for x in first.get("loc", ()))
         raise UserError(f"{where}: builds: {field}: {first.get('msg')}") from None
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise UserError(f"{where}: not a valid run manifest ({exc})") from None
+    variants = sorted({t.variant for t in manifest.tasks})
+    sources = [t.source for t in manifest.tasks if t.source]
+    keys = [t.key for t in manifest.tasks]
+    serials = list(phones) if phones else [p.get("serial") for p in manifest.phones]
     by_key = {t.key: t for t in load_tasks(sources, variants=tuple(variants))}
     missing = [k for k in keys if k not in by_key]
     if missing:
-        raise UserError(f"{run_dir}/manifest.json: tasks no longer found: {', '.join(missing)}")
+        raise UserError(f"{where}: tasks no longer found: {', '.join(missing)}")
     tasks = [by_key[k] for k in keys]
     changed = [str(t.source) for t in tasks
-               if manifest["task_files"].get(str(t.source)) not in (None, t.sha256)]
+               if manifest.task_files.get(str(t.source)) not in (None, t.sha256)]
     if changed:
         raise UserError(f"task files changed since the run started: {', '.join(sorted(set(changed)))}")
-    profile = load_phone_profile(manifest.get("phone_profile", "virtual"))
-    attempts = max_attempts or manifest.get("max_attempts", 3)
-    check_bounds(repeats=int(manifest["repeats"]), phones=serials, max_attempts=attempts)
+    profile = load_phone_profile(manifest.phone_profile)
+    attempts = max_attempts or manifest.max_attempts
+    check_bounds(repeats=manifest.repeats, phones=serials, max_attempts=attempts)
     check_before_run(builds, tasks, profile)
-    planned = plan([b.id for b in builds], tasks, manifest["repeats"], manifest["seed"])
+    planned = plan([b.id for b in builds], tasks, manifest.repeats, manifest.seed)
     with PhoneLocks(serials, wait=wait_for_phone):
         if phones:
             _fingerprints(serials)
@@ -270,14 +267,15 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
             store.records()  # again, now that no other process can append
             try:
                 store.open_existing()
-                store.update_manifest(resumed_at=[*manifest.get("resumed_at", []),
+                store.update_manifest(resumed_at=[*manifest.resumed_at,
                                                   dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")])
             except OSError as exc:  # a disk still full, or read-only
                 raise UserError(f"{run_dir}: cannot write the run directory ({exc.strerror or exc}); "
                                 f"nothing was run") from None
-            saved = {k: manifest.get(k) for k in ("request_timeout", "episode_timeout", "phone_wait")}
+            saved = {"request_timeout": manifest.request_timeout, "episode_timeout": manifest.episode_timeout,
+                     "phone_wait": manifest.phone_wait}
             opts = RunOptions(profile=profile, max_attempts=attempts, startup_timeout=startup_timeout,
-                              run_id=manifest.get("run_id", run_dir.name), stop=stop, serves=sched.serves,
+                              run_id=manifest.run_id or run_dir.name, stop=stop, serves=sched.serves,
                               **_limits({**saved, **{k: v for k, v in (limits or {}).items() if v is not None}}))
             chosen = driver(manifest) if driver is not None else None   # a sequential run continues its rounds
             return _play(chosen, builds, tasks, planned, sched, store, serials, opts, hook)

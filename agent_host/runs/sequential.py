@@ -70,8 +70,7 @@ def run_rounds(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: Ru
     manifest before the next begins."""
     hook = hook or (lambda p, r: None)
     ids = [b.id for b in builds]
-    manifest = store.read_manifest()
-    state = manifest["sequential"]
+    state = dict(store.read_manifest().sequential or {})
     rounds: list[dict] = state.setdefault("rounds", [])
     elapsed0 = float(state.get("elapsed_s", 0.0))
     t0 = time.monotonic()
@@ -155,8 +154,8 @@ def interleaved_driver(builds, tasks, store, phones, opts, hook):
     from agent_host.runs.plan import plan
 
     m = store.read_manifest()
-    planned = {p.episode_id: p for p in plan([b.id for b in builds], tasks, int(m["repeats"]), int(m["seed"]))}
-    ordered = [planned[i] for i in m["order"]]
+    planned = {p.episode_id: p for p in plan([b.id for b in builds], tasks, m.repeats, m.seed)}
+    ordered = [planned[i] for i in m.order or []]
     totals = {b.id: BuildProgress(b.id, total=sum(1 for p in ordered if p.build == b.id)) for b in builds}
     for rec in store.finished().values():
         if rec.build in totals and rec.episode_id in planned:
@@ -166,7 +165,7 @@ def interleaved_driver(builds, tasks, store, phones, opts, hook):
     relay = _relay(totals, hook)
 
     with contextlib.ExitStack() as stack:
-        if m.get("order_together"):
+        if m.order_together:
             _servers_up(stack, builds, store, opts)
         play(ordered, builds, store, phones, opts, relay)
     return totals, len(ordered)
@@ -189,8 +188,8 @@ def make_driver(judge_factory: Callable[[dict], Judge]) -> Callable[..., tuple[d
 
     def drive(builds, tasks, store, phones, opts, hook):
         m = store.read_manifest()
-        st = m["sequential"]
-        res = run_rounds(builds, tasks, store, phones, opts, judge_factory(st), seed=int(m["seed"]),
+        st = m.sequential or {}
+        res = run_rounds(builds, tasks, store, phones, opts, judge_factory(st), seed=m.seed,
                          together=bool(st["together"]), first=int(st["schedule"]["first"]),
                          duration=st.get("duration_s"), hook=hook)
         return res.progress, res.planned

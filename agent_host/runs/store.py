@@ -12,16 +12,15 @@ user's file, to a file outside) is refused in one line before anything is writte
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import threading
 from pathlib import Path
 
-from agent_host.config.records import EpisodeRecord, NotOwnFile, open_own, read_episode_log, write_json_atomic
+from agent_host.config.manifest import MANIFEST, RunManifest, load_manifest, write_manifest
+from agent_host.config.records import EpisodeRecord, NotOwnFile, open_own, read_episode_log
 from agent_host.errors import UserError
 
-MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
 
 
@@ -40,12 +39,12 @@ class RunStore:
         self._created = False
 
     # -- creation and reopening -------------------------------------------------
-    def create(self, manifest: dict) -> None:
+    def create(self, manifest: RunManifest) -> None:
         if (self.dir / MANIFEST).exists():
             raise FileExistsError(f"{self.dir} already holds a run; use --resume {self.dir}")
         self.dir.mkdir(parents=True, exist_ok=True)
         self._own_folders()
-        write_json_atomic(self.dir / MANIFEST, manifest)
+        write_manifest(self.dir / MANIFEST, manifest)
         os.close(open_own(self.log_path, os.O_WRONLY | os.O_CREAT))
         self._created = True
 
@@ -82,32 +81,26 @@ class RunStore:
         for d in (self.episodes_dir, self.servers_dir):
             shutil.rmtree(d, ignore_errors=True)
 
-    def open_existing(self) -> dict:
+    def open_existing(self) -> RunManifest:
         data = self.read_manifest()
         self._cut_torn_tail()
         self._own_folders()
         return data
 
-    def read_manifest(self) -> dict:
-        """The manifest, read only (FileNotFoundError, or ValueError naming the file)."""
+    def read_manifest(self) -> RunManifest:
+        """The manifest, read only: FileNotFoundError when there is none, else ManifestError
+        (a UserError) naming the file and the field that does not fit config/manifest.py."""
         path = self.dir / MANIFEST
         if not path.exists():
             raise FileNotFoundError(f"{self.dir}: no {MANIFEST}, not a run directory")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}: not a readable run manifest ({exc})") from None
-        except OSError as exc:
-            raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: not a run manifest (not a JSON object)")
-        return data
+        return load_manifest(path)
 
-    def update_manifest(self, **fields: object) -> None:
-        path = self.dir / MANIFEST
-        data = json.loads(path.read_text())
-        data.update(fields)
-        write_json_atomic(path, data)
+    def update_manifest(self, **fields: object) -> RunManifest:
+        """The manifest with `fields` set, checked by the model before it is written."""
+        manifest = self.read_manifest()
+        changed = RunManifest.model_validate({**manifest.set_fields(), **fields})
+        write_manifest(self.dir / MANIFEST, changed)
+        return changed
 
     def _cut_torn_tail(self) -> None:
         with open(open_own(self.log_path, os.O_RDWR | os.O_CREAT), "rb+") as f:

@@ -9,6 +9,7 @@ import re
 import pytest
 
 from agent_host.report.results import headline
+from agent_host.config.manifest import RunManifest
 
 
 def _summary(build, success, decode, step):
@@ -24,18 +25,18 @@ def test_headline_names_the_reference_and_the_finding_with_its_interval():
     summaries = [_summary("ref", 0.5, 10.0, 2.0), _summary("w4", 0.25, 15.0, 1.5), _summary("w8", 0.5, 12.0, 2.0)]
     comps = [_comparison("w4", -0.25, -0.45, -0.05), _comparison("w8", 0.0, -0.2, 0.2)]
     fid = {"reference_deterministic": True, "builds": {"w4": {"exact": 3, "calls_exact": 5, "total": 12}}}
-    lines = headline("ref", summaries, comps, {"fidelity": fid})
+    lines = headline("ref", summaries, comps, RunManifest(fidelity=fid))
     assert lines[0].startswith("Reference: ref.")
     assert lines[1] == ("w4 vs ref: success 25% vs 50%, difference -25.0 pp, 95% CI -45.0 to -5.0 pp, over "
                         "4 tasks: w4 succeeded less often than the reference.")
     assert lines[2] == "w4 fidelity: 3/12 agent answers identical to ref's (5/12 with the same tool calls)."
     assert lines[3] == "w4 speed relative to ref (this run): decode 1.50x, TTFT 1.00x, s/step 0.75x."
     assert "no difference detected (the interval includes 0" in lines[4]
-    bad = headline("ref", summaries, comps[:1], {"fidelity": {**fid, "reference_deterministic": False}})
+    bad = headline("ref", summaries, comps[:1], RunManifest(fidelity={**fid, "reference_deterministic": False}))
     assert bad[1].startswith("Warning: the reference ref did not answer")
-    assert headline("ref", summaries, [_comparison("w4", None, None, None, 0)], {})[1].startswith(
+    assert headline("ref", summaries, [_comparison("w4", None, None, None, 0)], RunManifest())[1].startswith(
         "w4: no task instance has counted episodes on both builds")
-    one = headline("ref", summaries, [_comparison("w4", 0.0, None, None, 1)], {})[1]
+    one = headline("ref", summaries, [_comparison("w4", 0.0, None, None, 1)], RunManifest())[1]
     assert "no interval (too few tasks), over 1 task: no difference detected" in one
 
 
@@ -45,7 +46,7 @@ def test_a_build_without_a_comparison_still_shows_its_fidelity():
     to pair, and the headline dropped the fidelity the demo had measured with it."""
     summaries = [_summary("ref", 0.5, 10.0, 2.0), {"build": "w4", "rates": {"success": {"mean": None}}, "speed": {}}]
     fid = {"reference_deterministic": True, "builds": {"w4": {"exact": 3, "calls_exact": 5, "total": 12}}}
-    lines = headline("ref", summaries, [_comparison("w4", None, None, None, 0)], {"fidelity": fid})
+    lines = headline("ref", summaries, [_comparison("w4", None, None, None, 0)], RunManifest(fidelity=fid))
     assert lines[1:] == ["w4: no task instance has counted episodes on both builds; no comparison.",
                          "w4 fidelity: 3/12 agent answers identical to ref's (5/12 with the same tool calls)."]
 

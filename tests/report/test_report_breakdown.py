@@ -82,9 +82,9 @@ def test_manifest_records_app_and_tags():
 
     tasks = load_tasks(["wifi-on", "fm-radio-on"], variants=("base",))
     m = build_manifest(run_id="r", builds=[], tasks=tasks, repeats=1, seed=0, phones=[], command=[])
-    by_id = {t["id"]: t for t in m["tasks"]}
-    assert by_id["wifi-on"]["app"] == "settings" and "connectivity" in by_id["wifi-on"]["tags"]
-    assert by_id["fm-radio-on"]["tags"] == tasks[1].tags
+    by_id = {t.id: t for t in m.tasks}
+    assert by_id["wifi-on"].app == "settings" and "connectivity" in by_id["wifi-on"].tags
+    assert by_id["fm-radio-on"].tags == tasks[1].tags
 
 
 def test_tasks_list_counts_per_app_and_kind(capsys, tmp_path):

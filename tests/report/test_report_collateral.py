@@ -17,6 +17,7 @@ from agent_host.report import detector, selection, write_reports
 from agent_host.report.model import load_results
 from agent_host.report.render import OUTCOME_COLOURS, outcome_bars, render_markdown
 from agent_host.report.tables import builds_table, outcomes_table
+from agent_host.config.manifest import RunManifest
 from fixtures_report import (ASKED_ROW, BASE, STRAY, add_collateral_episode, make_run,
                              viewer_of)
 
@@ -101,7 +102,7 @@ def test_a_malformed_state_gives_what_can_be_read():
 def test_the_state_after_setup_bare_or_with_its_scope(tmp_path):
     from agent_host.report.load import Run
     from agent_host.report.state import START_STATE_ROWS, start_state
-    run = Run(tmp_path, {}, [])
+    run = Run(tmp_path, RunManifest(), [])
     assert start_state(run, tmp_path) is None and start_state(run, None) is None
     (tmp_path / "start_state.json").write_text(json.dumps({"file": [f"f /sdcard/x{i}" for i in range(300)]}))
     got = start_state(run, tmp_path)

@@ -15,6 +15,7 @@ from agent_host.config.outcome import label
 from agent_host.report.load import Run
 from agent_host.report.results import analyse
 from agent_host.report.trivial import trivial_baselines
+from agent_host.config.manifest import RunManifest
 
 _spec = importlib.util.spec_from_file_location("coverage_bench", Path(__file__).parents[2] / "bench" / "coverage.py")
 bench = importlib.util.module_from_spec(_spec)
@@ -38,9 +39,9 @@ def _episode(build: str, inst: tuple, repeat: int, *, goals: list[bool], **end) 
 
 
 def _run(records, tasks=SUITE, with_task_id=True) -> Run:
-    manifest = {"tasks": [{"id": t, "variant": v, "infeasible": inf, **({"task_id": tid} if with_task_id else {})}
+    manifest = {"tasks": [{"key": t, "id": t, "variant": v, "infeasible": inf, **({"task_id": tid} if with_task_id else {})}
                           for t, tid, v, inf in tasks]}
-    return Run(Path("/nonexistent-run"), manifest, records)
+    return Run(Path("/nonexistent-run"), RunManifest.model_validate(manifest), records)
 
 
 def always_done(build: str = "done", repeats: int = 2) -> list[EpisodeRecord]:
@@ -91,9 +92,9 @@ def test_trivial_baselines_from_an_older_manifest_and_from_records_alone():
     # a manifest before task_id: the records carry it (alarm-0730 stays in task `alarm`)
     assert trivial_baselines(_run(recs, with_task_id=False).manifest, recs) == full
     # no task list at all (runs before the manifest had one): the instances the records name
-    assert trivial_baselines({}, recs) == full
+    assert trivial_baselines(RunManifest(), recs) == full
     assert full["policies"]["infeasible_at_once"]["success"] == pytest.approx(1 / 4)
-    assert trivial_baselines({}, []) is None
+    assert trivial_baselines(RunManifest(), []) is None
     # an instance without a record (no phone could serve it, or not reached) is in no build's
     # rates, so not in the baselines either: without fm-radio-on, infeasible at once scores 0%
     ran = [r for r in recs if r.task != "fm-radio-on"]

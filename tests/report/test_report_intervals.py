@@ -17,6 +17,7 @@ from agent_host.report.load import Run
 from agent_host.report.model import Results
 from agent_host.report.render import render_markdown, viewer_data
 from agent_host.report.results import analyse, csv_rows
+from agent_host.config.manifest import RunManifest
 
 _spec = importlib.util.spec_from_file_location("coverage_bench", Path(__file__).parents[2] / "bench" / "coverage.py")
 bench = importlib.util.module_from_spec(_spec)
@@ -97,7 +98,7 @@ def _rec(build, task, variant, repeat, outcome, **kw):
 
 
 def _run(records, manifest=None):
-    return Run(Path("/nonexistent-run"), manifest or {}, records)
+    return Run(Path("/nonexistent-run"), RunManifest.model_validate(manifest or {}), records)
 
 
 def test_only_verify_successes_is_navigation_zero():

@@ -13,6 +13,7 @@ import pytest
 from agent_host.config.records import EpisodeRecord
 from agent_host.report import sequential as sq
 from agent_host.runs.sequential import parse_budget
+from agent_host.config.manifest import RunManifest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,7 +83,7 @@ def test_the_report_section_says_how_it_ended_and_where_the_repeats_went():
                       "why": "not yet decided"}},
         {"round": 1, "add": {"t0": 1, "t1": 1, "t2": 1}, "order": [r.episode_id for r in recs if r.repeat == 1],
          "decision": sq.judge_for(state)(recs, {f"t{i}": 2 if i < 3 else 1 for i in range(6)}, True)}]
-    sec = sq.section({"sequential": state}, recs)
+    sec = sq.section(RunManifest(sequential=state), recs)
     assert sec["episodes"] == len(recs)
     assert {a["task"]: a["repeats"] for a in sec["allocation"]} == {"t0": 2, "t1": 2, "t2": 2, "t3": 1,
                                                                    "t4": 1, "t5": 1}

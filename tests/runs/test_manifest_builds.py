@@ -9,6 +9,7 @@ from agent_host.config import machine
 from agent_host.config.builds import Build
 from agent_host.runs.manifest import build_manifest
 from agent_host.serving.checkpoint import checkpoint_facts, content_hash
+from agent_host.config.manifest import RunManifest
 
 
 def test_manifest_facts_of_a_host():
@@ -42,10 +43,10 @@ def test_manifest_records_host_and_checkpoints(tmp_path):
     remote = Build(id="remote", weight_path="x", server="openai", base_url="http://h/v1", model="m")
     m = build_manifest(run_id="r", builds=[local, remote], tasks=[], repeats=1, seed=0, phones=[],
                        command=["x"])
-    assert m["host"]["threads"] >= 1 and set(m["host"]["cpu_flags"]) == set(machine.MANIFEST_FLAGS)
-    assert m["checkpoints"]["local"] == {"path": str(d), "sha256": content_hash(d),
+    assert m.host["threads"] >= 1 and set(m.host["cpu_flags"]) == set(machine.MANIFEST_FLAGS)
+    assert m.checkpoints["local"] == {"path": str(d), "sha256": content_hash(d),
                                          "quantization": {"weights": "w4a16", "group_size": 64}}
-    assert "no local checkpoint" in m["checkpoints"]["remote"]["note"]
+    assert "no local checkpoint" in m.checkpoints["remote"]["note"]
     assert "path" in checkpoint_facts(Build(id="e", weight_path="fp32", server="vllm", model="tiny-random"))
 
 
@@ -58,5 +59,5 @@ def test_a_build_whose_role_is_reference_is_the_reports_baseline(tmp_path):
     # A report reads a run made on whatever machine ran it: whether this machine's vLLM tier
     # serves the builds (AVX2's has no 4-bit kernel) is beside the point.
     builds = [find_build(b, check_machine=False) for b in ("embedded-w4a16", "embedded-bf16")]
-    run = Run(tmp_path, {"builds": [b.model_dump(mode="json") for b in builds]}, [])
+    run = Run(tmp_path, RunManifest(builds=[b.model_dump(mode="json") for b in builds]), [])
     assert run.reference_build() == "embedded-bf16"

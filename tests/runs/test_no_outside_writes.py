@@ -19,6 +19,7 @@ from agent_host.config.replay_log import ReplayLog, replay_dir
 from agent_host.runs.lock import RunLock, RunLocked
 from agent_host.runs.phone_lock import LockDirUnsafe, PhoneBusy, PhoneLocks, holder, lock_dir, lock_path
 from agent_host.runs.store import RunStore
+from agent_host.config.manifest import RunManifest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fixtures_cli import agent_host, assert_user_error  # noqa: E402
@@ -102,7 +103,7 @@ def _rec(eid: str) -> EpisodeRecord:
 
 def _linked_log(tmp_path: Path, victim: Path) -> RunStore:
     store = RunStore(tmp_path / "run")
-    store.create({"run_id": "x"})
+    store.create(RunManifest.model_validate({"run_id": "x"}))
     store.log_path.unlink()
     store.log_path.symlink_to(victim)
     return store
@@ -141,7 +142,7 @@ def test_a_symlinked_episodes_folder_is_refused(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     store = RunStore(tmp_path / "run")
-    store.create({"run_id": "x"})
+    store.create(RunManifest.model_validate({"run_id": "x"}))
     store.episodes_dir.rmdir()
     store.episodes_dir.symlink_to(outside)
     with pytest.raises(NotOwnFile, match=r"episodes: a symbolic link"):

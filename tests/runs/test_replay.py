@@ -153,13 +153,14 @@ def test_a_candidate_whose_server_fails_counts_its_requests_as_failed(scripted_r
     import shutil
 
     from agent_host.cli.replay import resolve_builds
+    from agent_host.config.manifest import load_manifest
     from agent_host.report.replay import write_summary
     from agent_host.runs.replay import replay_run
 
     run, hosts = scripted_run
     copy = tmp_path / "run"
     shutil.copytree(run, copy, ignore=shutil.ignore_patterns("replay"))
-    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest = load_manifest(copy / "manifest.json")
     ref, other = resolve_builds(manifest, ["ref", "other"], str(hosts))
     broken = other.model_copy(update={"script": str(tmp_path / "no-such-script.yaml"), "startup_timeout_s": 20})
     out = replay_run(copy, ref, [broken])

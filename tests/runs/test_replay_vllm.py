@@ -16,6 +16,7 @@ from agent_host.phone.device import Phone
 from agent_host.report.replay import write_summary
 from agent_host.runs.replay import replay_run
 from agent_host.runs.store import RunStore
+from agent_host.config.manifest import RunManifest
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -27,7 +28,7 @@ def test_the_reference_replayed_on_itself_agrees_and_scores_the_same(tiny_vllm, 
     build = tiny_random_build()
     run = tmp_path / "run"
     store = RunStore(run)
-    store.create({"run_id": "t", "builds": [build.model_dump(mode="json")], "tasks": []})
+    store.create(RunManifest.model_validate({"run_id": "t", "builds": [build.model_dump(mode="json")], "tasks": []}))
     for r, key in enumerate(["wifi-on", "dark-theme-on"]):
         task = load_tasks([key])[0].model_copy(update={"max_steps": 2})
         ident = EpisodeIdentity.of(build.id, task, r, seed=r)

@@ -7,6 +7,7 @@ import pytest
 from agent_host.config.records import EpisodeRecord
 from agent_host.runs.plan import derive_seed, episode_id, plan
 from agent_host.runs.store import RunStore, read_records
+from agent_host.config.manifest import RunManifest
 
 
 def rec(eid: str, outcome: str = "success", attempt: int = 1) -> EpisodeRecord:
@@ -15,7 +16,7 @@ def rec(eid: str, outcome: str = "success", attempt: int = 1) -> EpisodeRecord:
 
 def test_torn_last_line_is_ignored_then_cut_before_appending(tmp_path):
     store = RunStore(tmp_path / "run")
-    store.create({"run_id": "x"})
+    store.create(RunManifest.model_validate({"run_id": "x"}))
     store.append(rec("a"))
     with open(store.log_path, "ab") as f:          # a kill -9 in the middle of a write
         f.write(b'{"episode_id": "b", "bui')
@@ -28,7 +29,7 @@ def test_torn_last_line_is_ignored_then_cut_before_appending(tmp_path):
 
 def test_finished_ignores_errors_and_counts_attempts(tmp_path):
     store = RunStore(tmp_path / "run")
-    store.create({})
+    store.create(RunManifest.model_validate({}))
     store.append(rec("a", "error"))
     store.append(rec("a", "nav_fail", attempt=2))
     store.append(rec("b", "error"))
@@ -38,14 +39,14 @@ def test_finished_ignores_errors_and_counts_attempts(tmp_path):
 
 
 def test_create_refuses_an_existing_run(tmp_path):
-    RunStore(tmp_path / "run").create({})
+    RunStore(tmp_path / "run").create(RunManifest.model_validate({}))
     with pytest.raises(FileExistsError):
-        RunStore(tmp_path / "run").create({})
+        RunStore(tmp_path / "run").create(RunManifest.model_validate({}))
 
 
 def test_fresh_episode_dir_keeps_earlier_attempt_aside(tmp_path):
     store = RunStore(tmp_path / "run")
-    store.create({})
+    store.create(RunManifest.model_validate({}))
     d = store.fresh_episode_dir("e1")
     (d / "steps.jsonl").write_text("x\n")
     d2 = store.fresh_episode_dir("e1")
@@ -93,7 +94,7 @@ def test_an_append_that_fails_leaves_no_partial_line(tmp_path, monkeypatch):
     import os as os_mod
 
     store = RunStore(tmp_path / "run")
-    store.create({})
+    store.create(RunManifest.model_validate({}))
     store.append(rec("a"))
     real_write = os_mod.write
 
