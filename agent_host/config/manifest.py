@@ -20,6 +20,7 @@ report lists them under "other", and a resume's rewrite of the manifest keeps th
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -168,10 +169,24 @@ def load_manifest(path: Path) -> RunManifest:
     return manifest_from(read_manifest_json(path), path)
 
 
-def check_resumable(manifest: RunManifest, where: Path | str) -> None:
+@dataclass(frozen=True)
+class Resumable:
+    """What a resume needs of a manifest that the model leaves optional, known to be there."""
+    repeats: int
+    seed: int
+    serials: list[str]
+
+
+def check_resumable(manifest: RunManifest, where: Path | str) -> Resumable:
     missing = [f for f in RESUME_NEEDS if f not in manifest.model_fields_set or getattr(manifest, f) is None]
     if missing:
         raise ManifestError(f"{where}: missing field {', '.join(missing)}; not a run manifest")
+    serials = [p.get("serial") for p in manifest.phones]
+    bad = next((i for i, s in enumerate(serials) if not isinstance(s, str) or not s), None)
+    if bad is not None:
+        raise ManifestError(f"{where}: phones.{bad}.serial: a phone's serial is missing")
+    assert manifest.repeats is not None and manifest.seed is not None   # checked just above
+    return Resumable(repeats=manifest.repeats, seed=manifest.seed, serials=[str(s) for s in serials])
 
 
 def manifest_json(manifest: RunManifest) -> dict[str, Any]:
@@ -192,7 +207,7 @@ def manifest_for_report(data: Any, where: Path | str) -> tuple[RunManifest, list
     episodes recorded is still worth having)."""
     if not isinstance(data, dict):
         return RunManifest(), [f"{where}: not a JSON object; provenance unknown"]
-    data, warnings = dict(data), []
+    data, warnings = dict(data), list[str]()
     for _ in range(len(data) + 1):
         try:
             return RunManifest.model_validate(data), warnings

@@ -233,7 +233,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
         raise UserError(str(exc)) from None
     store.records()  # the log must read (LogError names path:line) before anything is written
     where = store.dir / MANIFEST
-    check_resumable(manifest, where)
+    needs = check_resumable(manifest, where)
     try:
         builds = [_with_env(Build.model_validate(b), manifest.host_profile, where) for b in manifest.builds]
     except ValidationError as exc:
@@ -243,7 +243,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     variants = sorted({t.variant for t in manifest.tasks})
     sources = [t.source for t in manifest.tasks if t.source]
     keys = [t.key for t in manifest.tasks]
-    serials = list(phones) if phones else [p.get("serial") for p in manifest.phones]
+    serials = list(phones) if phones else needs.serials
     by_key = {t.key: t for t in load_tasks(sources, variants=tuple(variants))}
     missing = [k for k in keys if k not in by_key]
     if missing:
@@ -255,9 +255,9 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
         raise UserError(f"task files changed since the run started: {', '.join(sorted(set(changed)))}")
     profile = load_phone_profile(manifest.phone_profile)
     attempts = max_attempts or manifest.max_attempts
-    check_bounds(repeats=manifest.repeats, phones=serials, max_attempts=attempts)
+    check_bounds(repeats=needs.repeats, phones=serials, max_attempts=attempts)
     check_before_run(builds, tasks, profile)
-    planned = plan([b.id for b in builds], tasks, manifest.repeats, manifest.seed)
+    planned = plan([b.id for b in builds], tasks, needs.repeats, needs.seed)
     with PhoneLocks(serials, wait=wait_for_phone):
         if phones:
             _fingerprints(serials)
