@@ -76,7 +76,8 @@ def test_resume_of_a_version_1_run(tmp_path, virtual_phone):
 
 
 @pytest.mark.parametrize("field, value", [("repeats", "2"), ("resumed_at", 5), ("request_timeout", "soon"),
-                                          ("seed", 7.5), ("max_attempts", True), ("tasks", [{"key": 3}])])
+                                          ("seed", 7.5), ("max_attempts", True), ("tasks", [{"key": 3}]),
+                                          ("phones", [{"model": "no serial"}])])
 def test_resume_of_a_manifest_with_a_wrong_type_is_one_line(tmp_path, field, value):
     run = v1_run(tmp_path)
     m = json.loads((run / "manifest.json").read_text())
