@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import calendar as _cal
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 HOUR_MS = 3_600_000
@@ -92,7 +93,7 @@ class CalendarStore:
         self.events.append(e)
         return e
 
-    def update(self, event_id: int, values: dict[str, str | None]) -> None:
+    def update(self, event_id: int, values: Mapping[str, str | None]) -> None:
         e = self.get(event_id)
         if e is None:
             return

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .fs import VirtualFS
-from .hierarchy import Node
+from .hierarchy import Callback, Node
 from .state import DeviceState
 
 
@@ -44,7 +44,7 @@ class Dialog:
     build: Callable[[AppHost], Node]
     pkg: str
     cancelable: bool = True
-    on_cancel: Callable[[], None] | None = None
+    on_cancel: Callback | None = None
 
 
 @dataclass
@@ -101,6 +101,7 @@ class AppHost(Protocol):
     def show_internet_dialog(self) -> None: ...
     def close_internet_dialog(self) -> None: ...
     def date_text(self) -> str: ...
+    def props(self) -> dict[str, str]: ...
     def invalidate(self) -> None: ...
     def end_call(self) -> None: ...
     def start(self, intent: Intent) -> bool: ...

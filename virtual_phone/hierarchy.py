@@ -11,6 +11,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
+# What a tap (or a dialog's cancel) runs; its return value is ignored, so a handler may be any
+# call, a lambda over a tuple of calls included.
+Callback = Callable[[], object]
+
 Bounds = tuple[int, int, int, int]  # left, top, right, bottom
 
 SCREEN_W, SCREEN_H = 1080, 2400
@@ -37,8 +41,8 @@ class Node:
     hint: str = ""
     children: list[Node] = field(default_factory=list)
     # Behaviour, never serialised.
-    on_click: Callable[[], None] | None = None
-    on_long_click: Callable[[], None] | None = None
+    on_click: Callback | None = None
+    on_long_click: Callback | None = None
     on_tap_at: Callable[[int, int], None] | None = None  # SeekBar: where on the track
     on_scroll: Callable[[int], None] | None = None  # dy > 0: content moves up (reveals below)
     on_text: Callable[[str], None] | None = None  # EditText
@@ -59,7 +63,7 @@ class Window:
     root: Node
     modal: bool = False  # a dialog: touches outside it do not reach the windows below
     kind: str = "app"  # "app" (takes touches), "dialog", or "status" (the status bar: none)
-    on_outside: Callable[[], None] | None = None  # cancelable dialogs close on an outside tap
+    on_outside: Callback | None = None  # cancelable dialogs close on an outside tap
 
 
 def intersect(a: Bounds, b: Bounds) -> Bounds | None:

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from functools import partial
 
 from .core import RpcError
 from .hierarchy import SCREEN_H, SCREEN_W, Node
@@ -196,15 +197,20 @@ def _click(w: Ui, p: list[Any]) -> Any:
         return False
     if len(p) > 2 and p[2] is not None:
         ms = int(p[2])   # click(x, y, ms): touch down, hold, up
-        return Timed(min(MAX_HOLD_S, ms / 1000.0), lambda: w.tap(x, y, long=ms / 1000.0 >= LONG_PRESS_S) or True)
+        return Timed(min(MAX_HOLD_S, ms / 1000.0), partial(_tapped, w, x, y, ms / 1000.0 >= LONG_PRESS_S))
     w.tap(x, y)
+    return True
+
+
+def _tapped(w: Ui, x: int, y: int, long: bool) -> bool:
+    w.tap(x, y, long=long)
     return True
 
 
 def _long_click(w: Ui, p: list[Any]) -> Any:
     n = _must(w, p[0])
     x, y = n.center
-    return Timed(LONG_PRESS_S + 0.1, lambda: w.tap(x, y, long=True) or True)
+    return Timed(LONG_PRESS_S + 0.1, partial(_tapped, w, x, y, True))
 
 
 def _swipe_now(w: Ui, fx: int, fy: int, tx: int, ty: int) -> bool:
@@ -315,7 +321,7 @@ def _set_text(w: Ui, p: list[Any], clear: bool = False) -> Any:
 def _clear_input_text(w: Ui, p: list[Any]) -> Any:
     """The server empties the focused text field (nothing when no field has focus)."""
     n = w.focused_field()
-    if n is not None:
+    if n is not None and n.on_text is not None:
         n.on_text("")
         w.invalidate()
     return None

@@ -14,7 +14,7 @@ ACCENT = (11, 87, 208)
 
 
 @lru_cache(maxsize=4)
-def _font(size: int) -> ImageFont.ImageFont:
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     for name in ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
         try:
             return ImageFont.truetype(name, size)
@@ -46,7 +46,7 @@ def _text(d: ImageDraw.ImageDraw, xy: tuple[int, int], text: str, **kw: object) 
         pass
 
 
-def _length(font: ImageFont.ImageFont, text: str) -> float:
+def _length(font: ImageFont.FreeTypeFont | ImageFont.ImageFont, text: str) -> float:
     try:
         return float(font.getlength(drawable(text)))
     except (OSError, ValueError):

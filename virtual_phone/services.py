@@ -61,6 +61,7 @@ def _ran(result: ShellResultLike) -> Ran:
 
 class WorldLike(Protocol):
     fs: VirtualFS
+    def framebuffer_rgba(self) -> bytes: ...
     def shell(self, command: str, cancel: threading.Event | None = None,
               emit: Callable[[bytes], None] | None = None) -> ShellResultLike: ...
 

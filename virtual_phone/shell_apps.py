@@ -100,7 +100,7 @@ class AppCommands(Commands):
                 return ok(head + 'Broadcast completed: result=0, data="bad base64 text"\n')
         elif act == "ADB_KEYBOARD_CLEAR_TEXT":
             field = w.focused_field()
-            if field is not None:
+            if field is not None and field.on_text is not None:
                 field.on_text("")
                 w.invalidate()
         elif act in ("ADB_KEYBOARD_SMART_ENTER", "ADB_KEYBOARD_EDITOR_CODE"):

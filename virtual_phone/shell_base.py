@@ -36,6 +36,9 @@ class Commands:
     cmds: dict[str, Callable[[list[str], bytes], Out]]
     # Sends output at once, before the command ends (a following logcat); None: only at the end.
     emit: Callable[[bytes], None] | None = None
+    # Commands other mixins define that this one calls (Shell has them all).
+    am: Callable[[list[str], bytes], Out]
+    pm: Callable[[list[str], bytes], Out]
 
     def hold(self, seconds: float) -> bool:
         """Let wall time pass as a command on a phone would; True if the client hung up (Shell)."""

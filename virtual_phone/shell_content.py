@@ -20,6 +20,7 @@ The shell holds READ_SMS, and WRITE_CALL_LOG (AndroidWorld clears the log with `
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from .shell_base import Commands, Out, fail, ok
 from .shell_columns import CALLS, DATA, SMS, Table, fix_name
@@ -98,16 +99,16 @@ class ContentCommands(Commands):
             where = opts.get("--where", "")
             if uri.endswith("/raw_contacts"):
                 for r in _where(self._query(uri) or [], where or None):
-                    st.delete_raw_contact(int(r["_id"]))
+                    st.delete_raw_contact(_row_id(r))
                 return Out()
             if uri.endswith("com.android.contacts/data"):
-                keep = {d.id for d in st.data_rows} - {int(r["_id"]) for r in _where(self._query(uri) or [], where)}
+                keep = {d.id for d in st.data_rows} - {_row_id(r) for r in _where(self._query(uri) or [], where)}
                 st.data_rows = [d for d in st.data_rows if d.id in keep]
                 return Out()
             return fail(f"java.lang.IllegalArgumentException: Unknown URI {uri}\n", 1)
         return fail("usage: content [subcommand] [options]\n", 1)
 
-    def _calendar_write(self, verb: str, uri: str, binds: dict[str, str | None], where: str | None) -> Out:
+    def _calendar_write(self, verb: str, uri: str, binds: Mapping[str, str | None], where: str | None) -> Out:
         cal = self.w.state.calendar
         m = re.fullmatch(re.escape(CALENDAR_AUTHORITY) + r"/events(?:/(\d+))?", uri)
         if m is None:
@@ -121,9 +122,9 @@ class ContentCommands(Commands):
         rows = cal.rows() if m.group(1) is None else [r for r in cal.rows() if str(r["_id"]) == m.group(1)]
         for r in _where(rows, where):
             if verb == "delete":
-                cal.delete(int(r["_id"]))  # type: ignore[call-overload]
+                cal.delete(_row_id(r))
             else:
-                cal.update(int(r["_id"]), binds)  # type: ignore[call-overload]
+                cal.update(_row_id(r), binds)
         return Out()
 
     def _update(self, uri: str, binds: dict[str, str | None], where: str | None) -> Out:
@@ -145,7 +146,7 @@ class ContentCommands(Commands):
                 return fail(f"Error while accessing provider:{table.authority}\n{refusal}\n", 1)
         if table is SMS and not self.w.state.appop_allowed(SHELL, "WRITE_SMS", "ignore"):
             return Out()  # as for insert and delete: AppOps drops the call without a word
-        ids = {int(r["_id"]) for r in _where(self._query(uri) or [], where)}  # type: ignore[call-overload]
+        ids = {_row_id(r) for r in _where(self._query(uri) or [], where)}
         for row in table.rows(self.w.state):
             if row.id in ids:
                 for column, value in binds.items():
@@ -181,7 +182,7 @@ class ContentCommands(Commands):
                         date=int(binds["date"]) if binds.get("date") else None,
                         read=int(binds["read"]) if binds.get("read") else None)
             return Out()
-        doomed = {int(r["_id"]) for r in _where(self._query(uri) or [], where)}
+        doomed = {_row_id(r) for r in _where(self._query(uri) or [], where)}
         tel.sms = [m for m in tel.sms if m.id not in doomed]
         return Out()
 
@@ -196,7 +197,7 @@ class ContentCommands(Commands):
                          name=binds.get("name") or self.w.state.name_for_number(number),
                          new=int(binds.get("new") or 1))
             return Out()
-        doomed = {int(r["_id"]) for r in _where(self._query(uri) or [], where)}
+        doomed = {_row_id(r) for r in _where(self._query(uri) or [], where)}
         tel.calls = [c for c in tel.calls if c.id not in doomed]
         return Out()
 
@@ -265,3 +266,10 @@ def _where(rows: list[dict[str, object]], where: str | None) -> list[dict[str, o
                 return False
         out = [r for r in out if keep(r)]
     return out
+
+
+def _row_id(row: dict[str, object]) -> int:
+    """A queried row's `_id` (an int, or its text as `content query` prints it)."""
+    value = row["_id"]
+    assert isinstance(value, (int, str)), value
+    return int(value)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from virtual_phone.adbd import Stream
+from virtual_phone.hierarchy import Callback
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +79,7 @@ class U2Server:
     rpc_latency: Callable[[], float] = lambda: 0.0
     # The device latency profile's delay for a JSON-RPC method (virtual_phone/latency.py).
     method_latency: Callable[[str], float] = lambda method: 0.0
-    after_rpc: Callable[[], None] = lambda: None
+    after_rpc: Callback = lambda: None
     port: int | None = None
     launches: int = 0
     # Off only to measure what it saves (bench/vphone_rpc.py).

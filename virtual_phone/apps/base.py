@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..core import AppHost, Dialog, Screen
-from ..hierarchy import SCREEN_H, SCREEN_W, Node, clip
+from ..hierarchy import Callback, Node, SCREEN_H, SCREEN_W, clip
 
 STATUS_H = 132
 NAV_TOP = 2337  # gesture navigation handle area; app content ends here
@@ -43,7 +43,7 @@ class Scroll:
 def alert_dialog(
     title: str,
     message: str,
-    buttons: list[tuple[str, str, Callable[[], None]]],
+    buttons: list[tuple[str, str, Callback]],
     *,
     extra: Callable[[int], tuple[list[Node], int]] | None = None,
 ) -> Node:
@@ -110,7 +110,7 @@ class Item:
 class Pref(Item):
     title: str = ""
     summary: str = ""
-    on_click: Callable[[], None] | None = None
+    on_click: Callback | None = None
     switch: bool | None = None  # a SwitchPreference when not None
     icon: bool = False
     enabled: bool = True
@@ -190,7 +190,7 @@ class MainSwitch(Item):
 
     text: str = ""
     checked: bool = False
-    on_click: Callable[[], None] | None = None
+    on_click: Callback | None = None
     enabled: bool = True
     height: int = 242
 
@@ -209,7 +209,7 @@ class MainSwitch(Item):
 class RadioPref(Item):
     title: str = ""
     checked: bool = False
-    on_click: Callable[[], None] | None = None
+    on_click: Callback | None = None
     height: int = 168
 
     def render(self, y: int) -> Node:
@@ -225,7 +225,7 @@ class RadioPref(Item):
 class ButtonRow(Item):
     text: str = ""
     rid: str = ""
-    on_click: Callable[[], None] | None = None
+    on_click: Callback | None = None
     height: int = 210
 
     def render(self, y: int) -> Node:
@@ -246,7 +246,7 @@ class Note(Item):
                 Node(TV, (63, y + 42, 1038, y + self.height - 42), text=self.text, rid="android:id/title")])])
 
 
-def lay_out_list(items: list[Item], top: int, bottom: int, scroll: Scroll, **rv) -> Node:
+def lay_out_list(items: Sequence[Item], top: int, bottom: int, scroll: Scroll, **rv) -> Node:
     """A scrollable RecyclerView showing only the rows in its viewport (rows are clipped)."""
     scroll.content_h = sum(i.height for i in items)
     scroll.viewport_h = bottom - top
@@ -291,7 +291,7 @@ def window_frame(content: list[Node], bottom: int = NAV_TOP) -> Node:
             Node(FL, (0, 0, SCREEN_W, bottom), rid="android:id/content", children=content)])])
 
 
-def confirm(w: AppHost, title: str, message: str, positive: str, on_positive: Callable[[], None], *,
+def confirm(w: AppHost, title: str, message: str, positive: str, on_positive: Callback, *,
             pkg: str, negative: str = "Cancel",
             extra: Callable[[int], tuple[list[Node], int]] | None = None) -> None:
     """Show a two-button AlertDialog whose negative button (button2) only closes it."""
@@ -300,7 +300,7 @@ def confirm(w: AppHost, title: str, message: str, positive: str, on_positive: Ca
                          (negative, "android:id/button2", w.close_dialog)], extra=extra), pkg=pkg))
 
 
-def popup_menu(items: list[tuple[str, Callable[[], None]]]) -> Node:
+def popup_menu(items: Sequence[tuple[str, Callback]]) -> Node:
     """An overflow menu at the top right (ListPopupWindow); items are (title, action)."""
     l, r, t = 560, 1038, 160
     rows = []
@@ -324,7 +324,7 @@ class Row(Item):
         return self.draw(y)
 
 
-def toolbar_button(desc: str, x: int, on_click: Callable[[], None], y: int = STATUS_H + 21) -> Node:
+def toolbar_button(desc: str, x: int, on_click: Callback, y: int = STATUS_H + 21) -> Node:
     """A toolbar icon: Compose-style View with the description on its icon child, as Messages draws them."""
     return Node(VIEW_GROUP, (x, y, x + 126, y + 126), clickable=True, focusable=True, on_click=on_click, children=[
         Node("android.view.View", (x + 31, y + 31, x + 94, y + 94), desc=desc)])

@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from functools import partial
 
 from ..calendar_provider import DAY_MS, HOUR_MS, Event, day_start, fmt_date, fmt_time, utc_ms
 from ..core import App, AppHost, Dialog, Screen
-from ..hierarchy import SCREEN_H, SCREEN_W, Node, clip
+from ..hierarchy import Callback, Node, SCREEN_H, SCREEN_W, clip
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Scroll,
     confirm, popup_menu, window_frame,
@@ -54,12 +55,12 @@ class CalendarHome(Screen):
         top, bottom = 320, NAV_TOP
         rows: list[tuple[int, Event | None, str]] = []  # (height, event, or a day header's text)
         last_day = None
-        for e in w.state.calendar.live():
-            d = day_start(e.dtstart)
+        for ev in w.state.calendar.live():
+            d = day_start(ev.dtstart)
             if d != last_day:
                 rows.append((110, None, time.strftime("%a, %b %d, %Y", time.gmtime(d / 1000))))
                 last_day = d
-            rows.append((200, e, ""))
+            rows.append((200, ev, ""))
         self.scroll.content_h = sum(h for h, _, _ in rows) + 240
         self.scroll.viewport_h = bottom - top
         self.scroll.by(0)
@@ -162,11 +163,11 @@ class EventEditor(Screen):
             label = "Start" if which == "start" else "End"
             row = [Node(TV, (147, y + 30, 640, y + 110), text=fmt_date(ms), rid=C + f"{which}_date",
                         desc=f"{label} date", clickable=True, focusable=True,
-                        on_click=lambda wh=which: self._pick_date(w, wh))]
+                        on_click=partial(self._pick_date, w, which))]
             if not self.all_day:
                 row.append(Node(TV, (700, y + 30, 1017, y + 110), text=fmt_time(ms), rid=C + f"{which}_time",
                                 desc=f"{label} time", clickable=True, focusable=True,
-                                on_click=lambda wh=which: self._pick_time(w, wh)))
+                                on_click=partial(self._pick_time, w, which)))
             kids.append(Node(LL, (0, y, SCREEN_W, y + 140), children=row))
             y += 150
         kids.append(Node(LL, (0, y, SCREEN_W, y + 140), clickable=True, focusable=True,
@@ -226,7 +227,7 @@ class EventEditor(Screen):
     def _pick_repeat(self, w: AppHost) -> None:
         """Calendar's repeat choices: daily at the most often; Custom counts days, weeks, months
         or years (no hours), as on a Pixel."""
-        def choose(rule: str | None) -> Callable[[], None]:
+        def choose(rule: str | None) -> Callback:
             def f() -> None:
                 self.rrule = rule
                 w.close_dialog()
@@ -288,7 +289,7 @@ def _repeat_label(rrule: str | None, start: int) -> str:
             "FREQ=MONTHLY": "Every month", "FREQ=YEARLY": "Every year"}.get(freq, "Custom")
 
 
-def _choices(title: str, items: list[tuple[str, Callable[[], None]]], checked: str = "") -> Node:
+def _choices(title: str, items: list[tuple[str, Callback]], checked: str = "") -> Node:
     """A single-choice list dialog (radio rows, no buttons: a tap chooses and closes)."""
     l, r = 84, 996
     top = (SCREEN_H - (126 + len(items) * 147 + 42)) // 2

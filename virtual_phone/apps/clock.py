@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 
 from ..core import App, AppHost, Dialog, Intent, Screen
 from ..hierarchy import SCREEN_W, Node, clip
@@ -43,7 +44,7 @@ class Clock(Screen):
         for i, name in enumerate(TABS):
             l, t = i * tab_w, 2127
             tabs.append(Node(FL, (l, t, l + tab_w, NAV_TOP), desc=name, clickable=True, focusable=True,
-                             selected=name == self.tab, on_click=lambda n=name: self._select(w, n), children=[
+                             selected=name == self.tab, on_click=partial(self._select, w, name), children=[
                                  Node("android.widget.ImageView", (l + tab_w // 2 - 40, t + 40, l + tab_w // 2 + 40,
                                                                    t + 110), rid=C + "navigation_bar_item_icon_view"),
                                  Node(TV, (l + 20, t + 120, l + tab_w - 20, t + 180), text=name,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node, clip
 from .base import (
@@ -14,6 +16,10 @@ PKG = "com.google.android.contacts"
 C = PKG + ":id/"
 FIELDS = ("First name", "Last name", "Company", "Phone", "Email")
 
+
+
+def _open_contact(w: AppHost, rid: int) -> None:
+    w.open(ContactView(rid))   # a fresh view per tap, as a phone opens the contact anew
 
 class ContactsList(Screen):
     pkg = PKG
@@ -39,7 +45,7 @@ class ContactsList(Screen):
         for name, rid in people:
             if y + h > top and y < bottom:
                 rows.append(Node(VIEW_GROUP, (0, y, SCREEN_W, y + h), clickable=True, focusable=True,
-                                 on_click=lambda r=rid: w.open(ContactView(r)), children=[
+                                 on_click=partial(_open_contact, w, rid), children=[
                                      Node("android.widget.QuickContactBadge", (63, y + 21, 189, y + 147),
                                           desc=f"Quick contact for {name}"),
                                      Node(TV, (231, y + 50, 1017, y + 118), text=name, rid=C + "cliv_name_textview")]))
@@ -176,7 +182,7 @@ class ContactView(Screen):
         y = 1000
         for p in phones:
             kids.append(Node(LL, (0, y, SCREEN_W, y + 190), clickable=True, focusable=True,
-                             on_click=lambda p=p: w.start(Intent(action="android.intent.action.CALL", data="tel:" + p)),
+                             on_click=partial(w.start, Intent(action="android.intent.action.CALL", data="tel:" + p)),
                              children=[Node(TV, (189, y + 40, 900, y + 110), text=p, rid=C + "header"),
                                        Node(TV, (189, y + 110, 600, y + 160), text="Mobile", rid=C + "sub_header")]))
             y += 190

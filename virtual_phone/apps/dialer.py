@@ -9,6 +9,7 @@ provider when it ends, outgoing, with its duration, as CallLogManager does.
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node
@@ -70,7 +71,7 @@ class Dialer(Screen):
         for i, (name, rid) in enumerate(TABS):
             l = i * tab_w
             tabs.append(Node(FL, (l, TAB_TOP, l + tab_w, 2337), rid=D + rid, desc=name, clickable=name != self.tab,
-                             focusable=True, selected=name == self.tab, on_click=lambda n=name: self._select(n),
+                             focusable=True, selected=name == self.tab, on_click=partial(self._select, name),
                              children=[Node(TV, (l + 100, 2253, l + tab_w - 100, 2295), text=name,
                                             rid=D + "navigation_bar_item_large_label_view")]))
         return window_frame([Node(FL, (0, 0, SCREEN_W, 2400), rid=D + "main_screen_container", children=[
@@ -83,7 +84,7 @@ class Dialer(Screen):
 
     def _home(self, w: AppHost) -> Node:
         calls = sorted(w.state.telephony.calls, key=lambda c: (c.date, c.id), reverse=True)
-        rows = [Row(height=200, draw=lambda y, c=c: self._call_row(w, c, y)) for c in calls]
+        rows = [Row(height=200, draw=partial(self._call_row, w, c)) for c in calls]
         lst = lay_out_list(rows, 340, TAB_TOP, self.scroll, rid=D + "new_call_log_recycler_view")
         kids = [Node(VIEW_GROUP, (42, STATUS_H + 21, 1038, 300), rid=D + "open_search_bar", clickable=True,
                      focusable=True, on_click=lambda: None, children=[
@@ -141,7 +142,7 @@ class Dialer(Screen):
             l, t = 32 + col * 345, 1164 + row * 190
             keys.append(Node(FL, (l, t, l + 323, t + 168), rid=D + rid,
                              desc=f"{digit},{letters}" if letters and digit != "0" else digit,
-                             clickable=True, focusable=True, on_click=lambda d=digit: self.type_text(d),
+                             clickable=True, focusable=True, on_click=partial(self.type_text, digit),
                              children=[Node(TV, (l + 140, t + 20, l + 185, t + 90), text=digit,
                                             rid=D + "dialpad_key_number"),
                                        *([Node(TV, (l + 130, t + 110, l + 195, t + 135), text=letters,

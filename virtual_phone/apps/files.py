@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import posixpath
 import time
+from functools import partial
 
 from ..core import App, AppHost, Dialog, Screen
-from ..hierarchy import SCREEN_W, Node, clip
+from ..hierarchy import SCREEN_W, Callback, Node, clip
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, IMAGE_VIEW, LL, NAV_TOP, RECYCLER, STATUS_H, TV, VIEW_GROUP, Scroll,
     alert_dialog, confirm, popup_menu, window_frame,
@@ -63,6 +64,10 @@ class Browser(Screen):
         if path == STORAGE:
             return w.model if w is not None else "Internal storage"
         return posixpath.basename(path)
+
+    def _go_unless_here(self, path: str) -> None:
+        if path != self.path:
+            self.go(path)
 
     def go(self, path: str) -> None:
         self.history.append(self.path)
@@ -158,7 +163,7 @@ class Browser(Screen):
             label = w.model if p == STORAGE else posixpath.basename(p)
             wdt = 40 + len(label) * 26
             crumbs.append(Node(TV, (x, 330, x + wdt, 420), text=label, rid=C + "breadcrumb_text", clickable=True,
-                               focusable=True, on_click=lambda p=p: self.go(p) if p != self.path else None))
+                               focusable=True, on_click=partial(self._go_unless_here, p)))
             x += wdt + 40
         return Node(RECYCLER, (0, 300, SCREEN_W, 450), rid=C + "horizontal_breadcrumb", children=crumbs)
 
@@ -208,7 +213,7 @@ class Browser(Screen):
         w.show_dialog(Dialog(build=lambda _w: popup_menu([("New folder", new_folder)]), pkg=PKG))
 
     def _selection_menu(self, w: AppHost) -> None:
-        items: list[tuple[str, object]] = [("Select all", lambda: self._select_all(w))]
+        items: list[tuple[str, Callback]] = [("Select all", lambda: self._select_all(w))]
         paths = [posixpath.join(self.path, n) for n in sorted(self.selected)]
 
         def move() -> None:
@@ -303,7 +308,7 @@ def roots_drawer(roots: list[tuple[str, str]], pick) -> Node:  # noqa: ANN001
     y = 320
     for label, path in roots:
         rows.append(Node(LL, (0, y, 840, y + 147), clickable=True, focusable=True,
-                         on_click=lambda p=path: pick(p), children=[
+                         on_click=partial(pick, path), children=[
                              Node(TV, (147, y + 40, 800, y + 107), text=label, rid="android:id/title")]))
         y += 147
     return Node(FL, (0, 0, 840, NAV_TOP), rid=C + "drawer_roots", children=[

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from ..core import AppHost, Screen
 from ..hierarchy import SCREEN_H, SCREEN_W, Node
 from .base import FL, TV, VIEW_GROUP
@@ -23,7 +25,7 @@ class Launcher(Screen):
 
         def icon(label: str, pkg: str, x: int, y: int, rid: str = "") -> Node:
             return Node(TV, (x, y, x + col, y + 262), text=label, desc=label, rid=rid, clickable=True,
-                        focusable=True, long_clickable=True, on_click=lambda p=pkg: w.launch(p))
+                        focusable=True, long_clickable=True, on_click=partial(w.launch, pkg))
 
         # Icons in registration order: the workspace grid, and the hotseat row centred from column 1.
         workspace = [a for a in w.apps.values() if not a.hotseat]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from functools import partial
 
 from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node
@@ -50,7 +51,7 @@ class ConversationList(Screen):
         threads = w.state.telephony.conversations()
         if self.selected not in {t[-1].thread_id for t in threads}:
             self.selected = None
-        rows = [Row(height=210, draw=lambda y, t=t: self._row(w, t, y)) for t in threads]
+        rows = [Row(height=210, draw=partial(self._row, w, t)) for t in threads]
         lst = lay_out_list(rows, 320, NAV_TOP, self.scroll, rid=M + "conversation_list")
         if self.selected is None:
             bar = [Node(TV, (63, 180, 600, 270), text="Messages", rid=M + "toolbar_title"),
@@ -147,7 +148,7 @@ class NewConversation(Screen):
             number = self.query.strip()
             rows.append(Row(height=190, draw=lambda y: self._row(w, f"Send to {format_us(number)}", "", number, y)))
         for name, number in self._matches(w):
-            rows.append(Row(height=190, draw=lambda y, n=name, p=number: self._row(w, n, format_us(p), p, y)))
+            rows.append(Row(height=190, draw=partial(self._row, w, name, format_us(number), number)))
         lst = lay_out_list(rows, 480, NAV_TOP, self.scroll, rid=M + "contact_picker_list")
         hint = "Type a name, phone number, or email"
         bar = Node(VIEW_GROUP, (0, STATUS_H, SCREEN_W, 320), rid=M + "toolbar", children=[
@@ -205,7 +206,7 @@ class Conversation(Screen):
         tel = w.state.telephony
         name = who(w, self.address)
         msgs = tel.thread(self.address)
-        rows = [Row(height=60 * (1 + len(m.body) // 32) + 120, draw=lambda y, m=m: self._bubble(m, y)) for m in msgs]
+        rows = [Row(height=60 * (1 + len(m.body) // 32) + 120, draw=partial(self._bubble, m)) for m in msgs]
         lst = lay_out_list(rows, 320, 2150, self.scroll, rid=M + "messages_list")
         bar = Node(VIEW_GROUP, (0, STATUS_H - 48, SCREEN_W, 320), rid=M + "toolbar", children=[
             toolbar_button("Back", 13, w.back, y=85),

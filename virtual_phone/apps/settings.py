@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core import App, AppHost, Intent, IntentHandler, Screen
-from ..hierarchy import SCREEN_W, Node
+from ..hierarchy import Callback, Node, SCREEN_W
 from ..state import TIMEOUT_LABELS, TIMEOUTS_MS, fraction_to_brightness
 from .base import (
     FL, IMAGE_BUTTON, LL, NAV_TOP, STATUS_H, SCROLL_VIEW, TV, VIEW_GROUP, ButtonRow, Category, Item,
@@ -38,7 +38,7 @@ class SettingsPage(Screen):
         return settings_page(w, self, self.name, self.items(w), self.scroll)
 
 
-def _open(w: AppHost, cls: type[Screen]) -> Callable[[], None]:
+def _open(w: AppHost, cls: type[Screen]) -> Callback:
     return lambda: w.open(cls())
 
 
@@ -50,7 +50,7 @@ class SettingsHome(Screen):
         super().__init__()
         self.scroll = Scroll()
 
-    def rows(self, w: AppHost) -> list[tuple[str, str, Callable[[], None] | None]]:
+    def rows(self, w: AppHost) -> list[tuple[str, str, Callback | None]]:
         st = w.state
         loc = "On - 3 apps have access to location" if st.location else "Off"
         bat = f"{st.battery_level}%" + (" - Battery Saver on" if st.battery_saver else "")
@@ -99,7 +99,7 @@ class SettingsHome(Screen):
                                   children=[search, body])])
 
 
-def _generic(w: AppHost, title: str) -> Callable[[], None]:
+def _generic(w: AppHost, title: str) -> Callback:
     return lambda: w.open(GenericPage(title))
 
 
@@ -227,7 +227,7 @@ class DisplayPage(SettingsPage):
         def set_brightness(frac: float) -> None:
             w.state.put("system", "screen_brightness", str(fraction_to_brightness(frac)))
 
-        def toggle(table: str, key: str) -> Callable[[], None]:
+        def toggle(table: str, key: str) -> Callback:
             return lambda: w.state.put(table, key, "0" if w.state.get(table, key) == "1" else "1")
 
         timeout = _timeout_summary(st.timeout_ms)
@@ -269,7 +269,7 @@ class ScreenTimeoutPage(SettingsPage):
 
     def items(self, w: AppHost) -> list[Item]:
         cur = w.state.timeout_ms
-        def pick(ms: int) -> Callable[[], None]:
+        def pick(ms: int) -> Callback:
             return lambda: w.state.put("system", "screen_off_timeout", str(ms))
         rows: list[Item] = [RadioPref(title=lbl, checked=cur == ms, on_click=pick(ms))
                             for lbl, ms in zip(TIMEOUT_LABELS, TIMEOUTS_MS)]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 
 from ..core import AppHost
-from ..hierarchy import SCREEN_H, SCREEN_W, Node
+from ..hierarchy import Callback, Node, SCREEN_H, SCREEN_W
 from ..state import brightness_to_fraction, fraction_to_brightness
 from .base import FL, IMAGE_VIEW, LL, SEEKBAR, SWITCH, TV, VIEW_GROUP, alert_dialog
 
@@ -15,7 +16,14 @@ PKG = "com.android.systemui"
 S = PKG + ":id/"
 
 
-def _tile(label: str, sub: str, desc: str, on: bool, x: int, y: int, act: Callable[[], None]) -> Node:
+def _to_settings(w: AppHost, *first: Callback) -> None:
+    """Close what is open (the shade, after anything in `first`), then open Settings."""
+    for close in (*first, w.close_shade):
+        close()
+    w.launch("com.android.settings")
+
+
+def _tile(label: str, sub: str, desc: str, on: bool, x: int, y: int, act: Callback) -> Node:
     l, t, r, b = x, y, x + 487, y + 210
     return Node(SWITCH, (l, t, r, b), text=f"{label}, {sub}", desc=desc, checkable=True, checked=on,
                 clickable=True, focusable=True, long_clickable=True, on_click=act, children=[
@@ -71,7 +79,7 @@ def shade(w: AppHost) -> Node:
         Node(LL, (42, 1540, 1038, 1680), rid=S + "qs_footer_actions", children=[
             Node("android.widget.ImageButton", (800, 1550, 926, 1676), rid=S + "settings_button_container",
                  desc="Open settings.", clickable=True, focusable=True,
-                 on_click=lambda: (w.close_shade(), w.launch("com.android.settings"))),
+                 on_click=partial(_to_settings, w)),
             Node("android.widget.ImageButton", (926, 1550, 1038, 1676), rid=S + "pm_lite",
                  desc="Power menu", clickable=True, focusable=True, on_click=lambda: None)])])
     root = Node(FL, (0, 0, SCREEN_W, SCREEN_H), children=[
@@ -101,5 +109,4 @@ def internet_dialog(w: AppHost) -> Node:
 
     return alert_dialog("Internet", "", [("Done", S + "done_button", w.close_internet_dialog),
                                          ("Settings", S + "settings_button",
-                                          lambda: (w.close_internet_dialog(), w.close_shade(),
-                                                   w.launch("com.android.settings")))], extra=extra)
+                                          partial(_to_settings, w, w.close_internet_dialog))], extra=extra)
