@@ -274,10 +274,10 @@ def _report(out: Path, baseline: str, console) -> None:
 
 def _record_failures(out: Path, failures: list[str]) -> None:
     """The manifest's `failures`, which the report's headline puts first."""
-    from agent_host.config.records import write_json_atomic
+    from agent_host.config.records import read_regular, write_json_atomic
 
     path = out / "manifest.json"
-    manifest = json.loads(path.read_text())
+    manifest = json.loads(read_regular(path))
     manifest["failures"] = failures
     write_json_atomic(path, manifest)
 

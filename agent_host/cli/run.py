@@ -415,8 +415,10 @@ def _sequential_setup(args: argparse.Namespace, builds: list, tasks: list, basel
 def _print_decision(run_dir: Path, out) -> None:
     """How a sequential run ended, in one line (nothing for a fixed run)."""
     import json
+
+    from agent_host.config.records import read_regular
     try:
-        m = json.loads((run_dir / "manifest.json").read_text())
+        m = json.loads(read_regular(run_dir / "manifest.json"))
     except (OSError, ValueError):
         return
     rounds = (m.get("sequential") or {}).get("rounds") or []

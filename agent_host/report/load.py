@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_host.config.records import EpisodeRecord, StepRecord, iter_episode_log
+from agent_host.config.records import EpisodeRecord, StepRecord, iter_episode_log, read_regular
 from agent_host.errors import UserError
 from agent_host.report.compact import compact
 
@@ -100,7 +100,7 @@ def _read_manifest(run_dir: Path, warnings: list[str]) -> dict[str, Any]:
         warnings.append(f"{path}: a symlink leading outside the run directory; not read, provenance unknown")
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path).decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         warnings.append(f"{path}: unreadable ({exc}); provenance unknown")
         return {}
@@ -127,7 +127,7 @@ def load_run(run_dir: str | Path) -> Run:
     warnings: list[str] = []
     manifest = _read_manifest(run_dir, warnings)
     log = run_dir / "episodes.jsonl"
-    if not log.is_file():
+    if not log.exists():   # one that is there but not a regular file is named by the reader
         raise UserError(f"{log}: no episode log; is {run_dir} a run directory?")
     if not _stays_inside(run_dir, log):
         raise UserError(f"{log}: a symlink leading outside the run directory; a report reads only its run")
@@ -143,11 +143,16 @@ def load_steps(run: Run, episode_id: str) -> tuple[list[StepRecord], list[str]]:
     warnings: list[str] = []
     folder = run.episode_dir(episode_id)
     path = run.inside(folder / "steps.jsonl") if folder is not None else None
-    if path is None or not path.is_file():
+    if path is None or not path.exists():
+        return [], warnings
+    try:
+        data = read_regular(path)
+    except OSError as exc:
+        warnings.append(f"{path}: cannot read ({exc.strerror or exc}); steps not shown")
         return [], warnings
     steps: list[StepRecord] = []
     bad: list[int] = []
-    for i, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+    for i, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
         try:

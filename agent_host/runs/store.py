@@ -18,7 +18,8 @@ import shutil
 import threading
 from pathlib import Path
 
-from agent_host.config.records import EpisodeRecord, NotOwnFile, open_own, read_episode_log, write_json_atomic
+from agent_host.config.records import (EpisodeRecord, NotOwnFile, open_own, read_episode_log, read_regular,
+                                       write_json_atomic)
 from agent_host.errors import UserError
 
 MANIFEST = "manifest.json"
@@ -94,7 +95,7 @@ class RunStore:
         if not path.exists():
             raise FileNotFoundError(f"{self.dir}: no {MANIFEST}, not a run directory")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_regular(path).decode("utf-8"))   # a FIFO is refused, not waited on
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"{path}: not a readable run manifest ({exc})") from None
         except OSError as exc:
@@ -105,7 +106,7 @@ class RunStore:
 
     def update_manifest(self, **fields: object) -> None:
         path = self.dir / MANIFEST
-        data = json.loads(path.read_text())
+        data = json.loads(read_regular(path).decode("utf-8"))
         data.update(fields)
         write_json_atomic(path, data)
 
