@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_host.config.records import EpisodeRecord, StepRecord, iter_episode_log, read_regular
+from agent_host.config.records import EpisodeRecord, NotRegularFile, StepRecord, iter_episode_log, read_regular
 from agent_host.errors import UserError
 from agent_host.report.compact import compact
 
@@ -147,8 +147,8 @@ def load_steps(run: Run, episode_id: str) -> tuple[list[StepRecord], list[str]]:
         return [], warnings
     try:
         data = read_regular(path)
-    except OSError as exc:
-        warnings.append(f"{path}: cannot read ({exc.strerror or exc}); steps not shown")
+    except NotRegularFile:   # other OSErrors leave the whole folder out (report.render.viewer_data)
+        warnings.append(f"{path}: not a regular file; steps not shown")
         return [], warnings
     steps: list[StepRecord] = []
     bad: list[int] = []
