@@ -218,6 +218,8 @@ def open_own(path: Path, flags: int, mode: int = 0o644) -> int:
         if exc.errno == errno.ELOOP:
             raise NotOwnFile(f"{path}: a symbolic link; refused (agent-host writes only its own files "
                              f"there, never through a link)") from None
+        if exc.errno == errno.ENXIO:   # a FIFO nobody reads, opened to write without blocking
+            raise NotOwnFile(f"{path}: not a regular file; refused") from None
         raise
     try:
         st = os.fstat(fd)

@@ -54,3 +54,23 @@ def test_resume_refuses_a_fifo_in_one_line_and_writes_nothing(tmp_path, rel):
     out = agent_host("run", "--resume", str(run), "--no-report", cwd=tmp_path, timeout=30)
     assert_user_error(out, str(fifo), "not a regular file")
     assert {p: p.lstat().st_mtime_ns for p in run.rglob("*")} == before
+
+
+def test_run_refuses_a_fifo_as_its_server_log(tmp_path, virtual_phone_factory):
+    """The server's log (servers/BUILD.server.log) is opened to append: a FIFO there blocked
+    the open for ever, before the server even started."""
+    import sys
+    import subprocess
+    phone = virtual_phone_factory()
+    script = tmp_path / "s.yaml"
+    script.write_text("actions: []\nafter: wait\nwait_seconds: 1\n")
+    hosts = tmp_path / "h.yaml"
+    hosts.write_text(f"id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
+                     f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
+    run = tmp_path / "run"
+    fifo = _fifo_at(run, "servers/waiter.server.log")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-m", "agent_host", "run", "--builds", "waiter", "--host-profile", str(hosts),
+                          "--tasks", "wifi-on", "--variants", "base", "--phones", phone.serial, "--out", str(run),
+                          "--quiet", "--no-report"], cwd=root, capture_output=True, text=True, timeout=60)
+    assert_user_error(out, str(fifo), "not a regular file")
