@@ -439,7 +439,8 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     directory). Returns their paths, the typed results (key model) and their JSON form
     (key results)."""
     run = load_run(run_dir)
-    replays = finite(load_summaries(run))      # agent-host replay's replay.json files (first: its warnings go in run.warnings)
+    # agent-host replay's replay.json files; read first, so its warnings are in run.warnings for analyse
+    replays = finite(load_summaries(run))
     results = analyse(run, baseline, target=target)   # the typed model, validated as analyse made it
     viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
     results.warnings += viewer.pop("warnings")      # with run.refused: a replay folder outside the run

@@ -52,8 +52,8 @@ def test_a_run_directory_made_read_only_mid_run_is_one_line(tmp_path, virtual_ph
                      f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
     run = tmp_path / "run"
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "run", "--builds", "waiter", "--host-profile", str(hosts),
-                             "--tasks", "wifi-on", "--variants", "base", "--repeats", "3", "--phones", phone.serial,
+    proc = subprocess.Popen([sys.executable, "-m", "agent_host", "run", "--builds", "waiter",
+                             "--host-profile", str(hosts), "--tasks", "wifi-on", "--variants", "base", "--repeats", "3", "--phones", phone.serial,
                              "--out", str(run), "--quiet", "--no-report"],
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
