@@ -27,14 +27,25 @@ def check_dir_usable(path: object, option: str) -> None:
 
 # errno values that mean a run directory cannot take more data: the run stops, with no retry
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
+# ... and a run directory made read-only under a running run (chmod: EACCES; chattr +i, or
+# root's view of it: EPERM), counted only for a path inside that directory: elsewhere the
+# same errno is no reason to stop a run
+READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
 
 
-def is_disk_error(exc: BaseException | None) -> bool:
-    """Whether `exc`, or any exception it was raised from or during, is a full or failing disk."""
+def is_disk_error(exc: BaseException | None, inside: object = None) -> bool:
+    """Whether `exc`, or any exception it was raised from or during, is a full or failing disk,
+    or (given `inside`, a directory) a refused write of a path in that directory."""
+    from pathlib import Path
+
+    root = Path(str(inside)).absolute() if inside is not None else None
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
+            return True
+        if (root is not None and isinstance(exc, OSError) and exc.errno in READ_ONLY_ERRNOS
+                and isinstance(exc.filename, str) and Path(exc.filename).absolute().is_relative_to(root)):
             return True
         exc = exc.__cause__ or exc.__context__
     return False

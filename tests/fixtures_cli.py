@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+
 # A valid task file every malformed-file test starts from ({id} is filled in).
 GOOD = textwrap.dedent("""\
     # yaml-language-server: $schema=./task.schema.json
@@ -29,7 +31,8 @@ GOOD = textwrap.dedent("""\
 
 
 def agent_host(*args: str, cwd: Path, tmpdir: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
+    # this checkout's agent_host, whatever the cwd (an editable install may point at another worktree)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     if tmpdir is not None:
         tmpdir.mkdir(exist_ok=True)
         env["TMPDIR"] = str(tmpdir)

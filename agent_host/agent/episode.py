@@ -324,7 +324,7 @@ def _fault(exc: Exception, out_dir: Path) -> tuple[str, bool]:
     for kinds, prefix in _FAULTS:
         if isinstance(exc, kinds):
             return f"{prefix}{exc}", isinstance(exc, PhoneUnresponsive)
-    if is_disk_error(exc):
+    if is_disk_error(exc, inside=out_dir):
         raise exc
     (out_dir / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
     return f"harness: {type(exc).__name__}: {exc}", False

@@ -71,7 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command and return its exit code (tests call this in their own process)."""
-    return _main(argv)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C before _main's own handling: importing the verbs' modules takes a second or so
+        return _interrupted(exc)
 
 
 def entry() -> None:
@@ -127,12 +131,17 @@ def _main(argv: list[str] | None) -> int:
         except (OSError, ValueError):
             pass
         return 141
-    except Terminated:
+    except KeyboardInterrupt as exc:   # Terminated (SIGTERM) included
+        return _interrupted(exc)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """One line and the shell's exit status for the signal: 143 for SIGTERM, 130 for SIGINT."""
+    if isinstance(exc, Terminated):
         print("terminated", file=sys.stderr)
         return 143
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    print("interrupted", file=sys.stderr)
+    return 130
 
 
 def _terminate(signum: int, _frame: object) -> None:

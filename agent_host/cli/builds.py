@@ -40,7 +40,7 @@ def _model(build) -> str:
 def _run(args: argparse.Namespace) -> int:
     from agent_host.config.hosts import all_host_profiles, load_host_profile
 
-    profiles = [load_host_profile(args.host_profile)] if args.host_profile else all_host_profiles()
+    profiles = [load_host_profile(args.host_profile)] if args.host_profile is not None else all_host_profiles()
     if args.json:
         out = []
         for prof in profiles:

@@ -109,7 +109,7 @@ def resolve_task(spec: str, variant: str | None):
 
 def _run(args: argparse.Namespace) -> int:
     from agent_host.agent.episode import run_episode
-    from agent_host.config.builds import Sampling
+    from agent_host.config.builds import Sampling, check_http_url
     from agent_host.config.phones import load_phone_profile
     from agent_host.phone.device import Phone, PhoneError
     from agent_host.serving.endpoint import Endpoint
@@ -120,11 +120,13 @@ def _run(args: argparse.Namespace) -> int:
         if value is not None and not 0 < value <= 7 * 86400:
             raise UserError(f"{flag} must be more than 0 and at most {7 * 86400} seconds")
     profile = load_phone_profile(args.profile)
+    try:   # before the phone is set up: a malformed URL would fail only at the first request
+        check_http_url(args.base_url)
+    except ValueError as exc:
+        raise UserError(f"--base-url: {exc}") from None
     base_url = args.base_url.rstrip("/")
     if not base_url.endswith("/v1"):
         base_url += "/v1"
-    if not base_url.lower().startswith(("http://", "https://")):
-        raise UserError(f"--base-url {args.base_url}: not an http:// or https:// URL")
     endpoint = Endpoint(base_url, api_key(args), args.model, args.build or args.model)
     try:
         sampling = Sampling(**{k: v for k, v in (("temperature", args.temperature), ("max_tokens", args.max_tokens))

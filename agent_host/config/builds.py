@@ -95,6 +95,19 @@ class Measured(Closed):
         return ""
 
 
+def check_http_url(v: str) -> str:
+    """`v` if it is an http(s) URL with a host, else ValueError saying why: the one check of a
+    base URL (a build's `base_url:`, `agent-host episode --base-url`), made before anything runs."""
+    import httpx
+    try:
+        url = httpx.URL(v)
+    except (httpx.InvalidURL, TypeError, ValueError) as exc:
+        raise ValueError(f"{v!r} is not a URL ({exc})") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"{v!r} is not an http:// or https:// URL with a host")
+    return v
+
+
 class Build(Closed):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     weight_path: str = Field(description="e.g. bf16, w4a8-amx, w4a16-tinygemm, w4a16-wna16, q4_k_m")
@@ -145,16 +158,7 @@ class Build(Closed):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        import httpx
-        try:
-            url = httpx.URL(v)
-        except (httpx.InvalidURL, TypeError, ValueError) as exc:
-            raise ValueError(f"{v!r} is not a URL ({exc})") from None
-        if url.scheme not in ("http", "https") or not url.host:
-            raise ValueError(f"{v!r} is not an http:// or https:// URL with a host")
-        return v
+        return v if v is None else check_http_url(v)
 
     @property
     def traits(self) -> ServerTraits:

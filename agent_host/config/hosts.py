@@ -97,6 +97,8 @@ def load_host_profile(name_or_path: str | Path) -> HostProfile:
     Errors read `file:line: field: message`, like every other YAML file agent-host reads.
     """
     name = str(name_or_path)
+    if not name.strip():   # Path("") is ".", a directory, and a caller's `if name` would mean "all"
+        raise ConfigError("--host-profile is empty: give a host profile id (e.g. x86-amx) or a YAML file")
     path = Path(name).expanduser()
     by_name = not (path.suffix in (".yaml", ".yml") or path.exists())
     if by_name:

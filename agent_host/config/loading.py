@@ -134,7 +134,32 @@ def load_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
         raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())[:200]}") from None
     except RecursionError:
         raise ConfigError(f"{path}: invalid YAML: nested too deeply") from None
+    except (ValueError, OverflowError) as exc:  # a date or a number the constructor cannot make
+        raise _unmakeable(path, node, exc) from None
     return data, node
+
+
+def _unmakeable(path: Path, root: yaml.Node | None, exc: Exception) -> ConfigError:
+    """The error for a scalar YAML reads as a date or an integer but cannot make (`2026-02-30`,
+    an integer of 5 000 digits): the constructor's ValueError names no line, so each such
+    scalar is made alone until one fails."""
+    maker = yaml.constructor.SafeConstructor()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.ScalarNode) and node.tag.rsplit(":", 1)[-1] in ("int", "float", "timestamp"):
+            try:
+                maker.construct_object(node)
+            except (ValueError, OverflowError) as bad:
+                kind = {"timestamp": "date"}.get(node.tag.rsplit(":", 1)[-1], "number")
+                value = node.value if len(node.value) <= 40 else f"{node.value[:20]}... ({len(node.value)} characters)"
+                why = "too many digits" if "digits" in str(bad) else str(bad)
+                return ConfigError(f"{path}:{node.start_mark.line + 1}: {value}: not a valid {kind} ({why})")
+    return ConfigError(f"{path}: invalid YAML value ({' '.join(str(exc).split())[:200]})")
 
 
 def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent_host.config.loading import format_loc
-from agent_host.config.records import write_json_atomic
+from agent_host.config.records import read_regular, write_json_atomic
 from agent_host.errors import UserError
 
 SCHEMA_VERSION = 2
@@ -144,7 +144,7 @@ def read_manifest_json(path: Path) -> Any:
     """manifest.json's JSON, the one place it is opened (ManifestError when unreadable;
     FileNotFoundError when absent)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_regular(path).decode("utf-8"))   # a FIFO is refused, not waited on
     except FileNotFoundError:
         raise   # not a run directory: the caller says so in its own words
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -218,6 +218,8 @@ def open_own(path: Path, flags: int, mode: int = 0o644) -> int:
         if exc.errno == errno.ELOOP:
             raise NotOwnFile(f"{path}: a symbolic link; refused (agent-host writes only its own files "
                              f"there, never through a link)") from None
+        if exc.errno == errno.ENXIO:   # a FIFO nobody reads, opened to write without blocking
+            raise NotOwnFile(f"{path}: not a regular file; refused") from None
         raise
     try:
         st = os.fstat(fd)
@@ -232,6 +234,38 @@ def open_own(path: Path, flags: int, mode: int = 0o644) -> int:
         os.close(fd)
         raise
     return fd
+
+
+class NotRegularFile(OSError):
+    """A path agent-host reads that is a FIFO, a device, a socket or a directory. An OSError,
+    so every reader that already turns an unreadable file into a warning or a one-line error
+    does the same with this one (`exc.strerror` is "not a regular file")."""
+
+
+def open_regular(path: Path, *, follow: bool = True) -> BinaryIO:
+    """Open `path` for reading, only if it is a regular file. A FIFO in a run directory (or a
+    device) would block the open, and then the read, for ever: O_NONBLOCK lets the open of a
+    FIFO return at once, fstat then refuses it, and a regular file is read blocking as usual.
+    `follow=False` refuses a symlink too (O_NOFOLLOW). Raises OSError (NotRegularFile naming
+    the path, or the open's own: FileNotFoundError...)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= os.O_NOFOLLOW
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path, *, follow: bool = True) -> bytes:
+    """The bytes of `path`, a regular file (see open_regular)."""
+    with open_regular(path, follow=follow) as f:
+        return f.read()
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -256,7 +290,7 @@ def iter_episode_log(path: Path, warnings: list[str] | None = None) -> Iterator[
     (a 200 000-episode log is over 100 MB)."""
     path = Path(path)
     try:
-        f = path.open("rb")
+        f = open_regular(path)
     except FileNotFoundError:
         return
     except OSError as exc:

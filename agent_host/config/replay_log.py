@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agent_host.config.records import NotOwnFile, open_own
+from agent_host.config.records import NotOwnFile, open_own, read_regular
 from agent_host.errors import UserError
 
 REPLAY_DIR = "replay"
@@ -40,7 +40,10 @@ class ReplayLog:
     def read(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        data = self.path.read_bytes()
+        try:
+            data = read_regular(self.path)
+        except OSError as exc:
+            raise UserError(f"{self.path}: cannot read ({exc.strerror or exc})") from None
         lines = data.split(b"\n")
         out = []
         for n, line in enumerate(lines[:-1], 1):        # the part after the last newline is torn

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from agent_host.config.records import read_regular
 from agent_host.errors import UserError
 
 # A JSON object as the OpenAI API sends and takes it (messages, tool calls, arguments, request
@@ -118,7 +119,9 @@ def load_request_log(episode_dir: Path) -> RequestLog:
         raise UserError(f"{path}: missing: this episode was recorded before agent-host kept its requests "
                         "(requests.json); re-run it to replay it")
     try:
-        log = RequestLog.model_validate_json(path.read_bytes())
+        log = RequestLog.model_validate_json(read_regular(path))
+    except OSError as exc:   # a FIFO is refused (read_regular), not waited on
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent_host.config.manifest import MANIFEST, ManifestError, RunManifest, manifest_for_report, read_manifest_json
-from agent_host.config.records import EpisodeRecord, StepRecord, iter_episode_log
+from agent_host.config.records import EpisodeRecord, NotRegularFile, StepRecord, iter_episode_log, read_regular
 from agent_host.errors import UserError
 from agent_host.report.compact import compact
 
@@ -120,7 +120,7 @@ def load_run(run_dir: str | Path) -> Run:
     warnings: list[str] = []
     manifest = _read_manifest(run_dir, warnings)
     log = run_dir / "episodes.jsonl"
-    if not log.is_file():
+    if not log.exists():   # one that is there but not a regular file is named by the reader
         raise UserError(f"{log}: no episode log; is {run_dir} a run directory?")
     if not _stays_inside(run_dir, log):
         raise UserError(f"{log}: a symlink leading outside the run directory; a report reads only its run")
@@ -136,11 +136,16 @@ def load_steps(run: Run, episode_id: str) -> tuple[list[StepRecord], list[str]]:
     warnings: list[str] = []
     folder = run.episode_dir(episode_id)
     path = run.inside(folder / "steps.jsonl") if folder is not None else None
-    if path is None or not path.is_file():
+    if path is None or not path.exists():
+        return [], warnings
+    try:
+        data = read_regular(path)
+    except NotRegularFile:   # other OSErrors leave the whole folder out (report.render.viewer_data)
+        warnings.append(f"{path}: not a regular file; steps not shown")
         return [], warnings
     steps: list[StepRecord] = []
     bad: list[int] = []
-    for i, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+    for i, raw in enumerate(data.split(b"\n"), 1):
         if not raw.strip():
             continue
         try:

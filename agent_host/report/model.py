@@ -286,7 +286,8 @@ def load_results(path: str | Path) -> Results:
     """A results.json read back into the model; a bad file is an error naming path and field."""
     path = Path(path)
     try:
-        return Results.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        from agent_host.config.records import read_regular   # a FIFO is refused, not waited on
+        return Results.model_validate(json.loads(read_regular(path).decode("utf-8")))
     except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path}: cannot read results: {exc}") from None
     except ValidationError as exc:

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Iterator
 import jinja2
 from markupsafe import Markup
 
-from agent_host.config.records import StepRecord, write_text_atomic
+from agent_host.config.records import NotRegularFile, StepRecord, read_regular, write_text_atomic
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.report import selection
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
@@ -213,7 +213,11 @@ class ShotStore:
         first: dict[str, Path] = {}
         for p in self.paths:
             try:
-                data = p.read_bytes()
+                data = read_regular(p)
+            except NotRegularFile:   # a FIFO would hang the report: skipped, and said
+                self.warnings.append(f"{p}: not a regular file; screenshot not shown")
+                digests.append(None)
+                continue
             except OSError:
                 digests.append(None)
                 continue
@@ -320,7 +324,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
             warnings.append(f"{run.dir / 'episodes' / r.episode_id}: cannot read ({exc.strerror or exc}); "
                             "its steps are left out of the viewer")
             episodes.append(_viewer_episode(run, r, False, store, pending, task_meta, [], read_folder=False))
-    replayed = viewer_lines(run)             # each candidate's answer at a replayed step
+    replayed = viewer_lines(run, warnings)             # each candidate's answer at a replayed step
     for ep in episodes:
         for row in ep["steps"]:
             row["replay"] = replayed.get(ep["id"], {}).get(str(row["step"]))
@@ -435,8 +439,9 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     directory). Returns their paths, the typed results (key model) and their JSON form
     (key results)."""
     run = load_run(run_dir)
+    # agent-host replay's replay.json files; read first, so its warnings are in run.warnings for analyse
+    replays = finite(load_summaries(run))
     results = analyse(run, baseline, target=target)   # the typed model, validated as analyse made it
-    replays = finite(load_summaries(run))      # agent-host replay's replay.json files
     viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
     results.warnings += viewer.pop("warnings")      # with run.refused: a replay folder outside the run
     results.headline = with_replay(results.headline, replays)

@@ -18,6 +18,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from agent_host.config.records import NotRegularFile, read_regular
+from agent_host.errors import UserError
 from agent_host.config.replay_log import MATCHES, REFERENCE_PASS, REPLAY_DIR, ROLES, SUMMARY, ReplayLog
 from agent_host.report.load import Run
 from agent_host.report.stats import rows_summary
@@ -132,23 +134,29 @@ def load_summaries(run: Run) -> list[dict[str, Any]]:
     """Every replay of a run (one per reference), as written to replay.json."""
     out = []
     for path in [d / SUMMARY for d in replay_dirs(run)]:
-        if not path.is_file() or run.inside(path) is None:
+        if not os.path.lexists(path) or run.inside(path) is None:
             continue
         try:
-            out.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError):
+            out.append(json.loads(read_regular(path).decode("utf-8")))
+        except NotRegularFile:
+            run.warnings.append(f"{path}: not a regular file; replay not shown")
+        except (OSError, ValueError):   # ValueError: JSON or UTF-8 unreadable
             continue
     return out
 
 
-def viewer_lines(run: Run) -> dict[str, dict[str, list[dict[str, Any]]]]:
+def viewer_lines(run: Run, warnings: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """For the trajectory viewer: per reference episode and step, each candidate's answer."""
     out: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for d in replay_dirs(run):
         log = ReplayLog(d)
         if os.path.lexists(log.path) and run.inside(log.path) is None:
             continue
-        lines = log.read()
+        try:
+            lines = log.read()
+        except UserError as exc:   # a FIFO, an unreadable line: the viewer goes without this replay
+            warnings.append(f"{exc}; replay not shown in the viewer")
+            continue
         ref = {(x["episode_id"], x["index"]): x.get("logprob") for x in lines if x["pass"] == REFERENCE_PASS}
         for x in lines:
             if x["pass"] == REFERENCE_PASS or "error" in x:

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agent_host.config.records import read_regular
 from agent_host.report.load import Run
 
 
@@ -72,7 +73,7 @@ def start_state(run: Run, folder: Path | None) -> dict[str, Any] | None:
     if path is None or not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path).decode("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict):

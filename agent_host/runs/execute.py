@@ -329,7 +329,7 @@ class _BuildPlay:
                               sampling=self.build.sampling, identity=ep.identity(attempt, self.opts.run_id),
                               request_timeout=self.request_timeout, episode_timeout=self.episode_timeout)
         except Exception as exc:  # a harness bug must cost an attempt, not the episode
-            if is_disk_error(exc):
+            if is_disk_error(exc, inside=self.store.dir):
                 raise
             log.exception("episode %s", ep.episode_id)
             rec = _harness_error(ep, self.build, serial, f"harness: {type(exc).__name__}: {exc}")

@@ -67,7 +67,7 @@ class RunStore:
             if not self._created or self.log_path.stat().st_size:
                 raise
             if any(f.is_file() and f.stat().st_size for f in self.servers_dir.iterdir()):
-                raise UserError(f"{exc}\n(nothing ran; {self.dir} is kept for its server log: "
+                raise UserError(f"{exc} (nothing ran; {self.dir} is kept for its server log: "
                                 f"resume with --resume {self.dir}, or delete it)") from None
             self._remove_created(existed)
             raise UserError(f"{exc} (nothing ran; no run directory kept)") from None

@@ -104,8 +104,11 @@ def spawn(argv: list[str], *, env: dict[str, str], log_path: Path,
 
 
 def _spawn(argv: list[str], env: dict[str, str], log_path: Path, death_signal: int) -> subprocess.Popen:
+    from agent_host.config.records import open_own
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
+    # open_own: a FIFO in the log's place would block this open for ever (and a link would
+    # have the server write elsewhere); refused in one line instead
+    with open(open_own(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as log:
         return subprocess.Popen(
             argv, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True, close_fds=True,

@@ -14,6 +14,7 @@ procs.py for how nothing is left running after Ctrl-C or a SIGKILL of the contro
 from __future__ import annotations
 
 import atexit
+import os
 import datetime as dt
 import secrets
 import shlex
@@ -26,6 +27,7 @@ from collections import deque
 from pathlib import Path
 
 from agent_host.config.builds import Build
+from agent_host.config.records import NotOwnFile, open_own, open_regular
 from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.errors import UserError
 from agent_host.serving import procs
@@ -63,9 +65,9 @@ def port_free(port: int) -> bool:
 
 def tail(path: Path, n: int) -> list[str]:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:   # a FIFO is not waited on
             return [ln.decode("utf-8", "replace").rstrip("\n") for ln in deque(f, maxlen=n)]
-    except FileNotFoundError:
+    except OSError:
         return []
 
 
@@ -152,9 +154,9 @@ class ManagedServer:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         try:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.log_path, "a", encoding="utf-8") as f:
+            with open(open_own(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "a", encoding="utf-8") as f:
                 f.write(f"[agent-host {stamp}] {text}\n")
-        except OSError:  # a full or read-only run directory: a note is not worth a failed stop
+        except (OSError, NotOwnFile):  # a full or read-only run directory, a FIFO: a note is not worth a failed stop
             pass
 
     def _start(self, attempts: int = 2) -> None:

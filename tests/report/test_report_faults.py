@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
 import zlib
 from pathlib import Path
@@ -49,13 +50,13 @@ def test_unreadable_episode_folders_are_named_and_the_rest_reports(tmp_path, mon
     locked, garbage = eps[:2], eps[2]
     (garbage / "steps.jsonl").write_bytes(b"\x00\xff not json\n{\n" * 5)
     # chmod 000 (root reads through it, so the refusal is made here as the kernel would)
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(self):
-        if self.parent in locked:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    def deny(path, flags, *args, **kwargs):
+        if Path(path).parent in locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, flags, *args, **kwargs)
+    monkeypatch.setattr(os, "open", deny)
     paths = write_reports(run)
     warnings = paths["results"]["warnings"]
     for f in [*locked, garbage]:

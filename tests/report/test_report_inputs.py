@@ -11,6 +11,7 @@ import base64
 import csv
 import json
 import re
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -147,16 +148,16 @@ def test_a_symlink_leaving_the_run_directory_is_not_read(tmp_path, name):
 
 def test_an_unreadable_episode_log_is_a_read_error_not_a_write_error(tmp_path, monkeypatch):
     """Before: `report` said "cannot write the report" (the PermissionError of the read)."""
-    import pathlib
+    import os
 
     run = make_run(tmp_path, xss=False)
     log = run / "episodes.jsonl"
-    real_open = pathlib.Path.open
+    real_open = os.open
 
-    def deny(self, *a, **kw):  # chmod 000 does not stop root, which the tests may run as
-        if self == log:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *a, **kw)
-    monkeypatch.setattr(pathlib.Path, "open", deny)
+    def deny(path, *a, **kw):  # chmod 000 does not stop root, which the tests may run as
+        if Path(path) == log:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **kw)
+    monkeypatch.setattr(os, "open", deny)
     with pytest.raises(UserError, match=r"episodes\.jsonl: cannot read \(Permission denied\)"):
         write_reports(run)
