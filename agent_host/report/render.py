@@ -386,6 +386,20 @@ def csv_safe(cell: Any) -> Any:
     return cell
 
 
+def _csv_text(header: list[str], rows: Iterable[list[Any]], batch: int = 2000) -> Iterator[str]:
+    """episodes.csv a batch of rows at a time, so the text of every row is never held at once."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for n, row in enumerate(rows, 1):
+        w.writerow([csv_safe(c) for c in row])
+        if n % batch == 0:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue()
+
+
 def _tables(results: Results) -> dict[str, Any]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results),
             "breakdown": breakdown_table(results), "trivial": trivial_table(results),
@@ -481,12 +495,7 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     results.headline = with_replay(results.headline, replays)
     data = results.as_dict()
     write_text_atomic(paths["json"], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
-    header, rows = csv_rows(run.records)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows([[csv_safe(c) for c in row] for row in rows])
-    write_text_atomic(paths["csv"], buf.getvalue())
+    write_text_atomic(paths["csv"], _csv_text(*csv_rows(run.records)))
     write_text_atomic(paths["md"], render_markdown(results, replays))
     write_text_atomic(paths["html"], render_html(results, viewer_head(run, results.baseline), replays))
     return {**paths, "results": data, "model": results}
