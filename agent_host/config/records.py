@@ -14,7 +14,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -182,16 +182,20 @@ class EpisodeRecord(BaseModel):
 # report layers all use these, so a torn line or a half-written file means the same thing
 # everywhere.
 
-def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+def write_text_atomic(path: Path, text: str | Iterable[str], *, durable: bool = True) -> None:
     """Write `path` so a reader sees the old file or the new one, never a mix: a uniquely
     named temporary file beside it (two writers never share one), fsynced, then renamed.
     On any error (a full disk included) the temporary file is removed and the error raised.
+    `text` may be pieces, written as they come (a large file need not be held whole).
     `durable=False` skips the fsync, for files the next write makes again (a report's pages)."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
             f.flush()
             if durable:
                 os.fsync(f.fileno())

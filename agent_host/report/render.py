@@ -165,17 +165,22 @@ def speed_plot(results: Results) -> Markup | None:
 class ShotStore:
     """Screenshots for the viewer: each distinct file (by content) is decoded, downscaled and
     encoded once (WebP, or JPEG where Pillow lacks WebP), in a few threads; steps refer to
-    them by index, so a screen that recurs across steps, repeats and builds is stored once."""
+    them by index, so a screen that recurs across steps, repeats and builds is stored once.
+    Paths are added a batch (a chunk of episodes) at a time and encoded by `encode_batch`, so
+    only the batch's paths are held, not every screenshot path of the run."""
 
     def __init__(self) -> None:
-        self.paths: list[Path] = []
+        self.srcs: list[str] = []      # distinct data URIs, in order of first use
+        self._seen: dict[str, dict[str, Any] | None] = {}   # content digest -> its ref, or None (not an image)
+        self._paths: list[Path] = []
         self._by_path: dict[Path, int] = {}
         self.warnings: list[str] = []
 
     def add(self, path: Path) -> int:
+        """`path`'s position in this batch."""
         if path not in self._by_path:
-            self._by_path[path] = len(self.paths)
-            self.paths.append(path)
+            self._by_path[path] = len(self._paths)
+            self._paths.append(path)
         return self._by_path[path]
 
     @staticmethod
@@ -205,13 +210,14 @@ class ShotStore:
             return None
         return {"src": f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode(), "w": w, "h": h}
 
-    def encode_all(self) -> tuple[list[str], list[dict[str, Any] | None]]:
-        """(distinct data URIs, per added path: {"i": index into them, "w", "h"} or None)."""
+    def encode_batch(self) -> list[dict[str, Any] | None]:
+        """Per path added since the last call: {"i": index into `srcs`, "w", "h"}, or None
+        (unreadable, not an image); contents not seen in an earlier batch are encoded now."""
         from concurrent.futures import ThreadPoolExecutor
         digests: list[str | None] = []
-        unique: dict[str, bytes] = {}
+        unique: dict[str, bytes] = {}      # contents new in this batch
         first: dict[str, Path] = {}
-        for p in self.paths:
+        for p in self._paths:
             try:
                 data = read_regular(p)
             except NotRegularFile:   # a FIFO would hang the report: skipped, and said
@@ -223,28 +229,26 @@ class ShotStore:
                 continue
             d = hashlib.sha1(data).hexdigest()
             digests.append(d)
-            unique.setdefault(d, data)
-            first.setdefault(d, p)
+            if d not in self._seen:
+                unique.setdefault(d, data)
+                first.setdefault(d, p)
+        self._paths, self._by_path = [], {}
         keys = list(unique)
-        with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-            encoded = dict(zip(keys, pool.map(self._encode, (unique[k] for k in keys))))
-        srcs: list[str] = []
-        index: dict[str, int] = {}
+        if keys:
+            with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+                encoded = dict(zip(keys, pool.map(self._encode, (unique[k] for k in keys))))
         for k in keys:
-            if encoded[k] is not None and "bomb" in encoded[k]:
+            e = encoded[k]
+            if e is not None and "bomb" in e:
                 # a header claiming more pixels than Pillow will decode: shown as no screenshot
-                self.warnings.append(f"{first[k]}: not shown ({encoded[k]['bomb']})")
-                encoded[k] = None
-            if encoded[k] is not None:
-                index[k] = len(srcs)
-                srcs.append(encoded[k]["src"])
-        refs = []
-        for d in digests:
-            if d is None or d not in index:
-                refs.append(None)
+                self.warnings.append(f"{first[k]}: not shown ({e['bomb']})")
+                e = None
+            if e is not None:
+                self._seen[k] = {"i": len(self.srcs), "w": e["w"], "h": e["h"]}
+                self.srcs.append(e["src"])
             else:
-                refs.append({"i": index[d], "w": encoded[d]["w"], "h": encoded[d]["h"]})
-        return srcs, refs
+                self._seen[k] = None
+        return [None if d is None else self._seen[d] for d in digests]
 
 
 def _step_row(s: StepRecord) -> dict[str, Any]:
@@ -305,36 +309,68 @@ def _viewer_episode(run: Run, r: Any, screenshots: bool, store: ShotStore, pendi
     }
 
 
-def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
+CHUNK = 50   # episodes read (steps, screenshots) before they are handed on: a batch of screenshots to encode
+
+
+def viewer_episodes(run: Run, screenshots: bool, warnings: list[str]) -> Iterator[dict[str, Any]]:
+    """Every final episode's viewer row with its steps and its own screenshots (`shots`, the
+    data its rows' `shot` indices point into), in the viewer's order, a chunk at a time: a
+    run's steps are never all held at once (at 200 000 episodes they were most of a 1.9 GB
+    report). The viewer's warnings are added to `warnings` once every episode is read."""
     sel = selection.select_latest(run.records)
     final = sel.counted + sel.errored + sel.exhausted
     order = {b: i for i, b in enumerate(run.builds())}
     final.sort(key=lambda r: (selection.instance_of(r), r.repeat, order.get(r.build, 99)))
-    episodes = []
     task_meta = task_facts(run.manifest)     # app and kinds, for the viewer's filters
-    warnings: list[str] = []
-    store = ShotStore()
-    pending: list[tuple[dict[str, Any], int]] = []       # (dict that gets "shot", store index)
-    for r in final:
-        try:
-            episodes.append(_viewer_episode(run, r, screenshots, store, pending, task_meta, warnings))
-        except OSError as exc:
-            # an unreadable folder (chmod 000, a disk error): the episode's row without its
-            # steps, named once; the statistics never depend on steps
-            warnings.append(f"{run.dir / 'episodes' / r.episode_id}: cannot read ({exc.strerror or exc}); "
-                            "its steps are left out of the viewer")
-            episodes.append(_viewer_episode(run, r, False, store, pending, task_meta, [], read_folder=False))
     replayed = viewer_lines(run, warnings)             # each candidate's answer at a replayed step
-    for ep in episodes:
-        for row in ep["steps"]:
-            row["replay"] = replayed.get(ep["id"], {}).get(str(row["step"]))
-    srcs, refs = store.encode_all()
-    for row, i in pending:
-        row["shot"] = refs[i]
-    for ep in episodes:
-        ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
-    return {"builds": run.builds(), "baseline": baseline, "episodes": episodes,
-            "shots": srcs, "colours": OUTCOME_COLOURS, "warnings": warnings + store.warnings + run.refused}
+    store = ShotStore()
+    for start in range(0, len(final), CHUNK):
+        episodes = []
+        pending: list[tuple[dict[str, Any], int]] = []       # (dict that gets "shot", its place in the batch)
+        for r in final[start:start + CHUNK]:
+            try:
+                episodes.append(_viewer_episode(run, r, screenshots, store, pending, task_meta, warnings))
+            except OSError as exc:
+                # an unreadable folder (chmod 000, a disk error): the episode's row without its
+                # steps, named once; the statistics never depend on steps
+                warnings.append(f"{run.dir / 'episodes' / r.episode_id}: cannot read ({exc.strerror or exc}); "
+                                "its steps are left out of the viewer")
+                episodes.append(_viewer_episode(run, r, False, store, pending, task_meta, [], read_folder=False))
+        for ep in episodes:
+            for row in ep["steps"]:
+                row["replay"] = replayed.get(ep["id"], {}).get(str(row["step"]))
+        refs = store.encode_batch()
+        for row, i in pending:
+            row["shot"] = refs[i]
+        for ep in episodes:
+            ep["extra_shots"] = [x for x in ep["extra_shots"] if x["shot"]]
+            ep = finite(ep)
+            ep["shots"] = _episode_shots(ep, store.srcs)
+            yield ep
+    warnings += store.warnings + run.refused
+
+
+def _episode_shots(ep: dict[str, Any], srcs: list[str]) -> list[str]:
+    """The episode's own list of the images it shows, its rows' indices renumbered into it."""
+    local: dict[int, int] = {}
+    for row in [*ep["steps"], *ep["extra_shots"]]:
+        if row["shot"] is not None:
+            i = local.setdefault(row["shot"]["i"], len(local))
+            row["shot"] = {**row["shot"], "i": i}
+    return [srcs[i] for i in local]
+
+
+def viewer_head(run: Run, baseline: str) -> dict[str, Any]:
+    """What report.html embeds of the viewer: the episodes' rows are trajectories/index.js."""
+    return {"builds": run.builds(), "baseline": baseline, "colours": OUTCOME_COLOURS, "index": INDEX}
+
+
+def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
+    """The whole viewer in memory (every episode with its steps): for tests and small runs;
+    a report streams `viewer_episodes` into its pages instead."""
+    warnings: list[str] = []
+    episodes = list(viewer_episodes(run, screenshots, warnings))
+    return {**viewer_head(run, baseline), "episodes": episodes, "warnings": warnings}
 
 
 # --------------------------------------------------------------------------- writing
@@ -354,6 +390,20 @@ def csv_safe(cell: Any) -> Any:
     return cell
 
 
+def _csv_text(header: list[str], rows: Iterable[list[Any]], batch: int = 2000) -> Iterator[str]:
+    """episodes.csv a batch of rows at a time, so the text of every row is never held at once."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for n, row in enumerate(rows, 1):
+        w.writerow([csv_safe(c) for c in row])
+        if n % batch == 0:
+            yield buf.getvalue()
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue()
+
+
 def _tables(results: Results) -> dict[str, Any]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results),
             "breakdown": breakdown_table(results), "trivial": trivial_table(results),
@@ -368,52 +418,46 @@ def render_markdown(results: Results, replays: list[dict[str, Any]] | None = Non
                                                            replays=replays or [], roles=ROLES)
 
 
-def _episode_shots(ep: dict[str, Any], srcs: list[str]) -> list[str]:
-    """The episode's own list of the images it shows, its rows' indices renumbered into it."""
-    local: dict[int, int] = {}
-    for row in [*ep["steps"], *ep["extra_shots"]]:
-        if row["shot"] is not None:
-            i = local.setdefault(row["shot"]["i"], len(local))
-            row["shot"] = {**row["shot"], "i": i}
-    return [srcs[i] for i in local]
+def _page(n: int, ep: dict[str, Any]) -> str | None:
+    """Move the episode's steps and screenshots out of `ep` into the text of its page, leaving
+    `ep` its row with a reference to the page (`page`); None when it has nothing to show but
+    its row (most episodes of a large run have no folder; a page each made 100 000 files)."""
+    shots, steps, extra, start = ep.pop("shots"), ep.pop("steps"), ep.pop("extra_shots"), ep.pop("start_state", None)
+    if not (steps or extra or start):
+        return None
+    page = {"shots": shots, "steps": steps, "extra_shots": extra, "start_state": start}
+    ep["page"] = f"{PAGES}/{n:04d}.js"
+    return f"agentHostEpisode({n}, {json_for_script(page)});\n"
 
 
-def episode_pages(viewer: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Move every episode's steps and screenshots out of `viewer` into a page of its own
-    (relative path, text), leaving the episode a reference to it (`page`); then the episodes'
-    rows, trajectories/index.js (`viewer["index"]`). One at a time: each written as made, so the
-    steps of every episode are never held twice."""
-    srcs = viewer.pop("shots")
-    for n, ep in enumerate(viewer["episodes"]):
-        if not (ep["steps"] or ep["extra_shots"] or ep.get("start_state")):
-            # nothing to show but the episode's own row: no page (most episodes of a large
-            # run have no folder; a page each made 100 000 files)
-            del ep["steps"], ep["extra_shots"]
-            ep.pop("start_state", None)
-            continue
-        page = {"shots": _episode_shots(ep, srcs), "steps": ep.pop("steps"), "extra_shots": ep.pop("extra_shots"),
-                "start_state": ep.pop("start_state", None)}
-        ep["page"] = f"{PAGES}/{n:04d}.js"
-        yield ep["page"], f"agentHostEpisode({n}, {json_for_script(page)});\n"
-    # the episodes' rows too, so report.html's size does not grow with the run's episode count
-    viewer["index"] = INDEX
-    yield INDEX, f"agentHostIndex({json_for_script(viewer.pop('episodes'))});\n"
-
-
-def write_pages(out_dir: Path, pages: Iterable[tuple[str, str]]) -> None:
-    """Write the episode pages, each atomically, and remove the pages of an earlier report
-    that this one no longer has (so the folder holds this report's pages only)."""
+def write_pages(out_dir: Path, episodes: Iterable[dict[str, Any]]) -> None:
+    """Write each episode's page (atomically) as its episode comes, and the episodes' rows
+    into trajectories/index.js, so report.html's size does not grow with the run's episode
+    count; then remove the pages of an earlier report that this one no longer has (so the
+    folder holds this report's pages only). One episode at a time: neither the steps nor
+    the rows of every episode are ever held (index.js is written as it is made)."""
     folder = out_dir / PAGES
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         raise UserError(f"{folder}: not a directory of the report (a symlink or a file); remove it")
     folder.mkdir(exist_ok=True)
-    keep = set()
-    for name, text in pages:
-        # whole or not at all, but not fsynced: an fsync per page was most of a 100 000-episode
-        # report's time, and a page lost to a power cut is rewritten by the next report
-        # (report.html, written after them, is fsynced)
-        write_text_atomic(out_dir / name, text, durable=False)
-        keep.add(Path(name).name)
+    keep = {Path(INDEX).name}
+
+    def index() -> Iterator[str]:
+        # the same text as json_for_script of the list of rows, one row at a time
+        yield "agentHostIndex(["
+        for n, ep in enumerate(episodes):
+            text = _page(n, ep)
+            if text is not None:
+                # whole or not at all, but not fsynced: an fsync per page was most of a 100 000-episode
+                # report's time, and a page lost to a power cut is rewritten by the next report
+                # (report.html, written after them, is fsynced)
+                write_text_atomic(out_dir / ep["page"], text, durable=False)
+                keep.add(Path(ep["page"]).name)
+            yield ("," if n else "") + json_for_script(ep)
+        yield "]);\n"
+
+    # renamed into place after every page is written, so it never names a page not yet there
+    write_text_atomic(out_dir / INDEX, index(), durable=False)
     for old in folder.iterdir():
         if (_PAGE_NAME.fullmatch(old.name) or old.name == Path(INDEX).name) and old.name not in keep and old.is_file():
             old.unlink()
@@ -442,24 +486,22 @@ def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | P
     # agent-host replay's replay.json files; read first, so its warnings are in run.warnings for analyse
     replays = finite(load_summaries(run))
     results = analyse(run, baseline, target=target)   # the typed model, validated as analyse made it
-    viewer = finite(viewer_data(run, results.baseline, screenshots=screenshots))
-    results.warnings += viewer.pop("warnings")      # with run.refused: a replay folder outside the run
-    results.headline = with_replay(results.headline, replays)
+    replays = finite(load_summaries(run))      # agent-host replay's replay.json files
     out_dir = Path(out) if out else run.dir
     check_dir_usable(out_dir, "--out")
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = {"md": out_dir / "report.md", "html": out_dir / "report.html",
              "json": out_dir / "results.json", "csv": out_dir / "episodes.csv"}
+    # the pages first, streamed from the episode folders: what reading them found wrong is
+    # among the report's warnings; and before the report that names them, so report.html
+    # never points at a page not yet there
+    warnings: list[str] = []
+    write_pages(out_dir, viewer_episodes(run, screenshots, warnings))
+    results.warnings += warnings      # with run.refused: a replay folder outside the run
+    results.headline = with_replay(results.headline, replays)
     data = results.as_dict()
     write_text_atomic(paths["json"], json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
-    header, rows = csv_rows(run.records)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows([[csv_safe(c) for c in row] for row in rows])
-    write_text_atomic(paths["csv"], buf.getvalue())
+    write_text_atomic(paths["csv"], _csv_text(*csv_rows(run.records)))
     write_text_atomic(paths["md"], render_markdown(results, replays))
-    # the pages before the report that names them, so report.html never points at a page not yet there
-    write_pages(out_dir, episode_pages(viewer))
-    write_text_atomic(paths["html"], render_html(results, viewer, replays))
+    write_text_atomic(paths["html"], render_html(results, viewer_head(run, results.baseline), replays))
     return {**paths, "results": data, "model": results}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import statistics
+from collections.abc import Iterator
 from typing import Any
 
 from agent_host.config.builds import SERVER_KINDS
@@ -311,8 +312,9 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
                                                                    instances=instances)}
 
 
-def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
-    """One row per attempt; `counted` marks the rows the statistics use."""
+def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[Any]]]:
+    """One row per attempt, made as read (a row list for each of 200 000 attempts is 100 MB);
+    `counted` marks the rows the statistics use."""
     sel = selection.select_latest(records)
     counted = {id(r) for r in sel.counted}
     final = counted | {id(r) for r in sel.errored} | {id(r) for r in sel.exhausted}
@@ -322,17 +324,18 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], list[list[Any]]]:
               "infeasible_step", "steps", "max_steps", "wasted_steps", "wall_s", "model_s",
               "prompt_tokens", "completion_tokens", "phone", "model", "started_at", "ended_at",
               "error", "reason"]
-    rows = []
-    for r in records:
-        rows.append([r.episode_id, r.build, r.task, r.variant, selection.instance_of(r), r.infeasible, r.repeat,
-                     r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
-                     selection.effective_label(r), selection.is_success(r) if r.outcome not in selection.EXCLUDED else "",
-                     r.goal_initial, selection.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,
-                     r.goal_final, r.complete_step, r.infeasible_step, r.steps, r.max_steps,
-                     r.wasted_steps, round(r.wall_s, 3), round(r.times.model, 3), r.usage.prompt_tokens,
-                     r.usage.completion_tokens, r.phone, r.model, r.started_at, r.ended_at,
-                     r.error or "", r.reason or ""])
-    return header, rows
+
+    def rows() -> Iterator[list[Any]]:
+        for r in records:
+            yield [r.episode_id, r.build, r.task, r.variant, selection.instance_of(r), r.infeasible, r.repeat,
+                   r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
+                   selection.effective_label(r), selection.is_success(r) if r.outcome not in selection.EXCLUDED else "",
+                   r.goal_initial, selection.goal_ever_true(r), r.goal_first_step, r.goal_lost_step,
+                   r.goal_final, r.complete_step, r.infeasible_step, r.steps, r.max_steps,
+                   r.wasted_steps, round(r.wall_s, 3), round(r.times.model, 3), r.usage.prompt_tokens,
+                   r.usage.completion_tokens, r.phone, r.model, r.started_at, r.ended_at,
+                   r.error or "", r.reason or ""]
+    return header, rows()
 
 
 def _skipped(manifest: RunManifest) -> list[str]:

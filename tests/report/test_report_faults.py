@@ -88,3 +88,44 @@ def test_report_html_does_not_grow_with_the_episode_count(tmp_path):
     small = write_reports(bench.make_run(tmp_path, 200, with_steps=0.1), screenshots=False)["html"].stat().st_size
     large = write_reports(bench.make_run(tmp_path, 2000, with_steps=0.1), screenshots=False)["html"].stat().st_size
     assert large < 1.5 * small, (small, large)
+
+
+def _bench():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("report_scale", Path(__file__).parents[2] / "bench" / "report_scale.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_a_run_s_steps_are_not_all_held_while_the_pages_are_written(tmp_path, monkeypatch):
+    """Issue 32: every episode's steps were read into memory before the first page was
+    written (1.9 GB at 200 000 episodes, a fifth with steps); they are read a few episodes at
+    a time now. tracemalloc counts allocations, the same however busy the machine: the
+    steps' share of the peak is their size on disk (and twice that in memory) when all are
+    held, near nothing when a chunk of 2 episodes of 60 is."""
+    import random
+    import shutil
+    import sys
+    import tracemalloc
+    import agent_host.report.render as render
+    monkeypatch.setattr(render, "CHUNK", 2, raising=False)   # (the code before had none: all at once)
+    bench = _bench()
+    write_reports(bench.make_run(tmp_path / "warm", 10, with_steps=1.0), screenshots=False)  # imports, caches
+    run = bench.make_run(tmp_path, 60, with_steps=1.0)
+    rng = random.Random(0)
+    for p in run.glob("episodes/*/steps.jsonl"):
+        p.write_text(bench._steps(60, rng))
+    on_disk = sum(p.stat().st_size for p in run.glob("episodes/*/steps.jsonl"))
+
+    def peak() -> int:
+        tracemalloc.start()
+        try:
+            write_reports(run, screenshots=False)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    with_steps = peak()
+    shutil.rmtree(run / "episodes")
+    without = peak()
+    assert with_steps - without < 0.5 * on_disk, (with_steps, without, on_disk)

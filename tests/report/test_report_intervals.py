@@ -129,7 +129,7 @@ def test_exhausted_episodes_are_apart_and_warned():
     md = render_markdown(Results.model_validate(res))
     assert "context at step 4, 2040 tokens (limit 2048)" in md
     header, rows = csv_rows(recs)
-    row = dict(zip(header, rows[1]))
+    row = dict(zip(header, list(rows)[1]))
     assert (row["outcome"], row["latest_attempt"], row["counted"], row["success"]) == ("exhausted", True, False, "")
     shown = viewer_data(_run(recs), "b", screenshots=False)["episodes"]
     assert [e["outcome"] for e in shown].count("exhausted") == 1          # the viewer lists it too
