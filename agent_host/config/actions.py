@@ -165,7 +165,7 @@ def _script_model(kind: ActionKind) -> type[BaseModel]:
             fields[fname] = (Index | None, None)
         else:
             fields[fname] = (info.annotation, info)
-    validators = {}
+    validators: dict[str, Any] = {}   # pydantic's decorator proxies, which create_model's stub does not name
     if kind.element:
         for key in SELECTOR_KEYS:
             if key not in fields:

@@ -12,6 +12,7 @@ several profiles define resolves to this machine's profile (as `agent-host probe
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 from pydantic import Field
 
@@ -125,7 +126,7 @@ _cache: dict[tuple, HostProfile] = {}
 def _load_checked(path: Path, by_name: bool) -> HostProfile:
     profile = load_model(path, HostProfile)
 
-    def fail(loc: tuple, msg: str):
+    def fail(loc: tuple, msg: str) -> NoReturn:
         _, node = load_yaml(path)  # parsed again only to name the line
         line = line_of(node, loc)
         where = f"{path}:{line}" if line else str(path)
@@ -150,7 +151,7 @@ def _load_checked(path: Path, by_name: bool) -> HostProfile:
         rel = b.measured.relative_to if b.measured else None
         if rel is not None and rel not in ids:
             fail(("builds", i, "measured", "relative_to"), f"no build {rel!r} in this profile")
-        if rel is not None and not b.measured.slowdown:
+        if b.measured is not None and rel is not None and not b.measured.slowdown:
             fail(("builds", i, "measured", "slowdown"), "required with relative_to")
     return profile
 
@@ -204,7 +205,7 @@ def _lookup(build_id: str, host_profile: str | Path | None) -> Build:
     if emb is not None:
         return emb
     profiles = all_host_profiles()
-    matches = [(p, p.build(build_id)) for p in profiles if p.build(build_id) is not None]
+    matches = [(p, b) for p in profiles if (b := p.build(build_id)) is not None]
     if len(matches) == 1:
         return matches[0][1]
     if not matches:
@@ -236,6 +237,7 @@ def hardware_problems(build: Build, cpu_flags: frozenset[str] | set[str] | None 
         cpu_flags = machine.read_cpu_flags()
         if cpu_flags is None:
             return []
+    assert cpu_flags is not None, "given, or read from facts or this machine"
     out: list[str] = []
     missing = [f for f in build.requires_cpu_flags if f not in cpu_flags]
     amx_denied = (facts.amx_permitted is False) if facts is not None else \
@@ -250,7 +252,7 @@ def hardware_problems(build: Build, cpu_flags: frozenset[str] | set[str] | None 
     if build.requires_vllm_ops and build.traits.python_module == "vllm" and (here or facts is not None):
         import dataclasses
 
-        out += vllm_op_problems(build, facts or dataclasses.replace(_facts(), cpu_flags=cpu_flags))
+        out += vllm_op_problems(build, facts or dataclasses.replace(_facts(), cpu_flags=frozenset(cpu_flags)))
     return out
 
 

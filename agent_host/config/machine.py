@@ -59,7 +59,7 @@ def _cpuinfo() -> str:
 
 def parse_cpuinfo(text: str) -> tuple[str, frozenset[str]]:
     """(CPU model name, flags) from /proc/cpuinfo text (x86 `flags`, arm `Features`)."""
-    model, flags = "", set()
+    model, flags = "", set[str]()
     for line in text.splitlines():
         key, _, value = line.partition(":")
         key = key.strip().lower()

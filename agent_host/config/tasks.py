@@ -103,7 +103,7 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
             errs.append((("goal_setup",), "Field required for the verify variant (or set verify: false)"))
     errs += _requirement_errors(task)
     aliases = known_app_aliases()
-    named = [(("app",), task.app)]
+    named: list[tuple[tuple[str | int, ...], str]] = [(("app",), task.app)]
     for field in ("setup", "goal_setup", "teardown"):
         for i, step in enumerate(getattr(task, field)):
             if isinstance(step, LaunchStep):
@@ -112,7 +112,7 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
                 named.append(((field, i, "force_stop"), step.force_stop))
     for i, action in enumerate(task.solution):
         if item_action(action) == "open_app":
-            named.append((("solution", i, "open_app", "name"), action.open_app.name))  # type: ignore[attr-defined]
+            named.append((("solution", i, "open_app", "name"), action.open_app.name))
     for loc, name in named:
         if "." not in name and "{" not in name and name not in aliases:
             errs.append((loc, f"unknown app alias {name!r} (known: {', '.join(sorted(aliases))}; "
@@ -451,7 +451,8 @@ def _parse_file(path: Path) -> _Parsed:
     if data is None:
         return [], [f"{path}: the file is empty"], digest, {}
     if isinstance(data, dict):
-        items, nodes, prefixes = [data], [node], [()]
+        items, nodes = [data], [node]
+        prefixes: list[tuple[int, ...]] = [()]
     elif isinstance(data, list):
         items = data
         nodes = list(node.value) if isinstance(node, yaml.SequenceNode) else [None] * len(data)
@@ -469,8 +470,8 @@ def _parse_file(path: Path) -> _Parsed:
             messages += validation_messages(path, node, exc, prefix=prefix)
             continue
         for loc, msg in _semantic_errors(task):
-            line = line_of(item_node, loc)
-            messages.append(f"{path}:{line}: {format_loc(prefix + loc)}: {msg}" if line
+            at = line_of(item_node, loc)
+            messages.append(f"{path}:{at}: {format_loc(prefix + loc)}: {msg}" if at
                             else f"{path}: {format_loc(prefix + loc)}: {msg}")
         tasks.append(task)
         id_lines[task.id] = line_of(item_node, ("id",)) or 1
@@ -551,11 +552,11 @@ def collect(paths: Iterable[Path | str]) -> LoadReport:
 def load_tasks(specs: Iterable[str | Path] = (), variants: Iterable[str] = VARIANTS) -> list[TaskInstance]:
     """Task instances for specs: files, directories, or ids / instance ids / keys (`ID@verify`)
     looked up in the default tasks/ directory. No specs: every task in tasks/."""
-    specs = [str(s) for s in specs]
+    given = [str(s) for s in specs]
     variants = tuple(variants) or VARIANTS
-    paths = [s for s in specs if Path(s).exists() or s.endswith((".yaml", ".yml")) or "/" in s]
-    names = [s for s in specs if s not in paths]
-    if not specs:
+    paths = [s for s in given if Path(s).exists() or s.endswith((".yaml", ".yml")) or "/" in s]
+    names = [s for s in given if s not in paths]
+    if not given:
         paths = [str(default_tasks_dir())]
     out: list[TaskInstance] = []
     if paths:
