@@ -6,8 +6,13 @@ import argparse
 from pathlib import Path
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_host.policy.script import PolicyScript
+    from agent_host.policy.suite import SuitePolicy
 
 EPILOG = """\
 SCRIPT is one of (told apart by its shape; docs/policies.md, "Scripted policies", has a
@@ -97,7 +102,7 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _describe(script: object) -> str:
+def _describe(script: PolicyScript | SuitePolicy) -> str:
     from agent_host.policy.suite import SuitePolicy
 
     if isinstance(script, SuitePolicy):

@@ -145,8 +145,10 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
                                              for r, v in p["by_repeats"].items()), highlight=False)
     out.print(f"tasks (at {args.repeats} repeats, {p['instances']:.3g} instances each) -> MDE: " + ", ".join(
         f"{t}: {'–' if v is None else f'{100 * v:.0f} pp'}" for t, v in p["by_tasks"].items()), highlight=False)
-    trivial = trivial_scores([{"task": t.id, "task_id": t.task_id, "variant": t.variant, "infeasible": t.infeasible}
-                              for t in tasks])["policies"]
+    scores = trivial_scores([{"task": t.id, "task_id": t.task_id, "variant": t.variant, "infeasible": t.infeasible}
+                             for t in tasks])
+    assert scores is not None, "tasks holds the base instances checked above"
+    trivial = scores["policies"]
     out.print("doing nothing scores on these tasks: " + ", ".join(
         f"{x['name']} {100 * x['success']:.1f}%" for x in trivial.values()) + " success", highlight=False)
     if args.builds:
@@ -168,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
     run_dir = args.resume or args.out or DEFAULT_RUNS_DIR / new_run_id()
     limits = {"request_timeout": args.request_timeout, "episode_timeout": args.episode_timeout,
               "phone_wait": args.phone_wait}
-    stop, signals = threading.Event(), []
+    stop, signals = threading.Event(), list[int]()
     with _stop_on_signals(stop, signals):
         try:
             result = _start_or_resume(args, run_dir, limits, stop)
@@ -189,9 +191,9 @@ def _check_adb_servers(phones: list[str]) -> None:
     from virtual_phone import adb_server
     ports = set()
     for spec in phones:     # phone_key: HOST:PORT/SERIAL, the local server's port filled in, loopback as 127.0.0.1
-        host, _, port = phone_key(spec).partition("/")[0].rpartition(":")
-        if host == "127.0.0.1" and port.isdigit():
-            ports.add(int(port))
+        host, _, digits = phone_key(spec).partition("/")[0].rpartition(":")
+        if host == "127.0.0.1" and digits.isdigit():
+            ports.add(int(digits))
     for port in sorted(ports):
         if adb_server.listener(port) == "other":
             raise UserError(f"--phones: port {port} is held by a program that is not an adb server "

@@ -8,6 +8,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from agent_host.config.records import EpisodeRecord
+    from agent_host.runs.execute import BuildProgress
 
 HEARTBEAT_S = 30.0
 MIN_GAP_S = 5.0      # between lines of the same phase
@@ -110,9 +117,10 @@ class _Bar:
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
                             TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                             TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True)
-        self.task = None
+        self.task: TaskID | None = None
 
     def update(self, done: int, total: int | None, what: str) -> None:
+        assert self.task is not None, "updated inside its `with` only"
         self.bar.update(self.task, completed=done, total=total, description=f"{self.label}: {what}")
 
     def __enter__(self) -> _Bar:
@@ -161,7 +169,7 @@ class PlainRunProgress:
 
     def __init__(self, console, label: str = "episodes") -> None:
         self.console, self.label = console, label
-        self.builds: dict[str, object] = {}
+        self.builds: dict[str, BuildProgress] = {}
         self.lines: PlainProgress | None = None
 
     def __enter__(self) -> PlainRunProgress:
@@ -171,7 +179,7 @@ class PlainRunProgress:
         if self.lines is not None:
             self.lines.__exit__(*exc)
 
-    def hook(self, p, rec) -> None:
+    def hook(self, p: BuildProgress, rec: EpisodeRecord | None) -> None:
         from agent_host.runs.progress import tallies
 
         if self.lines is None:   # first report: a run refused while being checked prints only its error

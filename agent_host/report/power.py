@@ -50,7 +50,7 @@ PLAN_ICC = 0.3           # how much of a task's outcome variance is the task, no
 PLAN_TAU = 0.10          # SD over tasks of the true per-task difference (builds differ unevenly)
 
 
-def planned_sd(repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC, tau: float = PLAN_TAU) -> float:
+def planned_sd(repeats: float, rate: float = PLAN_RATE, icc: float = PLAN_ICC, tau: float = PLAN_TAU) -> float:
     """SD of a per-task paired difference before any data: each build's per-task rate carries
     episode noise rate(1-rate)(1-icc)/repeats (the part of the Bernoulli variance left once the
     task is fixed, under a Beta task distribution with this ICC), and the true difference
