@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHECKED = ["agent_host.agent", "agent_host.judge", "agent_host.phone", "agent_host.policy",
            "agent_host.runs", "agent_host.config", "agent_host.errors", "agent_host.text",
-           "agent_host.watchdog", "agent_host.cli", "virtual_phone"]
+           "agent_host.watchdog", "agent_host.cli", "agent_host.report", "virtual_phone"]
 
 
 def test_mypy_passes_on_the_checked_packages():

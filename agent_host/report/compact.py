@@ -42,7 +42,7 @@ def _dump(v: Any) -> Any:
     return v
 
 
-def _class_for(model: type) -> type:
+def _class_for(model: type[BaseModel]) -> type[Compact]:
     cls = _CLASSES.get(model)
     if cls is None:
         fields = tuple(model.model_fields)

@@ -57,6 +57,7 @@ def balanced(rates: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     sens, spec = rates.get("sensitivity"), rates.get("specificity")
     if any(x is None or x.get("mean") is None or x.get("low") is None for x in (sens, spec)):
         return None
+    assert sens is not None and spec is not None   # checked just above
     mean, low, high = balanced_limits((sens["mean"], sens["low"], sens["high"]),
                                       (spec["mean"], spec["low"], spec["high"]))
     return {"mean": float(mean), "low": float(low), "high": float(high), "method": METHOD,

@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sst
 
 # The error rates every figure of a report is made with (one place: stats, sequential and the
@@ -80,7 +81,7 @@ def effective_size(rates: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, n
     return p, n_eff, estimated
 
 
-def wilson(x: np.ndarray, n: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
+def wilson(x: npt.ArrayLike, n: npt.ArrayLike, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score limits for x successes of n, both possibly non-integer (scipy's binomtest
     takes integers only; an effective sample size is not one)."""
     x, n = np.broadcast_arrays(np.asarray(x, float), np.asarray(n, float))

@@ -190,19 +190,19 @@ class ShotStore:
             with Image.open(io.BytesIO(data)) as im:  # raises DecompressionBombError past Pillow's pixel limit
                 w, h = im.size
                 im.draft("RGB", (SHOT_MAX_WIDTH, h))          # JPEG sources decode smaller
-                im = im.convert("RGB")
-                factor = im.size[0] // SHOT_MAX_WIDTH
+                rgb = im.convert("RGB")
+                factor = rgb.size[0] // SHOT_MAX_WIDTH
                 if factor >= 2:
-                    im = im.reduce(factor)
-                if im.size[0] > SHOT_MAX_WIDTH:
-                    im = im.resize((SHOT_MAX_WIDTH, max(1, round(im.size[1] * SHOT_MAX_WIDTH / im.size[0]))),
-                                   Image.BILINEAR)
+                    rgb = rgb.reduce(factor)
+                if rgb.size[0] > SHOT_MAX_WIDTH:
+                    rgb = rgb.resize((SHOT_MAX_WIDTH, max(1, round(rgb.size[1] * SHOT_MAX_WIDTH / rgb.size[0]))),
+                                     Image.Resampling.BILINEAR)
                 buf = io.BytesIO()
                 if features.check("webp"):
-                    im.save(buf, "WEBP", quality=SHOT_QUALITY, method=2)
+                    rgb.save(buf, "WEBP", quality=SHOT_QUALITY, method=2)
                     mime = "image/webp"
                 else:
-                    im.save(buf, "JPEG", quality=SHOT_QUALITY)
+                    rgb.save(buf, "JPEG", quality=SHOT_QUALITY)
                     mime = "image/jpeg"
         except Image.DecompressionBombError as exc:
             return {"bomb": str(exc)}

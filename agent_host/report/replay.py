@@ -41,7 +41,7 @@ def _rate(lines: Iterable[dict[str, Any]], hit) -> dict[str, Any]:
         row = per_task[line["task_id"]]
         row[0] += bool(hit(line))
         row[1] += 1
-    return rows_summary([tuple(per_task[t]) for t in sorted(per_task)])
+    return rows_summary([(per_task[t][0], per_task[t][1]) for t in sorted(per_task)])
 
 
 def _mean(xs: list[float]) -> float | None:

@@ -192,7 +192,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> Resu
     sel = selection.select_latest(records)
     have = len(sel.counted) + len(sel.errored) + len(sel.exhausted)
     return Results(
-        schema=SCHEMA,
+        schema_=SCHEMA,
         power=finite(design_power(summaries, base, target)),
         generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         provenance=finite(_provenance(run)),
@@ -295,7 +295,9 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
     """What this run's design could detect in a comparison of two builds (80% power), under the
     planning assumptions with the baseline's observed success rate, and what `target` needs."""
     base = next((s for s in summaries if s["build"] == baseline), None)
-    success = base["rates"]["success"] if base is not None else None
+    if base is None:
+        return None
+    success = base["rates"]["success"]
     if success is None or not success["n_tasks"]:
         return None
     # The design is the success rate's: base variants (verify variants feed recognition only).
@@ -341,7 +343,8 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[Any
 def _skipped(manifest: RunManifest) -> list[str]:
     """What the run left out because no phone met a task's `requires:` (runs/requirements.py):
     said once, never counted (it is in no rate's denominator)."""
-    out, groups = [], {}
+    out: list[str] = []
+    groups: dict[str, list[dict[str, Any]]] = {}
     for s in manifest.skipped:
         groups.setdefault(", ".join(s.get("missing") or []), []).append(s)
     for missing, items in groups.items():

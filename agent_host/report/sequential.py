@@ -215,7 +215,7 @@ def evaluate(states: Sequence[TaskState], schedule: Schedule, detect: float | No
     done = sum(s.repeats for s in states)
     look = schedule.at(done)
     a = schedule.nominal_alpha
-    base = dict(look=look + 1, looks=len(schedule.looks), task_repeats=done, budget=schedule.budget,
+    base: dict[str, Any] = dict(look=look + 1, looks=len(schedule.looks), task_repeats=done, budget=schedule.budget,
                 nominal_alpha=a, detect=detect, tasks=len(usable))
     if len(usable) < 2:
         return Decision("undecided", True, diff=None, low=None, high=None,
@@ -328,8 +328,8 @@ def section(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> dict[str
     if not st or not st.get("rounds"):
         return None
     rounds = st["rounds"]
-    decided = [r for r in rounds if r.get("decision")]
-    last = decided[-1]["decision"] if decided else None
+    looked = [r for r in rounds if r.get("decision")]
+    last = looked[-1]["decision"] if looked else None
     repeats: dict[str, int] = {}
     for r in rounds:
         for k, v in r["add"].items():

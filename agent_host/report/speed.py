@@ -47,7 +47,7 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         decode_src = "approx: completion tokens / model time (includes prefill)"
     ttft = metrics.mean_ttft(agg)
     n = len(recs)
-    cached = [x for x in recs if getattr(x, "cached_share", None) is not None]
+    cached = [x.cached_share for x in recs if x.cached_share is not None]
     return {
         "episodes": n, "steps": steps,
         "decode_tok_s": decode, "decode_source": decode_src,
@@ -59,7 +59,7 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "prompt_tokens_per_episode": prompt / n if n else None,
         "completion_tokens_per_episode": comp / n if n else None,
         # prompt tokens served from the prefix cache (episode records' cached_share, mean)
-        "cached_share": (sum(x.cached_share for x in cached) / len(cached)) if cached else None,
+        "cached_share": (sum(cached) / len(cached)) if cached else None,
         "phase_s_per_step": ({k: sum(getattr(r.times, k) for r in recs) / steps
                               for k in ("observe", "model", "act", "settle", "judge")} if steps else None),
     }

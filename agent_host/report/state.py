@@ -30,13 +30,13 @@ def state_diff(detail: dict[str, Any]) -> list[dict[str, Any]] | None:
     state = detail.get("state")
     if not isinstance(state, dict):
         return None
-    kinds = state.get("kinds") if isinstance(state.get("kinds"), dict) else {}
-    expected = state.get("expected") if isinstance(state.get("expected"), dict) else {}
+    kinds = k if isinstance(k := state.get("kinds"), dict) else {}
+    expected = e if isinstance(e := state.get("expected"), dict) else {}
     out = []
     for kind in sorted({*kinds, *expected}, key=str):
-        got = kinds.get(kind) if isinstance(kinds.get(kind), dict) else {}
-        want = expected.get(kind) if isinstance(expected.get(kind), dict) else {}
-        row = {"kind": str(kind), "added": _rows(got.get("added")), "removed": _rows(got.get("removed")),
+        got = g if isinstance(g := kinds.get(kind), dict) else {}
+        want = w if isinstance(w := expected.get(kind), dict) else {}
+        row: dict[str, Any] = {"kind": str(kind), "added": _rows(got.get("added")), "removed": _rows(got.get("removed")),
                "expected": {"added": _count(want.get("added")), "removed": _count(want.get("removed"))}}
         # a kind that neither changed nor was to change says nothing (the judge lists every
         # kind of the declared change, noughts included)
@@ -78,7 +78,7 @@ def start_state(run: Run, folder: Path | None) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict):
         return None
-    snap = data.get("state") if isinstance(data.get("state"), dict) else data
+    snap = s if isinstance(s := data.get("state"), dict) else data
     kinds = {str(k): [_row_text(r) for r in v] for k, v in sorted(snap.items()) if isinstance(v, list)}
     return {"scope": _scope_text(data.get("scope")),
             "kinds": {k: {"rows": rows[:START_STATE_ROWS], "total": len(rows)} for k, rows in kinds.items()}}

@@ -134,6 +134,7 @@ def rows_summary(rows: Sequence[tuple[int, int]], instances: int | None = None) 
         out.update(mean=float(mean), low=float(lo), high=float(hi), method=intervals.METHOD)
     elif rows:
         w = wilson_limits(k, n)
+        assert w is not None   # one task with counted episodes: n > 0
         out.update(mean=k / n, low=w[0], high=w[1], method="wilson (one task)")
     else:
         out["method"] = "undefined (no task qualifies)"
@@ -193,7 +194,7 @@ def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | Non
 
 def exhausted_summary(recs: Sequence[EpisodeRecord]) -> dict[str, Any]:
     """Episodes a harness budget ended: how many, of which kind, at which step and size."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for r in recs:
         e = r.exhausted
         rows.append({"episode_id": r.episode_id, "instance": instance_of(r), "kind": e.kind if e else "context",
@@ -310,7 +311,7 @@ def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
         "build": build, "baseline": baseline, "n_tasks": len(pooled), "n_instances": len(common),
         "only_baseline": sorted(set(ia) - set(ib)), "only_build": sorted(set(ib) - set(ia)),
         "mean_diff": mean, "low": low, "high": high, "sd": t["sd"], "method": intervals.DIFF_METHOD,
-        "per_task": {inst: ib[inst].rate - ia[inst].rate for inst in common},
+        "per_task": {inst: ib[inst].successes / ib[inst].n - ia[inst].successes / ia[inst].n for inst in common},
         "sign_flip": (sign_flip_test(diffs) if diffs else
                       {"p": None, "method": "no common task instances", "n_nonzero": 0, "patterns": 0}),
         "mcnemar": mcnemar_exact(sa.counted, sb.counted),

@@ -224,6 +224,8 @@ def per_task_table(results: Results) -> Table:
 
 def _decode(b: BuildSummary) -> Cell:
     s = b.speed
+    if s is None:
+        return Cell("–", title="no data")
     if s.scripted:
         return Cell("n/a (scripted)", title="a scripted policy decodes nothing")
     approx = " (approx)" if s.decode_source and s.decode_source.startswith("approx") else ""

@@ -44,8 +44,9 @@ def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> li
 
 def _episode(policy: str, inst: dict[str, Any]) -> EpisodeRecord:
     goal = inst["variant"] == "verify"            # a verify variant's setup makes the goal true
-    end = {"complete_step": 1} if policy == "complete_at_once" else {"infeasible_step": 1}
-    j = label([goal, goal], infeasible_task=inst["infeasible"], **end)
+    at_once = policy == "complete_at_once"
+    j = label([goal, goal], infeasible_task=inst["infeasible"], complete_step=1 if at_once else None,
+              infeasible_step=None if at_once else 1)
     return EpisodeRecord(
         episode_id=f"{policy}__{inst['task']}__{inst['variant']}", build=policy, model=policy, task=inst["task"],
         task_id=inst["task_id"], variant=inst["variant"], infeasible=inst["infeasible"], phone="", steps=1,
