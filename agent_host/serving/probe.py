@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_host.config.builds import Build
 from agent_host.config.machine import Classification, HostFacts, classify, gpu_has_bf16
 
 PRIORITIES = ("speed", "fidelity")
@@ -25,7 +29,7 @@ class Advice:
     priority: str
     profile_id: str | None = None
     profile_path: str | None = None
-    build: object | None = None                 # agent_host.config.builds.Build
+    build: Build | None = None
     why: str = ""
     other: dict | None = None                   # the other priority's pick: {priority, build, why}
     blockers: list[str] = field(default_factory=list)   # what this machine lacks to serve it now

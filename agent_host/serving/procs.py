@@ -193,7 +193,7 @@ def remove_pidfile(rec: PidRecord) -> None:
 
 def reap_orphans(*, grace: float = 5.0) -> list[PidRecord]:
     """Kill servers whose controller died without stopping them; return what was reaped."""
-    reaped = []
+    reaped: list[PidRecord] = []
     d = pidfile_dir()
     if not d.is_dir():
         return reaped

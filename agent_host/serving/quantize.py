@@ -232,6 +232,7 @@ def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[dict], progress
         with open(log_path, "w") as log:
             proc = subprocess.Popen([str(quantize_python()), str(WORKER), str(req_path)],
                                     stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+            assert proc.stdout is not None   # stdout=PIPE
             try:
                 for line in proc.stdout:
                     try:

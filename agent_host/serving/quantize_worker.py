@@ -100,7 +100,8 @@ def main(path: str) -> int:
     if head == "quantize" and getattr(model.config, "tie_word_embeddings", False):
         # A tied head shares the embedding's tensor: untie so the head alone is quantized.
         model.config.tie_word_embeddings = False
-        model.lm_head.weight = torch.nn.Parameter(model.get_input_embeddings().weight.detach().clone())
+        # transformers types get_input_embeddings loosely (its stub reads it as a Tensor)
+        model.lm_head.weight = torch.nn.Parameter(model.get_input_embeddings().weight.detach().clone())  # type: ignore[operator]
     texts = _render(tok, req["samples"])
     order = list(range(len(texts)))
     random.Random(req["seed"]).shuffle(order)

@@ -188,6 +188,7 @@ class ManagedServer:
                     f"  last lines of {self.log_path}:\n{shown}") from None
 
     def _spawn_and_wait(self, spec: LaunchSpec) -> None:
+        assert spec.argv is not None, "_start waits on a server it does not start (argv None) without spawning"
         masked = [a if a != self.api_key else "***" for a in spec.argv]
         self._note(f"starting build {self.build.id} ({self.build.server}) on port {self.port}")
         self._note("argv: " + shlex.join(redact_argv(masked)))

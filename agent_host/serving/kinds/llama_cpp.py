@@ -50,7 +50,8 @@ def llama_server() -> str | None:
     return str(built[-1]) if built else None
 
 
-def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
+def argv(build: Build, model: str, port: int | None, seed: int) -> list[str]:
+    # port None: planned only to check the build (launch.preflight)
     """`llama-server` (PATH or `make bar`'s) with --jinja so tool calls are parsed from the
     chat template; else llama-cpp-python's llama_cpp.server."""
     server = llama_server()

@@ -23,7 +23,8 @@ KEY_ENV = ("VLLM_API_KEY",)   # vLLM's api_server reads it when --api-key is abs
 AMX_BOOT = Path(__file__).resolve().parents[1] / "amx_boot"
 
 
-def argv(build: Build, model: str, port: int, seed: int) -> list[str]:
+def argv(build: Build, model: str, port: int | None, seed: int) -> list[str]:
+    # port None: planned only to check the build (launch.preflight)
     flavour = vllm_flavour()
     if flavour is None:
         raise UserError(f"build {build.id}: vLLM is not installed here "
