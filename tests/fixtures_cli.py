@@ -10,6 +10,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+def waiter_profile(tmp: Path) -> Path:
+    """A host profile whose one build, `waiter`, is a scripted policy that does nothing and
+    waits a second per step: a run still going when a test signals it or breaks its files."""
+    script = tmp / "slow.yaml"
+    script.write_text("actions: []\nafter: wait\nwait_seconds: 1\n")
+    hosts = tmp / "h.yaml"
+    hosts.write_text(f"id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
+                     f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
+    return hosts
+
 # A valid task file every malformed-file test starts from ({id} is filled in).
 GOOD = textwrap.dedent("""\
     # yaml-language-server: $schema=./task.schema.json

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from fixtures_cli import waiter_profile
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -40,11 +42,7 @@ def test_sigterm_to_run_stops_its_server(tmp_path, virtual_phone_factory):
     PDEATHSIG to stop its server, which reaches the server process but not a vLLM engine
     child in its group. Now it unwinds like Ctrl-C and stops the whole group."""
     phone = virtual_phone_factory()
-    script = tmp_path / "slow.yaml"
-    script.write_text("actions: []\nafter: wait\nwait_seconds: 1\n")
-    hosts = tmp_path / "h.yaml"
-    hosts.write_text(f"id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
-                     f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
+    hosts = waiter_profile(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "agent_host", "run", "--builds", "waiter",
                              "--host-profile", str(hosts), "--tasks", "wifi-on", "--variants", "base",
                              "--phones", phone.serial, "--out", str(tmp_path / "run"), "--quiet",

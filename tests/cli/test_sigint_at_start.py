@@ -12,17 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from fixtures_cli import waiter_profile
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("delay", [0.2, 0.4, 0.6, 0.9, 1.2, 1.5])
 def test_sigint_during_start_up_exits_130_without_a_traceback(tmp_path, virtual_phone_factory, delay):
     phone = virtual_phone_factory()
-    script = tmp_path / "slow.yaml"
-    script.write_text("actions: []\nafter: wait\nwait_seconds: 1\n")
-    hosts = tmp_path / "h.yaml"
-    hosts.write_text(f"id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
-                     f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
+    hosts = waiter_profile(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "agent_host", "run", "--builds", "waiter",
                              "--host-profile", str(hosts), "--tasks", "wifi-on", "--variants", "base",
                              "--phones", phone.serial, "--out", str(tmp_path / "run"), "--quiet",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures_cli import agent_host, assert_user_error
+from fixtures_cli import agent_host, assert_user_error, waiter_profile
 from fixtures_report import make_run
 
 EPISODE = "w4a16__wifi-on__base__r0"
@@ -62,11 +62,7 @@ def test_run_refuses_a_fifo_as_its_server_log(tmp_path, virtual_phone_factory):
     import sys
     import subprocess
     phone = virtual_phone_factory()
-    script = tmp_path / "s.yaml"
-    script.write_text("actions: []\nafter: wait\nwait_seconds: 1\n")
-    hosts = tmp_path / "h.yaml"
-    hosts.write_text(f"id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
-                     f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
+    hosts = waiter_profile(tmp_path)
     run = tmp_path / "run"
     fifo = _fifo_at(run, "servers/waiter.server.log")
     root = Path(__file__).resolve().parents[2]

@@ -8,6 +8,7 @@ import pytest
 
 from agent_host.config.builds import Build
 from agent_host.serving.server import ManagedServer
+from fixtures_cli import waiter_profile
 
 
 def test_a_log_note_that_cannot_be_written_does_not_fail_the_stop(tmp_path):
@@ -45,11 +46,7 @@ def test_a_run_directory_made_read_only_mid_run_is_one_line(tmp_path, virtual_ph
     from pathlib import Path
 
     phone = virtual_phone_factory()
-    script = tmp_path / "slow.yaml"
-    script.write_text("actions: []\nafter: wait\nwait_seconds: 1\n")
-    hosts = tmp_path / "h.yaml"
-    hosts.write_text(f"id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
-                     f"  - {{id: waiter, weight_path: scripted, server: policy, script: {script}}}\n")
+    hosts = waiter_profile(tmp_path)
     run = tmp_path / "run"
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.Popen([sys.executable, "-m", "agent_host", "run", "--builds", "waiter",
