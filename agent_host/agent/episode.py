@@ -51,6 +51,7 @@ from agent_host.phone.device import (Phone, PhoneError, PhoneUnresponsive, Round
 from agent_host.phone.requirements import bind_task
 from agent_host.phone.state import clean_start
 from agent_host.phone.steps import StepFailed, run_steps
+from agent_host.config.server_metrics import prefix_hit_rate
 from agent_host.serving import metrics
 from agent_host.serving.endpoint import Endpoint
 from agent_host.watchdog import timed
@@ -99,8 +100,8 @@ class _Shots:
         self.enabled = enabled
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="screenshots")
         self.capture_pool = ThreadPoolExecutor(1, thread_name_prefix="capture")
-        self.futures: list[Future] = []
-        self.pending: Future | None = None
+        self.futures: list[Future[None]] = []
+        self.pending: Future[str | None] | None = None   # save() gives the file name it wrote
         self.failures: list[str] = []
 
     def capture(self, name: str, phone: Phone) -> str | None:
@@ -398,7 +399,7 @@ def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | 
     share = cached_share(after_first)
     if share is not None:
         return share, "usage"
-    rate = metrics.prefix_hit_rate(server_metrics or {})
+    rate = prefix_hit_rate(server_metrics or {})
     return (round(rate, 4), "metrics") if rate is not None else (None, None)
 
 

@@ -180,7 +180,7 @@ class StepLoop:
         self.settle_s = settle_s
         self.settle_min_s = settle_min_s
         self.settle_confirm = settle_confirm
-        self._judging: Future | None = None      # the last step's verdict, coming in beside
+        self._judging: Future[None] | None = None      # the last step's verdict, coming in beside
         self._judge_pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         self.messages: list[Json] = [{"role": "system", "content": prompts.system_prompt(self.apps)}]
         self.state = LoopState(goals=[initial.goal], asked=[initial.asked], clean=[initial.clean])

@@ -25,7 +25,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar, copy_context
 from dataclasses import dataclass
-from typing import Any
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class PhoneError(Exception):
@@ -103,7 +106,7 @@ def counting_into(tally: RoundTripTally) -> Iterator[RoundTripTally]:
         _TALLY.reset(token)
 
 
-def submit_beside(pool: Any, fn: Callable[[], Any]) -> Any:
+def submit_beside(pool: Executor, fn: Callable[[], T]) -> Future[T]:
     """`pool.submit(fn)`, with fn's device calls counted as background round trips of the
     step that submitted it."""
     ctx = copy_context()
@@ -229,11 +232,11 @@ class Phone:
             raise PhoneError(f"{serial}: cannot connect: {type(exc).__name__}: {exc}") from exc
         return cls(serial, dev, ud)
 
-    def _call(self, what: str, fn: Callable[[], Any], lock: Any = None, limit: float = CALL_LIMIT_S) -> Any:
+    def _call(self, what: str, fn: Callable[[], T], lock: Any = None, limit: float = CALL_LIMIT_S) -> T:
         from agent_host import watchdog
         t0 = time.monotonic()
 
-        def locked() -> Any:
+        def locked() -> T:
             with lock or self._lock:
                 return fn()
         try:
@@ -253,7 +256,7 @@ class Phone:
 
     def dump(self) -> str:
         """The window hierarchy XML, as uiautomator2 dumps it."""
-        return self._call("dump", lambda: self.u2.dump_hierarchy())
+        return str(self._call("dump", lambda: self.u2.dump_hierarchy()))
 
     def screenshot(self) -> Any:
         """The screen as a PIL image (uiautomator2's capture; decoding only, no encoding)."""

@@ -165,13 +165,13 @@ def read_phone_facts(phone: Phone, apps: Mapping[str, str] | None = None) -> Pho
 
 def _apps_seen(listing: Any, wanted: dict[str, str], absent: dict[str, str]) -> str:
     if not listing.ok:
-        return "pm list packages failed: " + listing.text.strip()[:80]
+        return "pm list packages failed: " + str(listing.text).strip()[:80]
     if absent:
         return "not installed: " + ", ".join(f"{n} ({p})" if n != p else p for n, p in absent.items())
     return "all installed: " + ", ".join(wanted) if wanted else "no apps asked about"
 
 
-_BOUND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_BOUND: weakref.WeakKeyDictionary[Phone, PhoneFacts] = weakref.WeakKeyDictionary()
 
 
 def phone_facts(phone: Phone) -> PhoneFacts:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_host.config.requirements import PhoneFacts
+from agent_host.config.scope import Scope
 from agent_host.phone import state
 from agent_host.phone.requirements import phone_facts
 from agent_host.policy.script import PolicyScript
@@ -137,7 +138,7 @@ def renamed_of(kind: str, row: state.Row, phone: Phone, facts: PhoneFacts) -> li
     return None
 
 
-def moved_of(kind: str, row: state.Row, phone: Phone, facts: PhoneFacts, scope: state.Scope,
+def moved_of(kind: str, row: state.Row, phone: Phone, facts: PhoneFacts, scope: Scope,
              now: state.Snapshot | None = None) -> list[str] | None:
     """`row` made again in another place (after the solution deleted it)."""
     if kind == "calendar":
@@ -219,7 +220,7 @@ _SYNTHETIC: dict[str, state.Row] = {    # an unasked object of each kind, for ki
 }
 
 
-def unasked_object(scope: state.Scope, phone: Phone, facts: PhoneFacts) -> list[str] | None:
+def unasked_object(scope: Scope, phone: Phone, facts: PhoneFacts) -> list[str] | None:
     for kind in scope.kinds:
         if kind in _SYNTHETIC:
             return stray_of(kind, _SYNTHETIC[kind], phone, facts)
@@ -250,7 +251,7 @@ def applicable(kind: str, task: TaskInstance) -> bool:
 
 # -- the mutation each kind makes -----------------------------------------------------------------
 
-def mutation(kind: str, scope: state.Scope, start: state.Snapshot, now: state.Snapshot, phone: Phone,
+def mutation(kind: str, scope: Scope, start: state.Snapshot, now: state.Snapshot, phone: Phone,
              facts: PhoneFacts) -> list[str] | None:
     """The commands the adversary of `kind` runs given the start and current snapshots; None:
     this kind does not apply to this instance."""
