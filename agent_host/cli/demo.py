@@ -251,7 +251,8 @@ def _play(args, builds, tasks, out: Path, extra: dict, failures: list[str], cons
                              out=out, startup_timeout=args.startup_timeout, hook=live.hook,
                              extra_manifest=extra, served=served)
     except UserError as exc:
-        if not (out / "manifest.json").is_file():
+        from agent_host.config.manifest import MANIFEST
+        if not (out / MANIFEST).is_file():
             raise
         failures.insert(0, f"run: {exc}")
         err.print(f"[red]error: {exc}[/red]")
