@@ -45,6 +45,8 @@ from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes
 from agent_host.config.requests import Json
 from agent_host.config.requirements import UnboundPhoneFact
 from agent_host.config.tasks import TaskInstance
+from agent_host.config.phone_variation import Variation, choose
+from agent_host.config.phone_variation import apply as apply_variation
 from agent_host.judge.checks import Judge, Verdict
 from agent_host.phone.device import (Phone, PhoneError, PhoneUnresponsive, RoundTripTally, counting_into, png_bytes,
                                      submit_beside)
@@ -224,6 +226,8 @@ def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir
     started_at, t_start = _now(), time.monotonic()
     if identity is None:
         identity = EpisodeIdentity.of(build_id or endpoint.build_id or endpoint.model or "model", task, repeat, seed)
+    variation = varied_phone(task, identity, profile)
+    task = apply_variation(task, variation)
     metrics_before = _metrics(endpoint)
     files = _Files(out_dir, on_step, screenshots)
     error: str | None = None
@@ -246,12 +250,19 @@ def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir
         files.close(endpoint, task)
     _tear_down(task, phone, profile, out_dir, skip=unresponsive)
     rec = _record(task, phone, endpoint, identity, files, error, started_at, t_start,
-                  _server_metrics(endpoint, metrics_before))
+                  _server_metrics(endpoint, metrics_before), variation)
     write_json_atomic(out_dir / "episode.json", rec.model_dump(mode="json"))
     return rec
 
 
 # -- the phases of an episode -------------------------------------------------------------------
+
+
+def varied_phone(task: TaskInstance, identity: EpisodeIdentity, profile: PhoneProfile | None) -> Variation:
+    """What the episode's condition varies on this phone, drawn from the episode's seed: the
+    same for every build and every attempt (config/variation.py)."""
+    return choose(task, identity.vary, identity.seed, simulated=profile is not None and profile.simulated)
+
 
 
 def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, files: _Files,
@@ -357,7 +368,7 @@ def _server_metrics(endpoint: Endpoint, before: dict[str, float] | None) -> dict
 
 def _record(task: TaskInstance, phone: Phone, endpoint: Endpoint, identity: EpisodeIdentity, files: _Files,
             error: str | None, started_at: str, t_start: float,
-            server_metrics: dict[str, float] | None) -> EpisodeRecord:
+            server_metrics: dict[str, float] | None, variation: Variation) -> EpisodeRecord:
     """The episode's record: the outcome label from the goals and the final actions."""
     state = files.state()
     goals = state.goals
@@ -379,7 +390,8 @@ def _record(task: TaskInstance, phone: Phone, endpoint: Endpoint, identity: Epis
         usage=state.usage, server_metrics=server_metrics, cached_share=share,
         cached_share_source=share_source,
         reason=state.reason if state.reason is not None else state.stop, answer=state.answer,
-        exhausted=state.exhausted if j.outcome == "exhausted" else None)
+        exhausted=state.exhausted if j.outcome == "exhausted" else None,
+        vary=identity.vary, variation=variation.as_dict() if variation.kinds else None)
 
 
 def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Endpoint, task: TaskInstance) -> None:

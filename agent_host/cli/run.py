@@ -63,6 +63,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="repeats per task instance (default: 1); with --until-decided, of the first pass")
     p.add_argument("--phones", help="comma-separated serials; HOST:PORT/SERIAL for a remote adb server")
     p.add_argument("--seed", type=int, default=0, help="run seed; episode seeds derive from it (default: 0)")
+    p.add_argument("--vary", metavar="CONDITIONS",
+                   help="how each episode's phone differs, drawn from its seed (docs/tasks.md, \"Variations\"): "
+                        "none, light (what a real phone plausibly shows: launcher order, extra rows, font and "
+                        "display size, dark theme, 12/24 h), full (light + interruptions), or kinds joined by "
+                        "'+' (font_scale+dark). Several conditions, comma-separated (none,full), each play "
+                        "every instance on the same seeds: the report pairs them (robustness). Default: light")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/<run-id>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="resume this run: run only what is missing")
     p.add_argument("--host-profile", help="host profile the builds come from (default: all profiles)")
@@ -200,7 +206,31 @@ def _check_adb_servers(phones: list[str]) -> None:
                             f"(stop it, or set ANDROID_ADB_SERVER_PORT to another port)")
 
 
+DEFAULT_VARY = "none"   # light once the virtual phone takes `cmd vphone`
+
+
+def vary_conditions(args: argparse.Namespace) -> tuple[str, ...]:
+    """--vary as the run's conditions, each checked (config/variation.py)."""
+    from agent_host.config.variation import parse_vary
+    conds = tuple(_csv(args.vary if args.vary is not None else DEFAULT_VARY))
+    if not conds:
+        raise UserError("--vary: name at least one condition (none, light, full, or kinds)")
+    for c in conds:
+        try:
+            parse_vary(c)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    dup = next((c for n, c in enumerate(conds) if c in conds[:n]), None)
+    if dup is not None:
+        raise UserError(f"--vary: {dup!r} is given twice")
+    if len(conds) > 1 and args.until_decided:
+        raise UserError("--vary: --until-decided plays one condition; give one")
+    return conds
+
+
 def _check_flags(args: argparse.Namespace) -> None:
+    if not args.resume:
+        vary_conditions(args)
     if not 1 <= args.max_attempts <= 20:
         raise UserError("--max-attempts must be between 1 and 20")
     for flag, most in (("startup_timeout", 86400), ("request_timeout", 86400), ("episode_timeout", 7 * 86400),
@@ -235,7 +265,7 @@ def _refuse_changes_on_resume(args: argparse.Namespace) -> None:
         ("--repeats", args.repeats, 1), ("--seed", args.seed, 0), ("--out", args.out, None),
         ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
         ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False),
-        ("--interleave", args.interleave, False)) if value != default]
+        ("--interleave", args.interleave, False), ("--vary", args.vary, None)) if value != default]
     if given:
         raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
                         f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
@@ -336,7 +366,8 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
                          extra_manifest={"baseline": baseline, "host_profile": _profile_ref(args.host_profile), **seq},
                          limits={k: v for k, v in limits.items() if v is not None},
                          wait_for_phone=wait_seconds(args), stop=stop,
-                         driver=_driver_for(seq.get("sequential"), seq.get("order")))
+                         driver=_driver_for(seq.get("sequential"), seq.get("order")),
+                         vary=vary_conditions(args))
 
 
 
@@ -382,7 +413,7 @@ def _interleave_setup(args: argparse.Namespace, builds: list, tasks: list) -> di
 
     together, why = _together(builds)
     try:
-        planned = plan([b.id for b in builds], tasks, args.repeats, args.seed)
+        planned = plan([b.id for b in builds], tasks, args.repeats, args.seed, vary_conditions(args))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     return {"order": order_record(interleave(planned, args.seed, together)), "order_together": together,

@@ -77,12 +77,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "episode ends in `success` (`infeasible_claimed` on infeasible tasks).",
                           epilog="examples:\n  agent-host tasks check-solutions\n"
                                  "  agent-host tasks check-solutions wifi-on tasks/alarm-set.yaml\n"
-                                 "  agent-host tasks check-solutions --phone 127.0.0.1:5601\n",
+                                 "  agent-host tasks check-solutions --phone 127.0.0.1:5601\n"
+                                 "  agent-host tasks check-solutions --vary full --seeds 5   # on varied phones\n",
                           formatter_class=argparse.RawDescriptionHelpFormatter)
     cs.add_argument("tasks", nargs="*", metavar="TASK",
                     help="task ids, files or directories (default: tasks/)")
     cs.add_argument("--phone", metavar="SERIAL", help="a running phone (default: start a virtual phone)")
     cs.add_argument("--out", metavar="DIR", help="where the episode folders go (default: a new temporary directory)")
+    cs.add_argument("--vary", metavar="CONDITION", default="none",
+                    help="vary each episode's phone: none (default), light, full, or kinds joined by '+' "
+                         "(docs/tasks.md, \"Variations\")")
+    cs.add_argument("--seeds", type=int, default=1, metavar="N",
+                    help="play each instance on N seeds (N differently varied phones; default 1)")
     from agent_host.cli.locking import add_wait_flag
     add_wait_flag(cs)
     cs.set_defaults(func=_check_solutions)

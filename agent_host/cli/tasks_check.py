@@ -63,30 +63,45 @@ def _failure_detail(rec: Any, out: Path) -> str:
 
 
 def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: PhoneProfile, console: Any = None,
-          on_result: Any = None) -> list[tuple[Any, Any, Path]]:
-    """Run the reference policy of each task instance on `serial`; (task, record, dir) each."""
+          on_result: Any = None, vary: str = "none", seeds: int = 1) -> list[tuple[Any, Any, Path]]:
+    """Run the reference policy of each task instance on `serial`, once per seed (0..seeds-1)
+    with the phone varied as `vary` says (config/variation.py); (task, record, dir) each."""
     from agent_host.agent.episode import run_episode
+    from agent_host.config.records import EpisodeIdentity
     from agent_host.policy.script import PolicyScript
     from agent_host.policy.server import PolicyServer
     from agent_host.phone.device import Phone
+    from agent_host.runs.plan import derive_seed
 
     phone = Phone.connect(serial)
     results = []
     for task in tasks:
-        script = VERIFY_SCRIPT if task.variant == "verify" else task.solution
-        server = PolicyServer(PolicyScript.from_data(script, source=f"{task.source}: solution")).start()
-        out = out_root / task.key.replace("/", "_").replace("@", "_")
-        try:
-            rec = run_episode(task, phone, server.endpoint("solution"), out_dir=out, profile=profile,
-                              screenshots=False)
-        finally:
-            server.stop()
-        results.append((task, rec, out))
-        if on_result is not None:
-            on_result(task, rec, out)
-        if rec.outcome == "error" and rec.error and rec.error.startswith("phone:"):
-            phone = Phone.connect(serial)  # the next task gets a fresh connection
+        for s in range(seeds):
+            script = VERIFY_SCRIPT if task.variant == "verify" else task.solution
+            server = PolicyServer(PolicyScript.from_data(script, source=f"{task.source}: solution")).start()
+            out = out_root / (task.key.replace("/", "_").replace("@", "_") + (f"__s{s}" if seeds > 1 else ""))
+            identity = EpisodeIdentity.of("solution", task, repeat=s, seed=derive_seed(0, task.key, s), vary=vary)
+            try:
+                rec = run_episode(task, phone, server.endpoint("solution"), out_dir=out, profile=profile,
+                                  screenshots=False, identity=identity)
+            finally:
+                server.stop()
+            results.append((task, rec, out))
+            if on_result is not None:
+                on_result(task, rec, out)
+            if rec.outcome == "error" and rec.error and rec.error.startswith("phone:"):
+                phone = Phone.connect(serial)  # the next task gets a fresh connection
     return results
+
+
+def _check_vary(vary: str, seeds: int) -> None:
+    from agent_host.config.variation import parse_vary
+    try:
+        parse_vary(vary)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if not 1 <= seeds <= 100:
+        raise UserError(f"--seeds must be between 1 and 100 (got {seeds})")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     serial = getattr(args, "phone", None)
     if getattr(args, "out", None):
         check_dir_usable(args.out, "--out")
+    _check_vary(getattr(args, "vary", None) or "none", getattr(args, "seeds", None) or 1)
     if serial:
         from agent_host.cli.locking import wait_seconds
         from agent_host.runs.phone_lock import PhoneLocks
@@ -121,6 +137,7 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
         except PhoneError as exc:
             raise UserError(f"--phone {serial}: {exc} (is it listed by `adb devices`?)") from None
     out_root = Path(getattr(args, "out", None) or tempfile.mkdtemp(prefix="agent-host-check-solutions-"))
+    vary, seeds = getattr(args, "vary", None) or "none", getattr(args, "seeds", None) or 1
 
     from agent_host.cli.phone import serial_or_virtual
 
@@ -131,8 +148,8 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
         with Progress(TextColumn("[bold]check-solutions"), BarColumn(), MofNCompleteColumn(),
                       TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                       transient=False) as progress:
-            bar = progress.add_task(tasks[0].key, total=len(tasks))
-            keys = iter([t.key for t in tasks[1:]] + [""])
+            bar = progress.add_task(tasks[0].key, total=len(tasks) * seeds)
+            keys = iter([t.key for t in tasks for _ in range(seeds)][1:] + [""])
 
             def done(task: TaskInstance, rec: Any, out: Path) -> None:
                 nonlocal failures
@@ -140,12 +157,13 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
                 ok = rec.outcome == want
                 failures += not ok
                 mark = "[green]ok[/]" if ok else "[red]FAIL[/]"
-                progress.console.print(f"{mark} {task.key:<28} {rec.outcome:<19} {rec.steps:>2} steps "
+                seed = f" seed {rec.repeat}" if seeds > 1 else ""
+                progress.console.print(f"{mark} {task.key + seed:<28} {rec.outcome:<19} {rec.steps:>2} steps "
                                        f"{rec.wall_s:5.1f} s")
                 rows.append((task, rec, want, ok, "" if ok else _failure_detail(rec, out)))
                 progress.update(bar, advance=1, description=next(keys))
 
-            check(tasks, serial, out_root=out_root, profile=profile, on_result=done)
+            check(tasks, serial, out_root=out_root, profile=profile, on_result=done, vary=vary, seeds=seeds)
 
     table = Table(title=f"task solutions on {serial} ({profile.id})")
     table.add_column("task", no_wrap=True)
@@ -153,12 +171,12 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
         table.add_column(col, no_wrap=True)
     table.add_column("detail", overflow="fold")
     for task, rec, want, ok, detail in rows:
-        table.add_row(task.key, want, f"[green]{rec.outcome}[/]" if ok else f"[red]{rec.outcome}[/]",
+        table.add_row(task.key + (f" seed {rec.repeat}" if seeds > 1 else ""), want, f"[green]{rec.outcome}[/]" if ok else f"[red]{rec.outcome}[/]",
                       str(rec.steps), f"{rec.wall_s:.1f} s", detail)
     console.print(table)
     total = len(rows)
     # the closing line names each failure, so a log cut to its tail (CI's) still says which
-    failed = [f"{task.key} ({rec.outcome}: {detail})" for task, rec, _, ok, detail in rows if not ok]
+    failed = [f"{task.key}{f' seed {rec.repeat}' if seeds > 1 else ''} ({rec.outcome}: {detail})" for task, rec, _, ok, detail in rows if not ok]
     verdict = "all solutions succeed" if not failures else f"{failures} of {total} failed: {'; '.join(failed)}"
     console.print(f"{total} episodes in {time.monotonic() - t0:.0f} s: {verdict}. Episode folders: {out_root}",
                   soft_wrap=True)

@@ -81,6 +81,9 @@ class RunManifest(_Part):
                                        description="task file path -> sha256; a resume refuses a changed file")
     repeats: int | None = Field(None, description="repeats per build and task instance")
     seed: int | None = Field(None, description="the run's seed: episode seeds and the play order derive from it")
+    vary: list[str] = Field(default_factory=lambda: ["none"],
+                            description="the variation conditions played (`run --vary`, config/variation.py); "
+                                        "older runs: none")
     sampling: dict[str, dict[str, Any]] = Field(default_factory=dict, description="build id -> its sampling")
     phones: list[dict[str, Any]] = Field(default_factory=list,
                                          description="each phone's identity (serial, fingerprint, screen, serialno)")

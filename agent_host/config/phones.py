@@ -63,6 +63,9 @@ class PhoneProfile(Closed):
         False,
         description="dump until two rendered observations agree after each action, for a phone whose "
                     "dumps do not wait for the UI to go idle (uiautomator's do: one dump is enough)")
+    simulated: bool = Field(
+        False, description="agent-host's virtual phone: it also takes the variations only it can apply "
+                           "(the launcher's order, interruptions: config/variation.py VIRTUAL_ONLY)")
     notes: str = ""
 
     @field_validator("apps", mode="before")

@@ -103,10 +103,12 @@ class StepRecord(BaseModel):
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
-def episode_id(build: str, task_id: str, variant: str, repeat: int) -> str:
-    """`<build>__<task-instance>__<variant>__r<repeat>`, characters outside [A-Za-z0-9._@-] as `_`
-    (the name of the episode's folder)."""
-    return _UNSAFE.sub("_", f"{build}__{task_id}__{variant}__r{repeat}")
+def episode_id(build: str, task_id: str, variant: str, repeat: int, vary: str | None = None) -> str:
+    """`<build>__<task-instance>__<variant>__r<repeat>`, then `__v-<vary>` where a run plays more
+    than one variation condition, characters outside [A-Za-z0-9._@-] as `_` (the name of the
+    episode's folder)."""
+    tail = f"__v-{vary}" if vary is not None else ""
+    return _UNSAFE.sub("_", f"{build}__{task_id}__{variant}__r{repeat}{tail}")
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class EpisodeIdentity:
     seed: int = 0
     attempt: int = 1
     run_id: str | None = None
+    vary: str = "none"           # the variation condition (config/variation.py: a level or kinds)
 
     @classmethod
     def of(cls, build: str, task: TaskInstance, repeat: int = 0, seed: int = 0, **kw: Any) -> EpisodeIdentity:
@@ -175,6 +178,10 @@ class EpisodeRecord(BaseModel):
     reason: str | None = None                  # the model's reason for complete/infeasible
     answer: str | None = None                  # the text of the last `answer` action (question tasks)
     exhausted: Exhaustion | None = None        # set when outcome == "exhausted"
+    # the variation condition (`run --vary`) and what it chose for this episode's phone
+    # (config/variation.py Variation.as_dict); older records: "none"
+    vary: str = "none"
+    variation: dict[str, Any] | None = None
 
 
 # --------------------------------------------------------------------------- files

@@ -30,6 +30,7 @@ from agent_host.config.requirements import (PhoneFacts, TaskRequirement, app_req
 from agent_host.config.steps import STEP_SCHEMA_EXTRA, AnyStep, ForceStopStep, LaunchStep, Step, step_kind
 from agent_host.config.strict import Strict, fail
 from agent_host.config.scope import Change, Scope, ScopeSpec, derive_scope, texts_of
+from agent_host.config.variation import VarySpec
 from agent_host.errors import ConfigError, UserError
 
 TASKS_DIR = Path("tasks")
@@ -77,6 +78,8 @@ class Task(Strict):
     instance_id: str | None = Field(
         None, description="template for a params instance id, e.g. 'alarm-{hour}{minute}' "
                           "(default: ID[0], ID[1], ...)")
+    vary: VarySpec | None = Field(None, description="the variations this task cannot take, and why "
+                                                    "(config/variation.py; docs/tasks.md, 'Variations')")
     notes: str = ""
 
     @field_validator("tags")
@@ -235,6 +238,7 @@ class TaskInstance(BaseModel):
     phone_bound: bool = False        # `{phone.*}` placeholders substituted (bind_phone)
     change: Change = Field(default_factory=Change)   # what the base variant asks to change
     scope: Scope = Scope()           # the state the task touches (config/scope.py)
+    vary_skip: tuple[str, ...] = ()  # the variation kinds its file leaves out (`vary.skip`)
 
     @property
     def needs_phone_facts(self) -> bool:
@@ -382,7 +386,8 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
         common = dict(id=iid, task_id=task.id, params=p, goal=_substitute(task.goal, p), app=task.app,
                       teardown=teardown, check=check, max_steps=task.max_steps, tags=list(task.tags),
                       infeasible=task.infeasible, solution=solution, source=source, sha256=sha256,
-                      notes=task.notes, requires=tuple(task.requires), change=task.change, scope=scope)
+                      notes=task.notes, requires=tuple(task.requires), change=task.change, scope=scope,
+                      vary_skip=tuple(task.vary.skip) if task.vary is not None else ())
         if "base" in variants:
             out.append(TaskInstance(key=iid, variant="base", setup=setup, **common))
         if "verify" in variants and has_verify(task):

@@ -30,24 +30,28 @@ class PlannedEpisode:
     variant: str
     repeat: int
     seed: int
+    vary: str = "none"
 
     def identity(self, attempt: int = 1, run_id: str | None = None) -> EpisodeIdentity:
         """The identity its episode is run and recorded under."""
-        return EpisodeIdentity(self.episode_id, self.build, self.repeat, self.seed, attempt, run_id)
+        return EpisodeIdentity(self.episode_id, self.build, self.repeat, self.seed, attempt, run_id, self.vary)
 
 
-def plan(builds: Sequence[str], tasks: Sequence[TaskInstance], repeats: int, seed: int) -> list[PlannedEpisode]:
-    """Episodes ordered build-major (one server up at a time), then repeat, then task,
-    so an interrupted run has spread its finished episodes over all tasks."""
+def plan(builds: Sequence[str], tasks: Sequence[TaskInstance], repeats: int, seed: int,
+         vary: Sequence[str] = ("none",)) -> list[PlannedEpisode]:
+    """Episodes ordered build-major (one server up at a time), then repeat, then variation
+    condition, then task, so an interrupted run has spread its finished episodes over all tasks.
+    The conditions of one instance share its seed: they pair, as builds do."""
     out = []
     for build in builds:
         for repeat in range(repeats):
-            for task in tasks:
-                out.append(PlannedEpisode(
-                    episode_id=episode_id(build, task.id, task.variant, repeat),
-                    build=build, task=task, task_key=task.key, variant=task.variant,
-                    repeat=repeat, seed=derive_seed(seed, task.key, repeat),
-                ))
+            for cond in vary:
+                for task in tasks:
+                    out.append(PlannedEpisode(
+                        episode_id=episode_id(build, task.id, task.variant, repeat, cond if len(vary) > 1 else None),
+                        build=build, task=task, task_key=task.key, variant=task.variant,
+                        repeat=repeat, seed=derive_seed(seed, task.key, repeat), vary=cond,
+                    ))
     ids = [p.episode_id for p in out]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)

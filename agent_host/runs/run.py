@@ -106,7 +106,8 @@ def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats
               max_attempts: int = 3, startup_timeout: float | None = None,
               hook: ProgressHook | None = None, extra_manifest: dict | None = None,
               limits: dict | None = None, wait_for_phone: float | None = None,
-              stop: Any = None, driver: Driver | None = None, served: Any = None) -> RunResult:
+              stop: Any = None, driver: Driver | None = None, served: Any = None,
+              vary: Sequence[str] = ("none",)) -> RunResult:
     check_bounds(repeats=repeats, phones=phones, max_attempts=max_attempts)
     if not phones:
         raise UserError("no phones given (--phones SERIAL,...); `agent-host devices` lists them")
@@ -116,9 +117,9 @@ def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats
         dup = next((i for n, i in enumerate(ids) if i in ids[:n]), None)
         if dup is not None:
             raise UserError(f"{what}: {dup!r} is given twice")
-    if len(builds) * len(tasks) * repeats > MAX_EPISODES:
+    if len(builds) * len(tasks) * repeats * len(vary) > MAX_EPISODES:
         raise UserError(f"{len(builds)} build(s) x {len(tasks)} task instance(s) x {repeats} repeat(s) "
-                        f"is more than {MAX_EPISODES} episodes")
+                        f"x {len(vary)} variation condition(s) is more than {MAX_EPISODES} episodes")
     check_before_run(builds, tasks, profile)
     run_id = out.name if out else new_run_id()
     run_dir = out or DEFAULT_RUNS_DIR / run_id
@@ -127,7 +128,7 @@ def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats
     if (run_dir / MANIFEST).exists():
         raise UserError(f"{run_dir} already holds a run; use --resume {run_dir}")
     try:
-        planned = plan([b.id for b in builds], tasks, repeats, seed)
+        planned = plan([b.id for b in builds], tasks, repeats, seed, vary)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     # The phones first: a run refused because another process drives one writes nothing.
@@ -137,7 +138,7 @@ def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats
         manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
                                   phones=_fingerprints(phones), command=sys.argv,
                                   extra={"phone_profile": profile.id, "max_attempts": max_attempts,
-                                         "episodes_planned": len(planned), **(limits or {}),
+                                         "episodes_planned": len(planned), "vary": list(vary), **(limits or {}),
                                          **sched.manifest(), **(extra_manifest or {})})
         existed = run_dir.exists()
         try:
@@ -257,7 +258,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     attempts = max_attempts or manifest.max_attempts
     check_bounds(repeats=needs.repeats, phones=serials, max_attempts=attempts)
     check_before_run(builds, tasks, profile)
-    planned = plan([b.id for b in builds], tasks, needs.repeats, needs.seed)
+    planned = plan([b.id for b in builds], tasks, needs.repeats, needs.seed, manifest.vary)
     with PhoneLocks(serials, wait=wait_for_phone):
         if phones:
             _fingerprints(serials)

@@ -36,16 +36,17 @@ def task_of(t: Any) -> str:
 
 
 def round_episodes(builds: Sequence[str], tasks: Sequence[TaskInstance], start: dict[str, int], add: dict[str, int],
-                   seed: int) -> list[PlannedEpisode]:
+                   seed: int, vary: str = "none") -> list[PlannedEpisode]:
     """The episodes of one round: every instance of each task in `add`, repeats start..start+add-1,
-    on every build (identities and seeds as runs/plan.py makes them)."""
+    on every build (identities and seeds as runs/plan.py makes them), under the run's one
+    variation condition."""
     out = []
     for t in tasks:
         k = task_of(t)
         for r in range(start.get(k, 0), start.get(k, 0) + add.get(k, 0)):
             for b in builds:
                 out.append(PlannedEpisode(episode_id(b, t.id, t.variant, r), b, t, t.key, t.variant, r,
-                                          derive_seed(seed, t.key, r)))
+                                          derive_seed(seed, t.key, r), vary))
     return out
 
 
@@ -65,7 +66,8 @@ def repeats_after(rounds: Sequence[dict]) -> dict[str, int]:
 
 def run_rounds(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: RunStore, phones: Sequence[str],
                opts: RunOptions, judge: Judge, *, seed: int, together: bool, first: int,
-               duration: float | None = None, hook: ProgressHook | None = None) -> SequentialResult:
+               duration: float | None = None, hook: ProgressHook | None = None,
+               vary: str = "none") -> SequentialResult:
     """Play rounds until `judge` says the run is final; every round and decision goes to the
     manifest before the next begins."""
     hook = hook or (lambda p, r: None)
@@ -99,7 +101,7 @@ def run_rounds(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: Ru
             current = rounds[-1]
             if current.get("decision") is None:
                 by_id = {p.episode_id: p for p in round_episodes(
-                    ids, tasks, repeats_after(rounds[:-1]), current["add"], seed)}
+                    ids, tasks, repeats_after(rounds[:-1]), current["add"], seed, vary)}
                 ordered = [by_id[i] for i in current["order"]]
                 for b in ids:
                     totals[b].total = sum(len(r["order"]) for r in rounds) // len(ids)
@@ -154,7 +156,7 @@ def interleaved_driver(builds, tasks, store, phones, opts, hook):
     from agent_host.runs.plan import plan
 
     m = store.read_manifest()
-    planned = {p.episode_id: p for p in plan([b.id for b in builds], tasks, m.repeats, m.seed)}
+    planned = {p.episode_id: p for p in plan([b.id for b in builds], tasks, m.repeats, m.seed, m.vary)}
     ordered = [planned[i] for i in m.order or []]
     totals = {b.id: BuildProgress(b.id, total=sum(1 for p in ordered if p.build == b.id)) for b in builds}
     for rec in store.finished().values():
@@ -191,7 +193,7 @@ def make_driver(judge_factory: Callable[[dict], Judge]) -> Callable[..., tuple[d
         st = m.sequential or {}
         res = run_rounds(builds, tasks, store, phones, opts, judge_factory(st), seed=m.seed,
                          together=bool(st["together"]), first=int(st["schedule"]["first"]),
-                         duration=st.get("duration_s"), hook=hook)
+                         duration=st.get("duration_s"), hook=hook, vary=m.vary[0])
         return res.progress, res.planned
 
     return drive

@@ -1,0 +1,98 @@
+"""Phones that differ: the seeded variation of an episode's phone, as data (docs/tasks.md,
+"Variations").
+
+Every instance of a task would otherwise start from the same phone (the same launcher, list
+contents, font, theme and clock), so a memorised sequence of taps would solve it every time. A
+run varies each episode's phone (`run --vary`, default `light`): the choices are drawn from the
+episode's seed, which derives from the run seed, the task instance and the repeat but not the
+build (runs/plan.py), so every build meets the same phone for the same instance and one seed
+always makes the same phone.
+
+This module names the vocabulary (kinds, levels, a task's `vary:`); config/phone_variation.py
+chooses and applies one episode's variation. A variation is applied as shell steps added to the task's own setup and teardown (`apply`):
+after the task's setup, so what it adds is part of the start snapshot the judge compares with
+(never collateral); undone in teardown, since settings survive the next episode's clean start.
+What a real phone can take through adb (font scale, display size, dark theme, 12/24-hour clock,
+extra rows through the content providers and files) is applied everywhere; the launcher's icon
+order and the interruptions exist only on the virtual phone (`VIRTUAL_ONLY`, `cmd vphone`).
+
+A kind never touches what the task itself is about: one whose settings the task's commands name
+(a dark-theme task is not given a dark theme) is left out by derivation (`KEYS`), and a task may
+leave out more with its own `vary: {skip: [...], why: ...}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Literal
+
+from pydantic import Field
+
+from agent_host.config.strict import Strict
+
+VaryKind = Literal["launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h", "interruption"]
+KINDS: tuple[str, ...] = VaryKind.__args__  # type: ignore[attr-defined]
+
+# What each kind changes, one line each (docs/tasks.md lists them; `--help` prints them).
+WHAT: dict[str, str] = {
+    "launcher": "the order of the launcher's icons (virtual phone)",
+    "distractors": "extra contacts, texts, calls, events and files of other names, numbers and times, "
+                   "in the kinds of state the task touches",
+    "font_scale": "the font size (Settings > Display > Font size: 0.85, 1.0, 1.15 or 1.3)",
+    "display_size": "the display size (density 356, 378 or 420: every element's bounds move)",
+    "dark": "dark theme on or off",
+    "clock_24h": "the 12- or 24-hour clock",
+    "interruption": "a permission dialog, a rate-this-app sheet or a heads-up notification after the "
+                    "agent's first few inputs, to dismiss or work around (virtual phone)",
+}
+assert set(WHAT) == set(KINDS)
+
+LEVELS: dict[str, tuple[str, ...]] = {
+    "none": (),
+    # what a real phone could plausibly show at any time
+    "light": ("launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h"),
+    "full": KINDS,
+}
+VIRTUAL_ONLY = frozenset({"launcher", "interruption"})
+
+# A kind is left out of a task whose own commands or checks name one of these: it is what the
+# task is about, so varying it would change the task's start state or answer.
+KEYS: dict[str, re.Pattern[str]] = {
+    "font_scale": re.compile(r"font_scale"),
+    "display_size": re.compile(r"\bdensity\b"),
+    "dark": re.compile(r"ui_night_mode|\buimode\b"),
+    "clock_24h": re.compile(r"time_12_24"),
+}
+
+
+
+class VarySpec(Strict):
+    """A task's `vary:`: the kinds of variation it cannot take, and why."""
+    skip: list[VaryKind] = Field(min_length=1, description="variation kinds this task leaves out")
+    why: str = Field(min_length=1, description="why it cannot take them (shown by `tasks check-solutions`)")
+
+
+FONT_SCALES = (0.85, 1.0, 1.15, 1.3)
+DENSITIES = (356, 378, 420)
+INTERRUPTIONS = ("permission", "rate", "headsup")
+
+
+def parse_vary(spec: str) -> tuple[str, ...]:
+    """`--vary`'s value (a level, or kinds joined by `+`: `font_scale+dark`) as the kinds it
+    varies; ValueError with a one-line reason for anything else."""
+    spec = spec.strip()
+    if spec in LEVELS:
+        return LEVELS[spec]
+    kinds = tuple(k.strip() for k in spec.split("+"))
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or not spec:
+        raise ValueError(f"--vary {spec!r}: give none, light, full, or kinds joined by '+' from "
+                         f"{', '.join(KINDS)}" + (f" ({', '.join(bad)} is not one)" if bad else ""))
+    return tuple(k for k in KINDS if k in kinds)
+
+
+def vary_seed(seed: int, spec: str) -> int:
+    """The variation's own seed, from the episode seed and the condition: the sampling seed and
+    the phone's variation stay independent, and two conditions of one instance differ."""
+    return int.from_bytes(hashlib.sha256(f"vary|{seed}|{spec}".encode()).digest()[:4], "big")

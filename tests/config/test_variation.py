@@ -1,0 +1,113 @@
+"""Seeded variations of an episode's phone (config/variation.py, config/phone_variation.py):
+drawn from the seed alone, never the task's own subject, virtual-only kinds only on the
+virtual phone, and a task's `vary: skip` honoured."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_host.config.phone_variation import Variation, apply, choose, setup_commands, teardown_commands
+from agent_host.config.tasks import load_task_file, load_tasks, expand
+from agent_host.config.variation import KINDS, LEVELS, VIRTUAL_ONLY, parse_vary
+from agent_host.errors import ConfigError
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return load_tasks()
+
+
+def test_vary_specs_parse_and_bad_ones_say_why():
+    assert parse_vary("none") == ()
+    assert parse_vary("full") == KINDS
+    assert set(parse_vary("light")) < set(KINDS)
+    assert parse_vary("dark+font_scale") == ("font_scale", "dark")      # in KINDS order
+    for bad in ("loud", "dark+loud", "", "dark+"):
+        with pytest.raises(ValueError, match="--vary"):
+            parse_vary(bad)
+
+
+def test_the_same_seed_chooses_the_same_phone_and_another_seed_another(suite):
+    for task in suite:
+        a, b = choose(task, "full", 11, simulated=True), choose(task, "full", 11, simulated=True)
+        assert a == b and setup_commands(a, task) == setup_commands(b, task)
+        c = choose(task, "full", 12, simulated=True)
+        assert a.kinds == c.kinds
+        assert setup_commands(a, task) != setup_commands(c, task), task.key
+
+
+def test_a_kind_keeps_its_choice_whichever_others_are_on(suite):
+    task = suite[0]
+    alone = choose(task, "font_scale", 5, simulated=True)
+    with_others = choose(task, "font_scale+dark+launcher", 5, simulated=False)
+    # a condition's seed is its own (by its spec); within one, the phone kind changes nothing else
+    light = choose(task, "light", 5, simulated=True)
+    light_real = choose(task, "light", 5, simulated=False)
+    assert light.font_scale == light_real.font_scale and light.density == light_real.density
+    assert alone.kinds == ("font_scale",) and "launcher" not in with_others.kinds
+
+
+def test_no_kind_varies_what_its_task_is_about(suite):
+    dark_tasks = [t for t in suite if "uimode" in str(t.setup) + str(t.check)]
+    assert dark_tasks, "the suite has dark-theme tasks"
+    for t in dark_tasks:
+        v = choose(t, "full", 3, simulated=True)
+        assert "dark" not in v.kinds and v.dark is None
+        assert not any("uimode" in c for c in setup_commands(v, t))
+
+
+def test_virtual_only_kinds_stay_off_a_real_phone(suite):
+    for t in suite[:40]:
+        v = choose(t, "full", 1, simulated=False)
+        assert not set(v.kinds) & VIRTUAL_ONLY
+        assert not any(c.startswith("cmd vphone") for c in setup_commands(v, t) + teardown_commands(v))
+
+
+def test_distractors_only_in_the_kinds_of_state_a_task_touches(suite):
+    seen = set()
+    for t in suite:
+        v = choose(t, "full", 2, simulated=True)
+        assert set(v.distractors) <= set(t.scope.kinds)
+        seen |= set(v.distractors)
+        if not v.distractors:
+            assert "distractors" not in v.kinds
+    assert seen == {"contacts", "sms", "calls", "calendar", "files"}
+
+
+def test_apply_adds_after_setup_and_undoes_before_teardown(suite):
+    t = next(t for t in suite if t.teardown)
+    v = choose(t, "light", 4, simulated=True)
+    varied = apply(t, v)
+    assert varied.setup[:len(t.setup)] == t.setup and len(varied.setup) > len(t.setup)
+    assert varied.teardown[-len(t.teardown):] == t.teardown
+    assert [s.shell for s in varied.teardown[:-len(t.teardown)]] == teardown_commands(v)
+    assert apply(t, choose(t, "none", 4, simulated=True)) is t
+
+
+def test_none_varies_nothing(suite):
+    v = choose(suite[0], "none", 9, simulated=True)
+    assert v == Variation(spec="none", seed=v.seed, kinds=())
+    assert setup_commands(v, suite[0]) == [] and teardown_commands(v) == []
+
+
+def test_a_task_can_skip_kinds_and_must_say_why(tmp_path):
+    path = tmp_path / "t.yaml"
+    body = ("id: skipper\ngoal: do it\napp: settings\nmax_steps: 3\n"
+            "setup: [{shell: settings put system screen_off_timeout 30000}]\n"
+            "check: {setting: {namespace: system, key: screen_off_timeout, equals: '60000'}}\n")
+    path.write_text(body + "vary: {skip: [font_scale, launcher], why: the check reads pixel sizes}\n")
+    [task] = load_task_file(path)
+    inst = expand(task, ("base",), source=path)[0]
+    v = choose(inst, "full", 1, simulated=True)
+    assert "font_scale" not in v.kinds and "launcher" not in v.kinds and "dark" in v.kinds
+    path.write_text(body + "vary: {skip: [font_scale]}\n")
+    with pytest.raises(ConfigError, match="why"):
+        load_task_file(path)
+    path.write_text(body + "vary: {skip: [wallpaper], why: x}\n")
+    with pytest.raises(ConfigError, match="skip"):
+        load_task_file(path)
+
+
+def test_levels_name_only_kinds():
+    assert set(LEVELS["full"]) == set(KINDS)
+    assert not set(LEVELS["light"]) & {"interruption"}
