@@ -92,7 +92,7 @@ def test_none_varies_nothing(suite):
 
 def test_a_task_can_skip_kinds_and_must_say_why(tmp_path):
     path = tmp_path / "t.yaml"
-    body = ("id: skipper\ngoal: do it\napp: settings\nmax_steps: 3\n"
+    body = ("id: skipper\ngoal: do it\napp: settings\nmax_steps: 3\nverify: false\n"
             "setup: [{shell: settings put system screen_off_timeout 30000}]\n"
             "check: {setting: {namespace: system, key: screen_off_timeout, equals: '60000'}}\n")
     path.write_text(body + "vary: {skip: [font_scale, launcher], why: the check reads pixel sizes}\n")
