@@ -32,6 +32,7 @@ VERBS = [
     "serve",
     "fidelity",
     "replay",
+    "baseline",
     "quantize",
 ]
 

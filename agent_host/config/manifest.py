@@ -58,6 +58,14 @@ class ManifestTask(_Part):
     tags: list[str] = Field(default_factory=list, description="the task's tags (its kinds in the report)")
 
 
+class BlindReplaySource(_Part):
+    """What a blind-replay run replays: whose recorded calls, from which run."""
+    source_run: str = Field(description="the run directory whose episodes were recorded")
+    build: str = Field(description="the build whose successful episodes' calls are replayed")
+    missing: list[str] = Field(default_factory=list,
+                               description="instances with no successful episode to replay (not planned)")
+
+
 class RunManifest(_Part):
     """The run manifest. Everything has a default so that a report can read a run whose
     manifest is partial; a resume also needs the fields in `RESUME_NEEDS`."""
@@ -103,6 +111,8 @@ class RunManifest(_Part):
     not_scheduled: dict[str, list[str]] = Field(default_factory=dict,
                                                 description="serial -> instance keys it lacked the requirements of")
     baseline: str | None = Field(None, description="the build the others are compared with")
+    blind_replay: BlindReplaySource | None = Field(
+        None, description="a blind-replay baseline's run (runs/blind_replay.py): what it replays")
     reference_build: str | None = Field(None, description="the baseline's key in older manifests")
     host_profile: str | None = Field(None, description="--host-profile; a resume reads build env: values from it")
     sequential: dict[str, Any] | None = Field(

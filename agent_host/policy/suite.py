@@ -22,6 +22,12 @@ it: `task_complete` at once (RECOGNISE, as `tasks check-solutions` plays it). Fl
 `premature` is the same call; `undo` plays the whole solution as if nothing held (a toggle
 flips back); `unrecognised` and `wander` as on the base variant.
 
+A suite may instead be `recorded:`, a mapping from task instance key to the tool calls an
+episode made, in order, each `{raw: {name: N, arguments: {...}}}` (a blind replay: played
+as sent, never resolved against the screen; `agent-host baseline blind-replay` writes one).
+No flaws then; past the end of its recording an instance answers `task_infeasible` (the
+episode ends instead of waiting out its steps).
+
 The flaw of an episode is a pure function of the request's `seed` and the goal, so the same
 episode gets the same flaw on every build, every resume and every server: two suite policies
 with different flaws make a pair of scripted builds whose episodes pair one to one.
@@ -119,10 +125,23 @@ class SuitePolicy:
         return play(script, messages)
 
     @classmethod
+    def recorded(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:
+        """A blind replay: each instance's recorded calls, played as sent (`recorded:`)."""
+        rec = data["recorded"]
+        if set(data) - {"recorded"} or not isinstance(rec, dict) or not all(
+                isinstance(v, list) for v in rec.values()):
+            raise ConfigError(f"{source}: recorded: a mapping of task instance key -> list of calls, alone")
+        by_instance = {str(k): list(v) + [{"task_infeasible": {"reason": "the recording has ended"}}]
+                       for k, v in rec.items()}
+        return cls(solutions={}, source=source, by_instance=by_instance)
+
+    @classmethod
     def from_data(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:
+        if "recorded" in data:
+            return cls.recorded(data, source=source)
         unknown = set(data) - {"suite", "flaws"}
         if unknown:
-            raise ConfigError(f"{source}: {sorted(unknown)[0]}: unknown option (suite, flaws)")
+            raise ConfigError(f"{source}: {sorted(unknown)[0]}: unknown option (suite, flaws, or recorded alone)")
         specs = data["suite"]
         specs = [specs] if isinstance(specs, str) else list(specs)
         base = Path(source).parent
@@ -148,6 +167,6 @@ class SuitePolicy:
 def load_policy(path: Path | str) -> Any:
     """A policy script file: a suite mapping, or a plain script (list or `actions` mapping)."""
     data, _ = load_yaml(Path(path))
-    if isinstance(data, dict) and "suite" in data:
+    if isinstance(data, dict) and ("suite" in data or "recorded" in data):
         return SuitePolicy.from_data(data, source=str(path))
     return PolicyScript.load(path)
