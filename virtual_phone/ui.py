@@ -19,6 +19,7 @@ from .core import App, Dialog, Intent, Package, Screen
 from .fs import VirtualFS
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
 from .logbuf import LogBuffer
+from .phone_clock import clock_text
 from .state import DeviceState
 from .touch import Touch
 
@@ -351,7 +352,7 @@ class Ui:
     def status_bar(self) -> Node:
         st = self.state
         t = self.state.clock.gmtime()
-        clock = f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}"
+        clock = clock_text(t.tm_hour, t.tm_min, st.time_24h, am_pm=False)
         icons: list[Node] = []
         x = 986
         descs = []
@@ -372,7 +373,7 @@ class Ui:
         bar = Node(FL, (0, 0, SCREEN_W, STATUS_H), rid=sid + "status_bar", children=[
             Node(LL, (47, 0, 1027, STATUS_H), rid=sid + "status_bar_contents", children=[
                 Node(TV, (47, 1, 154, STATUS_H), text=clock, rid=sid + "clock",
-                     desc=f"{clock} {'AM' if t.tm_hour < 12 else 'PM'}"),
+                     desc=clock_text(t.tm_hour, t.tm_min, st.time_24h)),
                 Node(LL, (x, 1, 1006, STATUS_H), rid=sid + "system_icons", children=[
                     Node(LL, (x, 1, 986, STATUS_H), rid=sid + "statusIcons", children=icons),
                     Node(LL, (986, 1, 1006, STATUS_H), rid=sid + "battery",
