@@ -49,7 +49,7 @@ def _not_found(sel: Any) -> Exception:
 
 
 def _roots(w: Ui) -> list[Node]:
-    return [win.root for win in w.windows()]
+    return [win.root for win in w.shown_windows()]
 
 
 def _find(w: Ui, sel: Any) -> Node | None:
@@ -120,7 +120,7 @@ def _scroll_once(w: Ui, sel: Any, forward: bool) -> bool:
     if n.on_scroll is None:
         return False
     before = w.dump()
-    page = int((n.bounds[3] - n.bounds[1]) * 0.8)
+    page = int((n.bounds[3] - n.bounds[1]) * 0.8 / w.density_scale)   # n as shown; scrolled as built
     n.on_scroll(page if forward else -page)
     w.invalidate()
     return w.dump() != before
@@ -408,7 +408,8 @@ def _screenshot(w: Ui, p: list[Any]) -> Any:
 def _device_info(w: Ui, p: list[Any]) -> Any:
     return {
         "currentPackageName": w.top.pkg, "displayHeight": SCREEN_H, "displayWidth": SCREEN_W,
-        "displayRotation": 0, "displaySizeDpX": 411, "displaySizeDpY": 914, "naturalOrientation": True,
+        "displayRotation": 0, "displaySizeDpX": SCREEN_W * 160 // w.state.density,
+        "displaySizeDpY": SCREEN_H * 160 // w.state.density, "naturalOrientation": True,
         "productName": w.props()["ro.product.name"], "screenOn": True, "sdkInt": 34,
     }
 

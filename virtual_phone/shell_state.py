@@ -284,11 +284,30 @@ class StateCommands(Commands):
         return (f"TASK 10123:{pkg} id={self._task_id(pkg)} userId=0\n"
                 f"  ACTIVITY {pkg}/{self._short(pkg, act)} {w.record_id(w.top)} pid={self._pid(pkg)}\n")
 
+    def _density(self, a: list[str]) -> Out:
+        """WindowManagerShellCommand.runDisplayDensity: print, `reset`, or an override N (>= 72),
+        kept where WindowManagerService keeps it (secure display_density_forced)."""
+        st = self.w.state
+        if not a:
+            forced = st.get("secure", "display_density_forced") or ""
+            override = f"Override density: {forced}\n" if forced.isdigit() else ""
+            return ok("Physical density: 420\n" + override)
+        if a[0] == "reset":
+            st.put("secure", "display_density_forced", "")
+            return Out()
+        if not a[0].lstrip("-").isdigit():
+            return fail(f'Error: bad number java.lang.NumberFormatException: For input string: "{a[0]}"\n', 255)
+        if int(a[0]) < 72:
+            return fail("Error: density must be >= 72\n", 255)
+        n = int(a[0])   # the physical density itself is no override (DisplayContent.setForcedDensity)
+        st.put("secure", "display_density_forced", "" if n == 420 else str(n))
+        return Out()
+
     def wm(self, a: list[str], i: bytes) -> Out:
         if a[:1] == ["size"]:
             return ok("Physical size: 1080x2400\n")
         if a[:1] == ["density"]:
-            return ok("Physical density: 420\n")
+            return self._density(a[1:])
         if a[:1] == ["user-rotation"]:
             if len(a) > 1 and a[1] in ("free", "lock"):
                 self.w.state.put("system", "accelerometer_rotation", "1" if a[1] == "free" else "0")

@@ -227,6 +227,22 @@ class DeviceState:
         self.put("secure", "ui_night_mode", "2" if on else "1")
 
     @property
+    def font_scale(self) -> float:
+        """Settings > Display > Font size (`font_scale`, 1.0 unless set; nonsense reads as 1.0)."""
+        try:
+            f = float(self.tables["system"].get("font_scale", "1.0"))
+        except ValueError:
+            return 1.0
+        return f if 0.1 <= f <= 4.0 else 1.0
+
+    @property
+    def density(self) -> int:
+        """The display density: `wm density N` stores N in secure display_density_forced
+        (WindowManagerService does; `wm density reset` empties it), else the physical 420."""
+        forced = self.tables["secure"].get("display_density_forced", "")
+        return int(forced) if forced.isdigit() and int(forced) > 0 else 420
+
+    @property
     def time_24h(self) -> bool:
         """Settings > System > Date & time > Use 24-hour format (`time_12_24`; absent: the
         locale's, 12-hour for en-US). Every time on screen follows it (phone_clock.clock_text)."""

@@ -16,6 +16,7 @@ from .apps.launcher import PKG as LAUNCHER_PKG
 from .apps.launcher import Launcher
 from .apps.systemui import internet_dialog, shade
 from .core import App, Dialog, Intent, Package, Screen
+from .display import PHYSICAL_DENSITY, shown, to_logical
 from .fs import VirtualFS
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
 from .logbuf import LogBuffer
@@ -52,6 +53,7 @@ class Ui:
         self.internet_dialog = False  # the Internet tile's panel, over the shade
         self.next_task_id = 42
         self._windows: list[Window] | None = None
+        self._shown: tuple[list[Window], list[Window]] | None = None   # (windows, as shown)
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
         self.user_packages: dict[str, list[str]] = {}   # installed by `pm install`: its input methods
@@ -113,6 +115,7 @@ class Ui:
 
     def invalidate(self) -> None:
         self._windows = None
+        self._shown = None
 
     @property
     def top(self) -> Screen:
@@ -333,6 +336,23 @@ class Ui:
         self._windows = wins
         return wins
 
+    @property
+    def density_scale(self) -> float:
+        """`wm density N`: the display drawn N/420 the size (display.py)."""
+        return self.state.density / PHYSICAL_DENSITY
+
+    def shown_windows(self) -> list[Window]:
+        """The windows as the dump, the screenshot and uiautomator2 see them: under the font
+        scale and the display density (display.py). Input is hit-tested in `windows()`."""
+        wins = self.windows()
+        if self._shown is None or self._shown[0] is not wins:
+            self._shown = (wins, shown(wins, self.state.font_scale, self.density_scale))
+        return self._shown[1]
+
+    def to_logical(self, x: int, y: int) -> tuple[int, int]:
+        """A point on the screen (where input arrives) in the windows' own coordinates."""
+        return to_logical(x, y, self.density_scale)
+
     def focused_field(self) -> Node | None:
         """The text field with input focus, where the keyboard types (None when none has it)."""
         for win in self.windows():
@@ -343,11 +363,11 @@ class Ui:
 
     def active_window(self) -> Window:
         """The window with input focus (UiAutomation.getRootInActiveWindow): the topmost but the status bar."""
-        return [w for w in self.windows() if w.kind != "status"][-1]
+        return [w for w in self.shown_windows() if w.kind != "status"][-1]
 
     def dump(self, max_depth: int = 50, compressed: bool = False) -> str:
         with self.lock:
-            return to_xml([w.root for w in self.windows()], max_depth, compressed)
+            return to_xml([w.root for w in self.shown_windows()], max_depth, compressed)
 
     def status_bar(self) -> Node:
         st = self.state
@@ -401,6 +421,7 @@ class Ui:
 
     def tap(self, x: int, y: int, long: bool = False) -> None:
         with self.lock:
+            x, y = self.to_logical(x, y)
             win = self._target_window(x, y)
             if win is None:
                 self.invalidate()
@@ -436,6 +457,7 @@ class Ui:
             if self.shade_open and fy - ty > 300 and not self.internet_dialog:
                 self.close_shade()
                 return
+            (fx, fy), (tx, ty) = self.to_logical(fx, fy), self.to_logical(tx, ty)
             win = self._target_window(fx, fy)
             if win is None:
                 return

@@ -100,3 +100,116 @@ def test_24_hour_messages_calendar_and_dialer(world: World) -> None:
     assert "7:00 PM – 8:00 PM" in texts(w)
     sh(w, "monkey -p com.google.android.apps.messaging 1")
     assert "4:45 PM" in texts(w)
+
+
+# --- font scale and density --------------------------------------------------------------------
+
+def test_wm_density_prints_sets_and_resets_like_android(world: World) -> None:
+    w = world
+    assert sh(w, "wm density") == "Physical density: 420\n"
+    assert w.shell("wm density 356").exit_code == 0
+    assert sh(w, "wm density") == "Physical density: 420\nOverride density: 356\n"
+    assert sh(w, "getprop ro.sf.lcd_density") == "420\n"
+    bad = w.shell("wm density abc")
+    assert bad.exit_code != 0 and bad.stderr.startswith(b"Error: bad number")
+    assert w.shell("wm density 50").exit_code != 0
+    assert sh(w, "wm density") == "Physical density: 420\nOverride density: 356\n"
+    sh(w, "wm density reset")
+    assert sh(w, "wm density") == "Physical density: 420\n"
+
+
+def test_density_scales_every_window_and_taps_follow(world: World) -> None:
+    w = world
+    sh(w, "monkey -p com.android.settings 1")
+    before = bounds(w, text="Network & internet")
+    status_before = bounds(w, resourceId="com.android.systemui:id/clock")
+    sh(w, "wm density 356")
+    k = 356 / 420
+    after = bounds(w, text="Network & internet")
+    assert all(abs(a - round(b * k)) <= 1 for a, b in zip(after, before)), (before, after)
+    status_after = bounds(w, resourceId="com.android.systemui:id/clock")
+    assert all(abs(a - round(b * k)) <= 1 for a, b in zip(status_after, status_before))
+    # The dump says the same, and a tap at the element's new centre hits it.
+    l, t, r, b = after
+    assert f'text="Network &amp; internet"' in w.dump() and f"[{l},{t}][{r},{b}]" in w.dump()
+    sh(w, f"input tap {(l + r) // 2} {(t + b) // 2}")
+    assert w.rpc("exist", [sel(text="Airplane mode")])      # the Network & internet page
+    # uiautomator2's selector click lands too (it taps the centre it reads).
+    sh(w, "input keyevent BACK")
+    assert w.rpc("click", [sel(text="Display")])
+    assert w.rpc("exist", [sel(text="Dark theme")])
+    # Edge gestures stay in screen coordinates: a swipe up from the physical bottom goes home.
+    sh(w, "input swipe 540 2390 540 1200 100")
+    assert w.top.pkg == "com.google.android.apps.nexuslauncher"
+
+
+def test_density_above_physical_is_clipped_to_the_screen(world: World) -> None:
+    w = world
+    sh(w, "wm density 480")
+    dump = w.dump()
+    for l, t, r, b in re.findall(r'bounds="\[(\d+),(\d+)\]\[(\d+),(\d+)\]"', dump):
+        assert 0 <= int(l) <= int(r) <= 1080 and 0 <= int(t) <= int(b) <= 2400
+    x, y = center(w, text="Settings")
+    w.tap(x, y)
+    assert w.top.pkg == "com.android.settings"
+
+
+def test_font_scale_widens_text_from_its_left_edge_and_taps_follow(world: World) -> None:
+    w = world
+    sh(w, "monkey -p com.android.settings 1")
+    l0, t0, r0, b0 = bounds(w, text="Network & internet")
+    sh(w, "settings put system font_scale 1.3")
+    l1, t1, r1, b1 = bounds(w, text="Network & internet")
+    assert (l1, t1, b1) == (l0, t0, b0) and r1 == min(round(l0 + (r0 - l0) * 1.3), 1080) and r1 > r0
+    w.tap((l1 + r1) // 2, (t1 + b1) // 2)
+    assert w.rpc("exist", [sel(text="Airplane mode")])
+    sh(w, "settings put system font_scale 0.85")
+    l2, _, r2, _ = bounds(w, text="Airplane mode")
+    sh(w, "settings put system font_scale 1.0")
+    l3, _, r3, _ = bounds(w, text="Airplane mode")
+    assert l2 == l3 and r2 == l3 + round((r3 - l3) * 0.85)
+
+
+def test_density_and_font_scale_together_tap_the_moved_element(world: World) -> None:
+    w = world
+    sh(w, "wm density 356")
+    sh(w, "settings put system font_scale 1.3")
+    x, y = center(w, text="Clock")
+    sh(w, f"input tap {x} {y}")
+    assert w.top.pkg == "com.google.android.deskclock"
+    x, y = center(w, description="Add alarm")
+    w.rpc("click", [x, y])
+    assert w.rpc("exist", [sel(text="OK")])   # the time picker opened
+    png_scaled = w.screenshot_png()
+    sh(w, "wm density reset")
+    sh(w, "settings put system font_scale 1.0")
+    assert w.screenshot_png() != png_scaled
+
+
+def test_screenshot_text_is_drawn_at_the_font_scale(world: World) -> None:
+    w = world
+    sh(w, "monkey -p com.android.settings 1")
+    normal = w.screenshot_png()
+    sh(w, "settings put system font_scale 1.3")
+    assert w.screenshot_png() != normal
+    sh(w, "settings put system font_scale 1.0")
+    assert w.screenshot_png() == normal
+
+
+def test_night_mode_draws_dark_and_keeps_the_dump(world: World) -> None:
+    from io import BytesIO
+
+    from PIL import Image, ImageStat
+
+    w = world
+    sh(w, "monkey -p com.android.settings 1")
+    day, day_dump = w.screenshot_png(), w.dump()
+    sh(w, "cmd uimode night yes")
+    night, night_dump = w.screenshot_png(), w.dump()
+    assert night_dump == day_dump and night != day
+
+    def lum(png: bytes) -> float:
+        return float(ImageStat.Stat(Image.open(BytesIO(png)).convert("L")).mean[0])
+    assert lum(night) < 80 < lum(day)
+    sh(w, "cmd uimode night no")
+    assert w.screenshot_png() == day
