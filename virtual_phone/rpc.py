@@ -144,6 +144,13 @@ def _scroll(w: Ui, method: str, p: list[Any]) -> Any:
 
 
 
+def _scrolled(w: Ui, method: str, p: list[Any]) -> Any:
+    """A UiScrollable call: swipes on a phone, one user input here (however far it scrolls)."""
+    result = _scroll(w, method, p)
+    w.note_input()
+    return result
+
+
 def _params(params: Any) -> list[Any]:
     if params is None:
         return []
@@ -315,6 +322,7 @@ def _set_text(w: Ui, p: list[Any], clear: bool = False) -> Any:
         return False
     n.on_text("" if clear else str(p[1] if len(p) > 1 and p[1] is not None else ""))
     w.invalidate()
+    w.note_input()
     return True
 
 
@@ -457,7 +465,7 @@ METHODS: dict[str, Callable[[Ui, list[Any]], Any]] = {
     "pasteClipboard": _paste,
     "openNotification": _shade,
     "openQuickSettings": _shade,
-    **{m: (lambda m: lambda w, p: _scroll(w, m, p))(m) for m in SCROLLS},
+    **{m: (lambda m: lambda w, p: _scrolled(w, m, p))(m) for m in SCROLLS},
     **{m: _const(True) for m in ("wakeUp", "sleep", "freezeRotation", "setOrientation", "clearLastToast",
                                  "clearLastTraversedText", "makeToast")},
     **{m: _const(None) for m in ("getLastToast", "getLastTraversedText")},

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import time
 
+from .apps.interruptions import KINDS as INTERRUPTIONS
 from .shell_base import Commands, Out, fail, ok
+
+_VPHONE_USAGE = ("usage: cmd vphone launcher-order [SEED] | interrupt permission|rate|headsup AFTER | "
+                 "interrupt none | reset")
 
 
 def _fmt_duration(ms: int) -> str:
@@ -127,11 +131,35 @@ class StateCommands(Commands):
         if svc == "power" and rest[:1] == ["set-mode"]:
             st.set_battery_saver(rest[1] == "1")
             return Out()
+        if svc == "vphone":
+            return self._vphone(rest)
         if svc == "package":
             return self.pm(rest, i)
         if svc == "activity":
             return self.am(rest, i)
         return fail(f"Unknown command: {' '.join(a)}\n", 255)
+
+    def _vphone(self, a: list[str]) -> Out:
+        """`cmd vphone ...`: the virtual phone's own knobs, which a real phone does not have (it
+        answers "Can't find service: vphone"): the launcher's icon order and interruptions."""
+        w = self.w
+        if a == ["launcher-order"]:
+            return ok(f"{w.launcher.order_seed}\n")
+        if len(a) == 2 and a[0] == "launcher-order" and a[1].lstrip("-").isdigit():
+            w.launcher.order_seed = int(a[1])
+            w.invalidate()
+            return Out()
+        if a == ["interrupt", "none"]:
+            w.disarm_interruption()
+            return Out()
+        if len(a) == 3 and a[0] == "interrupt" and a[1] in INTERRUPTIONS and a[2].isdigit():
+            w.arm_interruption(a[1], int(a[2]))
+            return Out()
+        if a == ["reset"]:
+            w.launcher.order_seed = 0
+            w.disarm_interruption()
+            return Out()
+        return fail(f"Error: {_VPHONE_USAGE}: got {' '.join(a) or 'nothing'}\n", 255)
 
     def dumpsys(self, a: list[str], i: bytes) -> Out:
         w = self.w

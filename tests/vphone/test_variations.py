@@ -213,3 +213,182 @@ def test_night_mode_draws_dark_and_keeps_the_dump(world: World) -> None:
     assert lum(night) < 80 < lum(day)
     sh(w, "cmd uimode night no")
     assert w.screenshot_png() == day
+
+
+# --- launcher order ----------------------------------------------------------------------------
+
+def workspace_labels(w: World) -> list[str]:
+    """The launcher's icons top row first, left to right (as a person reads the grid)."""
+    icons = []
+    for m in re.finditer(r'text="([^"]+)" resource-id="" class="android.widget.TextView" '
+                         r'package="com.google.android.apps.nexuslauncher" content-desc="\1".*?'
+                         r'bounds="\[(\d+),(\d+)\]', w.dump()):
+        icons.append((int(m.group(3)), int(m.group(2)), m.group(1)))
+    return [label for _, _, label in sorted(icons)]
+
+
+def without_clock(dump: str) -> str:
+    """uiautomator2's dump less the status bar clock, which follows wall time."""
+    return re.sub(r'text="[^"]*" resource-id="com.android.systemui:id/clock"[^>]*', "clock", dump)
+
+
+def home_dump(w: World) -> str:
+    return w.shell("uiautomator dump /dev/tty").stdout.decode()
+
+
+def test_launcher_order_seed_is_deterministic_and_varies() -> None:
+    a, b = World(VirtualFS()), World(VirtualFS())
+    base = workspace_labels(a)
+    assert sh(a, "cmd vphone launcher-order") == "0\n"
+    for w in (a, b):
+        assert w.shell("cmd vphone launcher-order 7").exit_code == 0
+    assert sh(a, "cmd vphone launcher-order") == "7\n"
+    assert home_dump(a) == home_dump(b)                      # same seed, same phone, byte for byte
+    assert without_clock(a.dump()) == without_clock(b.dump())
+    seven = workspace_labels(a)
+    assert sorted(seven) == sorted(base) and seven != base
+    assert seven[-3:] == base[-3:] == ["Phone", "Messages", "Chrome"]     # the hotseat stays
+    sh(b, "cmd vphone launcher-order 8")
+    assert workspace_labels(b) != seven and sorted(workspace_labels(b)) == sorted(base)
+    # An icon moved is still the app it shows.
+    x, y = center(b, text="Clock")
+    sh(b, f"input tap {x} {y}")
+    assert b.top.pkg == "com.google.android.deskclock"
+    sh(a, "cmd vphone launcher-order 0")
+    assert workspace_labels(a) == base
+    sh(a, "cmd vphone launcher-order 7")
+    sh(a, "cmd vphone reset")
+    assert workspace_labels(a) == base and sh(a, "cmd vphone launcher-order") == "0\n"
+
+
+def test_vphone_command_errors() -> None:
+    w = World(VirtualFS())
+    for bad in ("cmd vphone", "cmd vphone launcher-order x", "cmd vphone interrupt popup 1",
+                "cmd vphone interrupt rate", "cmd vphone interrupt rate -1", "cmd vphone frobnicate"):
+        r = w.shell(bad)
+        assert r.exit_code != 0 and r.stdout == b"", bad
+        assert r.stderr.decode().startswith("Error: usage: cmd vphone") and r.stderr.count(b"\n") == 1, bad
+
+
+# --- interruptions ------------------------------------------------------------------------------
+
+def observed(w: World) -> tuple[str, ...]:
+    """What a judge reads before and after: settings, appops, the foreground package, running apps."""
+    return (sh(w, "settings list system"), sh(w, "settings list secure"), sh(w, "settings list global"),
+            sh(w, "dumpsys activity activities"), sh(w, "appops get com.android.settings"),
+            sh(w, "dumpsys window windows"))
+
+
+def test_permission_dialog_after_exactly_n_inputs_and_dismissed_without_a_trace(world: World) -> None:
+    w = world
+    sh(w, "monkey -p com.android.settings 1")
+    assert w.shell("cmd vphone interrupt permission 3").exit_code == 0
+    sh(w, "input swipe 540 1500 540 1000 100")           # 1
+    sh(w, "input swipe 540 1000 540 1500 100")           # 2
+    assert "Allow Settings to send you notifications?" not in w.dump()
+    before = observed(w)
+    x, y = center(w, text="Display")
+    w.rpc("click", [x, y])                                # 3: it lands, then the dialog shows
+    assert w.rpc("exist", [sel(text="Dark theme")])
+    dump = home_dump(w)                                   # the active window is the dialog
+    assert "Allow Settings to send you notifications?" in dump and 'text="Don\'t allow"' in dump
+    assert "Dark theme" not in dump
+    # Modal: a tap on the app behind does nothing, keys do not reach it.
+    x, y = center(w, text="Dark theme")
+    sh(w, f"input tap {x} {y}")
+    assert w.rpc("exist", [sel(text="Allow")]) and w.state.dark is False
+    w.rpc("click", [sel(text="Don't allow")])
+    assert not w.rpc("exist", [sel(text="Allow")])
+    assert observed(w)[:3] == before[:3] and sh(w, "appops get com.android.settings") == before[4]
+    # One per arming.
+    for _ in range(5):
+        sh(w, "input swipe 540 1500 540 1200 100")
+    assert not w.rpc("exist", [sel(text="Allow")])
+
+
+def test_permission_allow_and_back_change_nothing(world: World) -> None:
+    w = world
+    sh(w, "monkey -p com.google.android.deskclock 1")
+    before = observed(w)
+    sh(w, "cmd vphone interrupt permission 0")
+    assert w.rpc("exist", [sel(text="Allow Clock to send you notifications?")])
+    w.rpc("click", [sel(text="Allow")])
+    assert observed(w) == before
+    sh(w, "cmd vphone interrupt permission 0")
+    sh(w, "input keyevent BACK")
+    assert not w.rpc("exist", [sel(text="Allow")])
+    assert observed(w) == before and w.top.pkg == "com.google.android.deskclock"
+
+
+def test_rate_sheet_counts_key_and_text_inputs(world: World) -> None:
+    w = world
+    sh(w, "am start -a android.intent.action.SENDTO -d sms:6505550123")
+    sh(w, "cmd vphone interrupt rate 3")
+    w.rpc("click", [sel(text="Text message")])            # 1 (focuses the field)
+    sh(w, "input text hello")                             # 2
+    assert not w.rpc("exist", [sel(text="Rate this app")])
+    w.rpc("pressKey", ["delete"])                         # 3
+    assert w.rpc("exist", [sel(text="Enjoying Messages?")]) and w.rpc("exist", [sel(text="Rate this app")])
+    before = observed(w)
+    sh(w, "input text more")                              # goes nowhere: the sheet has the focus
+    w.rpc("pressKey", ["delete"])
+    assert w.rpc("exist", [sel(text="hell")])
+    w.rpc("click", [sel(text="Not now")])
+    assert not w.rpc("exist", [sel(text="Rate this app")]) and observed(w) == before
+    sh(w, "cmd vphone interrupt rate 0")
+    w.rpc("click", [sel(text="Rate")])
+    assert not w.rpc("exist", [sel(text="Rate this app")]) and observed(w) == before
+    sh(w, "cmd vphone interrupt rate 0")
+    w.rpc("pressKey", ["back"])
+    assert not w.rpc("exist", [sel(text="Rate this app")]) and observed(w) == before
+
+
+def test_heads_up_lets_taps_through_and_is_swiped_away(world: World) -> None:
+    w = world
+    sh(w, "monkey -p com.android.settings 1")
+    sh(w, "cmd vphone interrupt headsup 1")
+    w.rpc("swipe", [540, 1300, 540, 1500, 10])            # 1 (the list is at its top)
+    assert w.rpc("exist", [sel(text="New from Settings")])
+    assert "New from Settings" not in home_dump(w)        # not the active window
+    before = observed(w)
+    x, y = center(w, text="Network & internet")
+    sh(w, f"input tap {x} {y}")                           # not modal: the app gets it
+    assert w.rpc("exist", [sel(text="Airplane mode")]) and w.rpc("exist", [sel(text="New from Settings")])
+    l, t, r, b = bounds(w, resourceId="com.android.systemui:id/expandableNotificationRow")
+    sh(w, f"input tap {(l + r) // 2} {(t + b) // 2}")    # a tap on it opens nothing
+    assert w.top.pkg == "com.android.settings" and w.rpc("exist", [sel(text="New from Settings")])
+    sh(w, f"input swipe {(l + r) // 2} {(t + b) // 2} {(l + r) // 2} {t - 100} 100")
+    assert not w.rpc("exist", [sel(text="New from Settings")])
+    sh(w, "cmd vphone interrupt headsup 0")
+    w.rpc("click", [sel(description="Dismiss")])
+    assert not w.rpc("exist", [sel(text="New from Settings")])
+    after = observed(w)
+    assert after[:3] == before[:3] and after[4] == before[4]
+
+
+def test_interrupt_none_and_reset_remove_it(world: World) -> None:
+    w = world
+    sh(w, "cmd vphone interrupt permission 0")
+    assert w.rpc("exist", [sel(text="Allow Pixel Launcher to send you notifications?")])
+    sh(w, "cmd vphone interrupt none")
+    assert not w.rpc("exist", [sel(text="Allow")])
+    sh(w, "cmd vphone interrupt rate 1")
+    sh(w, "cmd vphone reset")
+    sh(w, "input swipe 540 1500 540 1200 100")
+    assert not w.rpc("exist", [sel(text="Rate this app")])
+
+
+def test_interruption_counts_uiautomator2_inputs_once_each(u2_device, virtual_phone) -> None:
+    d = u2_device
+    d.shell("monkey -p com.android.settings 1")
+    d.shell("cmd vphone interrupt permission 4")
+    d.click(540, 1200)                                    # 1 (a row: its page opens)
+    d.press("back")                                       # 2
+    d.swipe(540, 1500, 540, 1000, 0.05)                   # 3
+    assert not d(text="Allow").exists
+    d(text="Display").click()                             # 4
+    assert d(text="Allow Settings to send you notifications?").exists
+    before = d.shell("settings list secure").output
+    d(text="Don't allow").click()
+    assert not d(text="Allow").exists and d.shell("settings list secure").output == before
+    assert d.shell("cmd vphone interrupt popup 1").exit_code != 0
