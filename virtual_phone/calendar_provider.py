@@ -19,6 +19,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .phone_clock import time_text
+
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
 
@@ -126,9 +128,9 @@ def day_start(ms: int) -> int:
     return ms - ms % DAY_MS
 
 
-def fmt_time(ms: int) -> str:
-    t = time.gmtime(ms / 1000)
-    return f"{t.tm_hour % 12 or 12}:{t.tm_min:02d} {'AM' if t.tm_hour < 12 else 'PM'}"
+def fmt_time(ms: int, h24: bool = False) -> str:
+    """Google Calendar's times: "9:00 AM", or "09:00" on the 24-hour clock."""
+    return time_text(ms, h24)
 
 
 def fmt_date(ms: int) -> str:

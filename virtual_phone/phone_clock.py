@@ -49,3 +49,20 @@ class PhoneClock:
 
     def gmtime(self) -> time.struct_time:
         return time.gmtime(self.now())
+
+
+def clock_text(hour: int, minute: int, h24: bool, *, am_pm: bool = True) -> str:
+    """A time of day as the phone shows it (DateFormat.getTimeFormat for en-US): "7:30 AM" on the
+    12-hour clock ("7:30" where the view leaves out the AM/PM, as the status bar does), "07:30"
+    on the 24-hour one (Settings > System > Date & time, `settings put system time_12_24 24`).
+    The one place times on screen are formatted; shell readers report raw values instead."""
+    if h24:
+        return f"{hour:02d}:{minute:02d}"
+    text = f"{hour % 12 or 12}:{minute:02d}"
+    return f"{text} {'AM' if hour < 12 else 'PM'}" if am_pm else text
+
+
+def time_text(epoch_ms: int, h24: bool, *, am_pm: bool = True) -> str:
+    """clock_text of an instant (the phone's timezone is GMT)."""
+    t = time.gmtime(epoch_ms / 1000)
+    return clock_text(t.tm_hour, t.tm_min, h24, am_pm=am_pm)

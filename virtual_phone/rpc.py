@@ -49,7 +49,7 @@ def _not_found(sel: Any) -> Exception:
 
 
 def _roots(w: Ui) -> list[Node]:
-    return [win.root for win in w.windows()]
+    return [win.root for win in w.shown_windows()]
 
 
 def _find(w: Ui, sel: Any) -> Node | None:
@@ -120,7 +120,7 @@ def _scroll_once(w: Ui, sel: Any, forward: bool) -> bool:
     if n.on_scroll is None:
         return False
     before = w.dump()
-    page = int((n.bounds[3] - n.bounds[1]) * 0.8)
+    page = int((n.bounds[3] - n.bounds[1]) * 0.8 / w.density_scale)   # n as shown; scrolled as built
     n.on_scroll(page if forward else -page)
     w.invalidate()
     return w.dump() != before
@@ -142,6 +142,13 @@ def _scroll(w: Ui, method: str, p: list[Any]) -> Any:
         return True
     return _scroll_once(w, sel, forward)
 
+
+
+def _scrolled(w: Ui, method: str, p: list[Any]) -> Any:
+    """A UiScrollable call: swipes on a phone, one user input here (however far it scrolls)."""
+    result = _scroll(w, method, p)
+    w.note_input()
+    return result
 
 
 def _params(params: Any) -> list[Any]:
@@ -315,6 +322,7 @@ def _set_text(w: Ui, p: list[Any], clear: bool = False) -> Any:
         return False
     n.on_text("" if clear else str(p[1] if len(p) > 1 and p[1] is not None else ""))
     w.invalidate()
+    w.note_input()
     return True
 
 
@@ -408,7 +416,8 @@ def _screenshot(w: Ui, p: list[Any]) -> Any:
 def _device_info(w: Ui, p: list[Any]) -> Any:
     return {
         "currentPackageName": w.top.pkg, "displayHeight": SCREEN_H, "displayWidth": SCREEN_W,
-        "displayRotation": 0, "displaySizeDpX": 411, "displaySizeDpY": 914, "naturalOrientation": True,
+        "displayRotation": 0, "displaySizeDpX": SCREEN_W * 160 // w.state.density,
+        "displaySizeDpY": SCREEN_H * 160 // w.state.density, "naturalOrientation": True,
         "productName": w.props()["ro.product.name"], "screenOn": True, "sdkInt": 34,
     }
 
@@ -456,7 +465,7 @@ METHODS: dict[str, Callable[[Ui, list[Any]], Any]] = {
     "pasteClipboard": _paste,
     "openNotification": _shade,
     "openQuickSettings": _shade,
-    **{m: (lambda m: lambda w, p: _scroll(w, m, p))(m) for m in SCROLLS},
+    **{m: (lambda m: lambda w, p: _scrolled(w, m, p))(m) for m in SCROLLS},
     **{m: _const(True) for m in ("wakeUp", "sleep", "freezeRotation", "setOrientation", "clearLastToast",
                                  "clearLastTraversedText", "makeToast")},
     **{m: _const(None) for m in ("getLastToast", "getLastTraversedText")},

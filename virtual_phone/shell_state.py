@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import time
 
+from .apps.interruptions import KINDS as INTERRUPTIONS
 from .shell_base import Commands, Out, fail, ok
+
+_VPHONE_USAGE = ("usage: cmd vphone launcher-order [SEED] | interrupt permission|rate|headsup AFTER | "
+                 "interrupt none | reset")
 
 
 def _fmt_duration(ms: int) -> str:
@@ -127,11 +131,35 @@ class StateCommands(Commands):
         if svc == "power" and rest[:1] == ["set-mode"]:
             st.set_battery_saver(rest[1] == "1")
             return Out()
+        if svc == "vphone":
+            return self._vphone(rest)
         if svc == "package":
             return self.pm(rest, i)
         if svc == "activity":
             return self.am(rest, i)
         return fail(f"Unknown command: {' '.join(a)}\n", 255)
+
+    def _vphone(self, a: list[str]) -> Out:
+        """`cmd vphone ...`: the virtual phone's own knobs, which a real phone does not have (it
+        answers "Can't find service: vphone"): the launcher's icon order and interruptions."""
+        w = self.w
+        if a == ["launcher-order"]:
+            return ok(f"{w.launcher.order_seed}\n")
+        if len(a) == 2 and a[0] == "launcher-order" and a[1].lstrip("-").isdigit():
+            w.launcher.order_seed = int(a[1])
+            w.invalidate()
+            return Out()
+        if a == ["interrupt", "none"]:
+            w.disarm_interruption()
+            return Out()
+        if len(a) == 3 and a[0] == "interrupt" and a[1] in INTERRUPTIONS and a[2].isdigit():
+            w.arm_interruption(a[1], int(a[2]))
+            return Out()
+        if a == ["reset"]:
+            w.launcher.order_seed = 0
+            w.disarm_interruption()
+            return Out()
+        return fail(f"Error: {_VPHONE_USAGE}: got {' '.join(a) or 'nothing'}\n", 255)
 
     def dumpsys(self, a: list[str], i: bytes) -> Out:
         w = self.w
@@ -284,11 +312,30 @@ class StateCommands(Commands):
         return (f"TASK 10123:{pkg} id={self._task_id(pkg)} userId=0\n"
                 f"  ACTIVITY {pkg}/{self._short(pkg, act)} {w.record_id(w.top)} pid={self._pid(pkg)}\n")
 
+    def _density(self, a: list[str]) -> Out:
+        """WindowManagerShellCommand.runDisplayDensity: print, `reset`, or an override N (>= 72),
+        kept where WindowManagerService keeps it (secure display_density_forced)."""
+        st = self.w.state
+        if not a:
+            forced = st.get("secure", "display_density_forced") or ""
+            override = f"Override density: {forced}\n" if forced.isdigit() else ""
+            return ok("Physical density: 420\n" + override)
+        if a[0] == "reset":
+            st.put("secure", "display_density_forced", "")
+            return Out()
+        if not a[0].lstrip("-").isdigit():
+            return fail(f'Error: bad number java.lang.NumberFormatException: For input string: "{a[0]}"\n', 255)
+        if int(a[0]) < 72:
+            return fail("Error: density must be >= 72\n", 255)
+        n = int(a[0])   # the physical density itself is no override (DisplayContent.setForcedDensity)
+        st.put("secure", "display_density_forced", "" if n == 420 else str(n))
+        return Out()
+
     def wm(self, a: list[str], i: bytes) -> Out:
         if a[:1] == ["size"]:
             return ok("Physical size: 1080x2400\n")
         if a[:1] == ["density"]:
-            return ok("Physical density: 420\n")
+            return self._density(a[1:])
         if a[:1] == ["user-rotation"]:
             if len(a) > 1 and a[1] in ("free", "lock"):
                 self.w.state.put("system", "accelerometer_rotation", "1" if a[1] == "free" else "0")

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from .calendar_provider import CalendarStore
-from .phone_clock import PhoneClock
+from .phone_clock import PhoneClock, clock_text
 from .telephony import Telephony, same_number
 
 # Values a freshly set-up Pixel on Android 14 reports (Wi-Fi and Bluetooth off so tasks start
@@ -77,10 +77,9 @@ class Alarm:
     minute: int
     enabled: bool = True
 
-    @property
-    def label(self) -> str:
-        h = self.hour % 12 or 12
-        return f"{h}:{self.minute:02d} {'AM' if self.hour < 12 else 'PM'}"
+    def label(self, h24: bool = False) -> str:
+        """The alarm's time as the Clock app lists it (UI only: no shell command prints it)."""
+        return clock_text(self.hour, self.minute, h24)
 
 
 @dataclass
@@ -226,6 +225,28 @@ class DeviceState:
 
     def set_dark(self, on: bool) -> None:
         self.put("secure", "ui_night_mode", "2" if on else "1")
+
+    @property
+    def font_scale(self) -> float:
+        """Settings > Display > Font size (`font_scale`, 1.0 unless set; nonsense reads as 1.0)."""
+        try:
+            f = float(self.tables["system"].get("font_scale", "1.0"))
+        except ValueError:
+            return 1.0
+        return f if 0.1 <= f <= 4.0 else 1.0
+
+    @property
+    def density(self) -> int:
+        """The display density: `wm density N` stores N in secure display_density_forced
+        (WindowManagerService does; `wm density reset` empties it), else the physical 420."""
+        forced = self.tables["secure"].get("display_density_forced", "")
+        return int(forced) if forced.isdigit() and int(forced) > 0 else 420
+
+    @property
+    def time_24h(self) -> bool:
+        """Settings > System > Date & time > Use 24-hour format (`time_12_24`; absent: the
+        locale's, 12-hour for en-US). Every time on screen follows it (phone_clock.clock_text)."""
+        return self.get("system", "time_12_24") == "24"
 
     @property
     def zen_mode(self) -> int:

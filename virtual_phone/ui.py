@@ -11,14 +11,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .apps import interruptions
 from .apps.base import FL, IMAGE_VIEW, LL, STATUS_H, TV, alert_dialog
 from .apps.launcher import PKG as LAUNCHER_PKG
 from .apps.launcher import Launcher
 from .apps.systemui import internet_dialog, shade
 from .core import App, Dialog, Intent, Package, Screen
+from .display import PHYSICAL_DENSITY, shown, to_logical
 from .fs import VirtualFS
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, contains, deepest_at, set_package, to_xml
 from .logbuf import LogBuffer
+from .phone_clock import clock_text
 from .state import DeviceState
 from .touch import Touch
 
@@ -51,12 +54,17 @@ class Ui:
         self.internet_dialog = False  # the Internet tile's panel, over the shade
         self.next_task_id = 42
         self._windows: list[Window] | None = None
+        self._shown: tuple[list[Window], list[Window]] | None = None   # (windows, as shown)
         self._windows_minute = 0
         self._record_ids: dict[tuple[str, object], str] = {}
         self.user_packages: dict[str, list[str]] = {}   # installed by `pm install`: its input methods
         self.log = LogBuffer(now_ms=self.state.clock.now_ms)   # what `log` writes and `logcat` reads
         self.touch = Touch()   # the finger of injectInputEvent between its down and up
         self.rpc_objects: dict[str, Callable[[Ui], Node | None]] = {}   # childByText's UiObject ids
+        # `cmd vphone interrupt KIND AFTER`: the kind armed and the inputs left before it shows,
+        # then (kind, app label) while it is on screen.
+        self.interrupt_armed: tuple[str, int] | None = None
+        self.interruption: tuple[str, str] | None = None
 
     def wait_unlocked(self, event: threading.Event, seconds: float) -> bool:
         """Wait up to `seconds` for `event` with this thread's hold on the lock let go, so RPC and
@@ -108,10 +116,66 @@ class Ui:
             "gsm.sim.state": "READY" if self.sim else "ABSENT",
         }
 
+    # --- interruptions (cmd vphone interrupt) ---------------------------------------------------
+
+    def arm_interruption(self, kind: str, after: int) -> None:
+        """`kind` appears after `after` more user inputs (at once for 0); one per arming."""
+        self.interruption = None
+        self.interrupt_armed = (kind, after)
+        if after <= 0:
+            self._show_interruption()
+        self.invalidate()
+
+    def disarm_interruption(self) -> None:
+        self.interrupt_armed = self.interruption = None
+        self.invalidate()
+
+    def note_input(self) -> None:
+        """One user input (tap, long press, swipe, key press, text) has been handled."""
+        if self.interrupt_armed is not None:
+            kind, left = self.interrupt_armed
+            self.interrupt_armed = (kind, left - 1)
+            if left - 1 <= 0:
+                self._show_interruption()
+
+    def _show_interruption(self) -> None:
+        if self.interrupt_armed is None:
+            return
+        app = self.apps.get(self.fg)
+        self.interruption = (self.interrupt_armed[0], app.label if app is not None else "Pixel Launcher")
+        self.interrupt_armed = None
+        self.invalidate()
+
+    def _modal_interruption(self) -> bool:
+        """A permission dialog or review sheet is up: it has the keyboard focus, not the app."""
+        return self.interruption is not None and self.interruption[0] != "headsup" and not self.shade_open
+
+    def dismiss_interruption(self) -> None:
+        """Any way out of an interruption: it goes, and nothing else changes."""
+        self.interruption = None
+        self.invalidate()
+
+    def _interruption_window(self) -> Window | None:
+        if self.interruption is None:
+            return None
+        kind, label = self.interruption
+        if kind == "permission":
+            root = interruptions.permission_dialog(label, self.dismiss_interruption)
+            set_package(root, interruptions.PERMISSION_PKG)
+            return Window(root, modal=True, on_outside=None, kind="dialog")
+        if kind == "rate":
+            root = interruptions.rate_sheet(label, self.dismiss_interruption)
+            set_package(root, interruptions.REVIEW_PKG)
+            return Window(root, modal=True, on_outside=self.dismiss_interruption, kind="dialog")
+        root = interruptions.heads_up(label, self.dismiss_interruption)
+        set_package(root, interruptions.SYSTEMUI_PKG)
+        return Window(root, kind="overlay")
+
     # --- navigation -------------------------------------------------------------------------
 
     def invalidate(self) -> None:
         self._windows = None
+        self._shown = None
 
     @property
     def top(self) -> Screen:
@@ -190,6 +254,9 @@ class Ui:
         if self.shade_open:
             self.shade_open = False
             return
+        if self.interruption is not None and self.interruption[0] != "headsup":
+            self.dismiss_interruption()
+            return
         if self.system_dialog is not None:
             self.system_dialog = None
             return
@@ -213,11 +280,12 @@ class Ui:
             self.home()
 
     def type_text(self, text: str) -> None:
-        """Keyboard input into whatever has focus (`input text`, pasted clipboard)."""
+        """Keyboard input into whatever has focus (`input text`, pasted clipboard): one user input."""
         typer = getattr(self.top, "type_text", None)
-        if typer is not None:
+        if typer is not None and not self._modal_interruption():
             typer(text)
         self.invalidate()
+        self.note_input()
 
     def press_key(self, code: int) -> None:
         """A key event by Android keycode (HOME 3, BACK 4, ENTER 66, DEL 67, APP_SWITCH 187)."""
@@ -229,11 +297,12 @@ class Ui:
             self.end_call()
         elif code == 187:
             self.home()  # no recents screen: treat like leaving the app, as the overview would
-        elif code in (67, 66):
+        elif code in (67, 66) and not self._modal_interruption():
             handler = getattr(self.top, "delete_char" if code == 67 else "on_enter", None)
             if handler is not None:
                 handler()
         self.invalidate()
+        self.note_input()
 
     def end_call(self) -> None:
         """KEYCODE_ENDCALL or the End call button: log the call, close the in-call screen."""
@@ -328,9 +397,29 @@ class Ui:
             root = self.system_dialog.build(self)
             set_package(root, self.system_dialog.pkg)
             wins.append(Window(root, modal=True, on_outside=None, kind="dialog"))
+        interruption = self._interruption_window()
+        if interruption is not None:
+            wins.append(interruption)
         wins.append(Window(self.status_bar(), kind="status"))
         self._windows = wins
         return wins
+
+    @property
+    def density_scale(self) -> float:
+        """`wm density N`: the display drawn N/420 the size (display.py)."""
+        return self.state.density / PHYSICAL_DENSITY
+
+    def shown_windows(self) -> list[Window]:
+        """The windows as the dump, the screenshot and uiautomator2 see them: under the font
+        scale and the display density (display.py). Input is hit-tested in `windows()`."""
+        wins = self.windows()
+        if self._shown is None or self._shown[0] is not wins:
+            self._shown = (wins, shown(wins, self.state.font_scale, self.density_scale))
+        return self._shown[1]
+
+    def to_logical(self, x: int, y: int) -> tuple[int, int]:
+        """A point on the screen (where input arrives) in the windows' own coordinates."""
+        return to_logical(x, y, self.density_scale)
 
     def focused_field(self) -> Node | None:
         """The text field with input focus, where the keyboard types (None when none has it)."""
@@ -342,16 +431,16 @@ class Ui:
 
     def active_window(self) -> Window:
         """The window with input focus (UiAutomation.getRootInActiveWindow): the topmost but the status bar."""
-        return [w for w in self.windows() if w.kind != "status"][-1]
+        return [w for w in self.shown_windows() if w.kind not in ("status", "overlay")][-1]
 
     def dump(self, max_depth: int = 50, compressed: bool = False) -> str:
         with self.lock:
-            return to_xml([w.root for w in self.windows()], max_depth, compressed)
+            return to_xml([w.root for w in self.shown_windows()], max_depth, compressed)
 
     def status_bar(self) -> Node:
         st = self.state
         t = self.state.clock.gmtime()
-        clock = f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}"
+        clock = clock_text(t.tm_hour, t.tm_min, st.time_24h, am_pm=False)
         icons: list[Node] = []
         x = 986
         descs = []
@@ -372,7 +461,7 @@ class Ui:
         bar = Node(FL, (0, 0, SCREEN_W, STATUS_H), rid=sid + "status_bar", children=[
             Node(LL, (47, 0, 1027, STATUS_H), rid=sid + "status_bar_contents", children=[
                 Node(TV, (47, 1, 154, STATUS_H), text=clock, rid=sid + "clock",
-                     desc=f"{clock} {'AM' if t.tm_hour < 12 else 'PM'}"),
+                     desc=clock_text(t.tm_hour, t.tm_min, st.time_24h)),
                 Node(LL, (x, 1, 1006, STATUS_H), rid=sid + "system_icons", children=[
                     Node(LL, (x, 1, 986, STATUS_H), rid=sid + "statusIcons", children=icons),
                     Node(LL, (986, 1, 1006, STATUS_H), rid=sid + "battery",
@@ -387,7 +476,7 @@ class Ui:
     def _target_window(self, x: int, y: int) -> Window | None:
         """The window a touch at (x, y) goes to; None when a modal dialog swallows it."""
         wins = self.windows()
-        for w in reversed([w for w in wins if w.kind == "dialog"]):  # topmost first
+        for w in reversed([w for w in wins if w.kind in ("dialog", "overlay")]):  # topmost first
             if contains(w.root.bounds, x, y):
                 return w
             if w.modal:
@@ -399,7 +488,14 @@ class Ui:
         return wins[0]
 
     def tap(self, x: int, y: int, long: bool = False) -> None:
+        """A tap (or long press) at (x, y) on the screen: one user input."""
         with self.lock:
+            self._tap(x, y, long)
+            self.note_input()
+
+    def _tap(self, x: int, y: int, long: bool) -> None:
+        with self.lock:
+            x, y = self.to_logical(x, y)
             win = self._target_window(x, y)
             if win is None:
                 self.invalidate()
@@ -420,6 +516,12 @@ class Ui:
             self.invalidate()
 
     def swipe(self, fx: int, fy: int, tx: int, ty: int) -> None:
+        """A swipe from (fx, fy) to (tx, ty) on the screen: one user input."""
+        with self.lock:
+            self._swipe(fx, fy, tx, ty)
+            self.note_input()
+
+    def _swipe(self, fx: int, fy: int, tx: int, ty: int) -> None:
         with self.lock:
             self.invalidate()
             if fy >= SCREEN_H - 63 and fy - ty > 300:
@@ -434,6 +536,11 @@ class Ui:
                 return
             if self.shade_open and fy - ty > 300 and not self.internet_dialog:
                 self.close_shade()
+                return
+            (fx, fy), (tx, ty) = self.to_logical(fx, fy), self.to_logical(tx, ty)
+            if (self.interruption is not None and self.interruption[0] == "headsup"
+                    and contains(interruptions.HEADS_UP, fx, fy) and max(abs(tx - fx), abs(ty - fy)) > 100):
+                self.dismiss_interruption()   # swiped away
                 return
             win = self._target_window(fx, fy)
             if win is None:

@@ -31,10 +31,10 @@ C = PKG + ":id/"
 ACTIVITY = "com.android.calendar.AllInOneActivity"
 
 
-def _time_range(e: Event) -> str:
+def _time_range(e: Event, h24: bool) -> str:
     if e.all_day:
         return "All day"
-    return f"{fmt_time(e.dtstart)} – {fmt_time(e.dtend)}"
+    return f"{fmt_time(e.dtstart, h24)} – {fmt_time(e.dtend, h24)}"
 
 
 class CalendarHome(Screen):
@@ -95,9 +95,9 @@ class CalendarHome(Screen):
         return window_frame([Node(FL, (0, STATUS_H, SCREEN_W, NAV_TOP), children=body)])
 
     def _chip(self, w: AppHost, e: Event, y: int, h: int) -> Node:
-        desc = ", ".join(p for p in (e.title or "(No title)", _time_range(e), e.location) if p)
+        desc = ", ".join(p for p in (e.title or "(No title)", _time_range(e, w.state.time_24h), e.location) if p)
         kids = [Node(TV, (105, y + 30, 1000, y + 95), text=e.title or "(No title)", rid=C + "title"),
-                Node(TV, (105, y + 95, 1000, y + 145), text=_time_range(e), rid=C + "time")]
+                Node(TV, (105, y + 95, 1000, y + 145), text=_time_range(e, w.state.time_24h), rid=C + "time")]
         if e.location:
             kids.append(Node(TV, (105, y + 145, 1000, y + 190), text=e.location, rid=C + "location"))
         return Node(VIEW_GROUP, (63, y + 10, 1017, y + h - 10), desc=desc, clickable=True, focusable=True,
@@ -165,7 +165,7 @@ class EventEditor(Screen):
                         desc=f"{label} date", clickable=True, focusable=True,
                         on_click=partial(self._pick_date, w, which))]
             if not self.all_day:
-                row.append(Node(TV, (700, y + 30, 1017, y + 110), text=fmt_time(ms), rid=C + f"{which}_time",
+                row.append(Node(TV, (700, y + 30, 1017, y + 110), text=fmt_time(ms, w.state.time_24h), rid=C + f"{which}_time",
                                 desc=f"{label} time", clickable=True, focusable=True,
                                 on_click=partial(self._pick_time, w, which)))
             kids.append(Node(LL, (0, y, SCREEN_W, y + 140), children=row))
@@ -417,7 +417,7 @@ class EventDetails(Screen):
                  on_click=lambda: w.open(EventEditor(w, self.event_id))),
             Node(IMAGE_BUTTON, (954, STATUS_H, 1080, 300), desc="More options", clickable=True, focusable=True,
                  on_click=lambda: self._menu(w))])
-        when = fmt_date(e.dtstart) if e.all_day else f"{fmt_date(e.dtstart)} · {_time_range(e)}"
+        when = fmt_date(e.dtstart) if e.all_day else f"{fmt_date(e.dtstart)} · {_time_range(e, w.state.time_24h)}"
         kids = [bar, Node(TV, (147, 360, 1017, 460), text=e.title or "(No title)", rid=C + "title"),
                 Node(TV, (147, 480, 1017, 540), text=when, rid=C + "when_datetime")]
         y = 600

@@ -8,6 +8,7 @@ from functools import partial
 
 from ..core import App, AppHost, Dialog, Intent, Screen
 from ..hierarchy import SCREEN_W, Node, clip
+from ..phone_clock import clock_text
 from ..state import Alarm, DeviceState
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, NAV_TOP, RECYCLER, STATUS_H, SWITCH, TV, VIEW_GROUP, Category, Pref,
@@ -105,7 +106,7 @@ class Clock(Screen):
             self.expanded = None
 
         open_ = self.expanded == a.id
-        kids = [Node(TV, (84, t + 42, 520, t + 200), text=a.label, rid=C + "digital_clock", clickable=True,
+        kids = [Node(TV, (84, t + 42, 520, t + 200), text=a.label(w.state.time_24h), rid=C + "digital_clock", clickable=True,
                      on_click=expand),
                 Node(TV, (84, t + 200, 600, t + 260), text="Tomorrow" if a.enabled else "Not scheduled",
                      rid=C + "upcoming_instance_label"),
@@ -126,7 +127,8 @@ class Clock(Screen):
     def _clock(self, w: AppHost) -> Node:
         t = w.state.clock.gmtime()
         return Node(FL, (0, 300, SCREEN_W, 2127), rid=C + "fragment_container", children=[
-            Node(TV, (200, 600, 880, 800), text=f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}", rid=C + "digital_clock"),
+            Node(TV, (200, 600, 880, 800), text=clock_text(t.tm_hour, t.tm_min, w.state.time_24h, am_pm=False),
+                 rid=C + "digital_clock"),
             Node(TV, (300, 800, 780, 860), text=time.strftime("%a, %b %d", t), rid=C + "date")])
 
     def _timer(self, w: AppHost) -> Node:

@@ -8,11 +8,11 @@ provider when it ends, outgoing, with its duration, as CallLogManager does.
 
 from __future__ import annotations
 
-import time
 from functools import partial
 
 from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node
+from ..phone_clock import time_text
 from ..telephony import CALL_INCOMING, CALL_MISSED, CALL_OUTGOING, CALL_REJECTED, Call, as_you_type, digits, format_us
 from .base import (
     BUTTON, EDIT_TEXT, FL, IMAGE_BUTTON, LL, STATUS_H, TV, VIEW_GROUP, Row, Scroll, lay_out_list, window_frame,
@@ -30,14 +30,13 @@ CALL_WORDS = {CALL_INCOMING: "Incoming call", CALL_OUTGOING: "Outgoing call", CA
 TAB_TOP = 2126
 
 
-def _ago(ms: int, now: float) -> str:
+def _ago(ms: int, now: float, h24: bool) -> str:
     mins = max(0, int(now - ms / 1000) // 60)
     if mins < 1:
         return "Just now"
     if mins < 60:
         return f"{mins} min ago"
-    t = time.gmtime(ms / 1000)
-    return f"{t.tm_hour % 12 or 12}:{t.tm_min:02d} {'AM' if t.tm_hour < 12 else 'PM'}"
+    return time_text(ms, h24)
 
 
 def place_call(w: AppHost, number: str) -> None:
@@ -96,7 +95,7 @@ class Dialer(Screen):
 
     def _call_row(self, w: AppHost, c: Call, y: int) -> Node:
         name = w.state.name_for_number(c.number) or c.name or format_us(c.number)
-        sub = f"{CALL_WORDS.get(c.type, 'Call')} · {_ago(c.date, w.state.clock.now())}"
+        sub = f"{CALL_WORDS.get(c.type, 'Call')} · {_ago(c.date, w.state.clock.now(), w.state.time_24h)}"
         return Node(VIEW_GROUP, (0, y, SCREEN_W, y + 200), rid=D + "call_log_entry", clickable=True, focusable=True,
                     on_click=lambda: place_call(w, c.number), children=[
                         Node(TV, (200, y + 35, 850, y + 100), text=name, rid=D + "primary_text"),

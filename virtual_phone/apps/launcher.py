@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from functools import partial
 
 from ..core import AppHost, Screen
@@ -20,6 +21,11 @@ class Launcher(Screen):
     pkg = PKG
     activity = "com.google.android.apps.nexuslauncher.NexusLauncherActivity"
 
+    def __init__(self) -> None:
+        super().__init__()
+        # `cmd vphone launcher-order SEED`: the workspace icons shuffled by SEED (0: registration order).
+        self.order_seed = 0
+
     def build(self, w: AppHost) -> Node:
         col = SCREEN_W // 5
 
@@ -27,8 +33,11 @@ class Launcher(Screen):
             return Node(TV, (x, y, x + col, y + 262), text=label, desc=label, rid=rid, clickable=True,
                         focusable=True, long_clickable=True, on_click=partial(w.launch, pkg))
 
-        # Icons in registration order: the workspace grid, and the hotseat row centred from column 1.
+        # Icons in registration order (or shuffled by the order seed): the workspace grid, and the
+        # hotseat row centred from column 1.
         workspace = [a for a in w.apps.values() if not a.hotseat]
+        if self.order_seed:
+            random.Random(self.order_seed).shuffle(workspace)
         hotseat = [a for a in w.apps.values() if a.hotseat]
         cells = [icon(a.label, a.pkg, (i % COLS) * col, 1540 - (i // COLS) * ROW_H) for i, a in enumerate(workspace)]
         hot = [icon(a.label, a.pkg, (i + 1) * col, 1880) for i, a in enumerate(hotseat)]

@@ -9,11 +9,11 @@ content://sms/sent` sees a sent message the moment Send is tapped, as on a phone
 from __future__ import annotations
 
 import re
-import time
 from functools import partial
 
 from ..core import App, AppHost, Intent, Screen
 from ..hierarchy import SCREEN_W, Node
+from ..phone_clock import time_text
 from ..telephony import SMS_INBOX, SMS_SENT, Sms, digits, format_us
 from .base import (
     EDIT_TEXT, FL, IMAGE_BUTTON, NAV_TOP, STATUS_H, TV, VIEW_GROUP, Row, Scroll, confirm, lay_out_list,
@@ -25,9 +25,8 @@ M = PKG + ":id/"
 LIST_ACTIVITY = "com.google.android.apps.messaging.ui.ConversationListActivity"
 
 
-def _when(ms: int) -> str:
-    t = time.gmtime(ms / 1000)
-    return f"{t.tm_hour % 12 or 12}:{t.tm_min:02d} {'AM' if t.tm_hour < 12 else 'PM'}"
+def _when(w: AppHost, ms: int) -> str:
+    return time_text(ms, w.state.time_24h)
 
 
 def who(w: AppHost, address: str) -> str:
@@ -91,7 +90,7 @@ class ConversationList(Screen):
                         Node(FL, (42, y + 42, 168, y + 168), rid=M + "conversation_icon", desc=name),
                         Node(TV, (210, y + 40, 820, y + 100), text=name, rid=M + "conversation_name"),
                         Node(TV, (210, y + 110, 900, y + 170), text=snippet, rid=M + "conversation_snippet"),
-                        Node(TV, (840, y + 40, 1038, y + 100), text=_when(last.date),
+                        Node(TV, (840, y + 40, 1038, y + 100), text=_when(w, last.date),
                              rid=M + "conversation_timestamp"),
                         *([Node("android.view.View", (990, y + 120, 1020, y + 150), desc="Unread")] if unread else [])])
 
@@ -206,7 +205,7 @@ class Conversation(Screen):
         tel = w.state.telephony
         name = who(w, self.address)
         msgs = tel.thread(self.address)
-        rows = [Row(height=60 * (1 + len(m.body) // 32) + 120, draw=partial(self._bubble, m)) for m in msgs]
+        rows = [Row(height=60 * (1 + len(m.body) // 32) + 120, draw=partial(self._bubble, m, w.state.time_24h)) for m in msgs]
         lst = lay_out_list(rows, 320, 2150, self.scroll, rid=M + "messages_list")
         bar = Node(VIEW_GROUP, (0, STATUS_H - 48, SCREEN_W, 320), rid=M + "toolbar", children=[
             toolbar_button("Back", 13, w.back, y=85),
@@ -230,13 +229,13 @@ class Conversation(Screen):
         return window_frame([Node(FL, (0, 0, SCREEN_W, NAV_TOP), rid=M + "conversation_root_container",
                                   children=kids)])
 
-    def _bubble(self, m: Sms, y: int) -> Node:
+    def _bubble(self, m: Sms, h24: bool, y: int) -> Node:
         mine = m.type == SMS_SENT
         h = 60 * (1 + len(m.body) // 32) + 60
         l, r = (300, 1038) if mine else (42, 780)
         return Node(VIEW_GROUP, (0, y, SCREEN_W, y + h + 60), children=[
             Node(TV, (l, y + 20, r, y + 20 + h), text=m.body, rid=M + "message_text"),
-            Node(TV, (l, y + 20 + h, r, y + 60 + h), text=("Sent · " if mine else "") + _when(m.date),
+            Node(TV, (l, y + 20 + h, r, y + 60 + h), text=("Sent · " if mine else "") + time_text(m.date, h24),
                  rid=M + "message_status")])
 
     def _focus(self) -> None:

@@ -8,6 +8,7 @@ from functools import partial
 
 from ..core import AppHost
 from ..hierarchy import Callback, Node, SCREEN_H, SCREEN_W
+from ..phone_clock import clock_text
 from ..state import brightness_to_fraction, fraction_to_brightness
 from .base import FL, IMAGE_VIEW, LL, SEEKBAR, SWITCH, TV, VIEW_GROUP, alert_dialog
 
@@ -67,7 +68,8 @@ def shade(w: AppHost) -> Node:
 
     t = w.state.clock.gmtime()
     header = Node(VIEW_GROUP, (0, 0, SCREEN_W, 126), rid=S + "split_shade_status_bar", children=[
-        Node(TV, (47, 20, 200, 110), text=f"{t.tm_hour % 12 or 12}:{t.tm_min:02d}", rid=S + "clock"),
+        Node(TV, (47, 20, 200, 110), text=clock_text(t.tm_hour, t.tm_min, st.time_24h, am_pm=False),
+             rid=S + "clock"),
         Node(TV, (220, 20, 700, 110), text=time.strftime("%a, %b ", t) + str(t.tm_mday), rid=S + "date")])
     frac = brightness_to_fraction(st.brightness)
     panel = Node(LL, (42, 126, 1038, 1733), rid=S + "quick_settings_panel", children=[
