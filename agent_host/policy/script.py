@@ -49,7 +49,12 @@ from agent_host.phone.screen import Element
 from agent_host.phone.select import find
 
 AFTER = ("wait", "task_complete", "task_infeasible", "say")
-_ID_RE = re.compile(r"^call_p(\d+)(r?)_")
+_ID_RE = re.compile(r"^call_p(\d+)([rd]?)_")
+# The dismiss controls of the interruptions a varied phone shows (a permission dialog, a
+# rate-this-app sheet, a heads-up notification: config/variation.py): a script taps them away
+# before its next item, as a person would, without counting an item or a retry. A `raw` item
+# (a blind replay's) is played as sent, interruption or not.
+DISMISS_IDS = ("permission_deny_button", "not_now_button", "dismiss_button")
 
 
 @dataclass(frozen=True)
@@ -202,7 +207,9 @@ def position(messages: list[dict[str, Any]]) -> tuple[int, int]:
         mm = _ID_RE.match(str(calls[0].get("id", ""))) if calls else None
         if mm:
             item = int(mm.group(1))
-            if mm.group(2):            # a retry of `item`: stay
+            if mm.group(2) == "d":     # an interruption dismissed before `item`: stay
+                pos = item
+            elif mm.group(2):          # a retry of `item`: stay
                 retries = retries + 1 if item == pos else 1
                 pos = item
             else:
@@ -230,6 +237,10 @@ def play(script: PolicyScript, messages: list[dict[str, Any]]) -> dict[str, Any]
     if item.kind == "raw":
         return {"role": "assistant", "content": None,
                 "tool_calls": [_call(pos, item.args["name"], item.raw_arguments or "")]}
+    interruption = next((e for e in latest_observation(messages) or [] if e.rid in DISMISS_IDS), None)
+    if interruption is not None:
+        return {"role": "assistant", "content": None,
+                "tool_calls": [_call(f"{pos}d", "tap", {"index": interruption.index})]}
     args = dict(item.args)
     if item.selector:
         elements = latest_observation(messages)
