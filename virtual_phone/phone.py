@@ -15,8 +15,8 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Protocol, TypeVar, TypeVarTuple
 
 from virtual_phone import adb_server
 from virtual_phone.adbd import Adbd
@@ -28,6 +28,9 @@ from virtual_phone.services import Services
 from virtual_phone.u2server import U2Server
 from virtual_phone.world import World
 
+if TYPE_CHECKING:
+    import adbutils
+
 log = logging.getLogger(__name__)
 
 HOST = "127.0.0.1"
@@ -36,14 +39,20 @@ HOST = "127.0.0.1"
 _EMULATOR_PORTS = range(5554, 5586)
 U2_JAR = "/data/local/tmp/u2.jar"
 
-WorldFactory = Callable[..., Any]
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
+
+
+class WorldFactory(Protocol):
+    """Builds the world a phone boots (tests pass one that seeds it); `_default_world` by default."""
+    def __call__(self, fs: VirtualFS, *, model: str, seed: int) -> World: ...
 
 
 class VirtualPhoneError(RuntimeError):
     pass
 
 
-def _default_world(fs: VirtualFS, *, model: str, seed: int) -> Any:
+def _default_world(fs: VirtualFS, *, model: str, seed: int) -> World:
     return World(fs, model=model, seed=seed)
 
 
@@ -99,7 +108,7 @@ class VirtualPhone:
 
     # --- world ---------------------------------------------------------------------------
 
-    def _new_world(self, fs: VirtualFS, seed: int) -> Any:
+    def _new_world(self, fs: VirtualFS, seed: int) -> World:
         world = self._world_factory(fs, model=self.model, seed=seed)
         world.sim = self.sim
         if not self.calendar_account:
@@ -110,7 +119,7 @@ class VirtualPhone:
         return world
 
     @property
-    def world(self) -> Any:
+    def world(self) -> World:
         return self._world
 
     @property
@@ -194,7 +203,7 @@ class VirtualPhone:
         raise VirtualPhoneError(f"{self.serial} did not come online in the adb server on port "
                          f"{self.adb_port} (last state: {state})")
 
-    def adb_state(self, client: Any = None) -> str:
+    def adb_state(self, client: adbutils.AdbClient | None = None) -> str:
         """This phone's state in the adb server's device list ("absent" when not listed)."""
         import adbutils
 
@@ -367,18 +376,18 @@ class VirtualPhone:
         return (f"device::ro.product.name={name};ro.product.model={model};"
                 f"ro.product.device={device};features={features}").encode()
 
-    async def _run_blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def _run_blocking(self, fn: Callable[[*Ts], R], *args: *Ts) -> R:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
 
-    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _call(self, fn: Callable[[*Ts], R], *args: *Ts) -> R:
         """Run a sync function on the loop thread (or directly before start/after stop)."""
         loop = self._loop
         if loop is None or not loop.is_running():
             return fn(*args)
         if threading.current_thread() is self._thread:
             return fn(*args)
-        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut: concurrent.futures.Future[R] = concurrent.futures.Future()
 
         def run() -> None:
             try:
@@ -388,6 +397,6 @@ class VirtualPhone:
         loop.call_soon_threadsafe(run)
         return fut.result(10.0)
 
-    def _call_async(self, coro: Any, timeout: float) -> Any:
+    def _call_async(self, coro: Coroutine[object, object, R], timeout: float) -> R:
         assert self._loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)

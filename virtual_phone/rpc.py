@@ -17,11 +17,12 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 from functools import partial
+from typing import TypeAlias, TypedDict
 
 from .core import RpcError
 from .hierarchy import SCREEN_H, SCREEN_W, Node
+from .json_value import Json, JsonObject, as_float, as_int, as_iterable
 from .screenshot import render
 from .selectors import SelectorError, describe, find, find_all
 from .touch import LONG_PRESS_S
@@ -43,7 +44,7 @@ def _err(code: int, message: str) -> Exception:
     return RpcError(code, message)
 
 
-def _not_found(sel: Any) -> Exception:
+def _not_found(sel: Json) -> Exception:
     what = sel if isinstance(sel, str) else describe(sel)
     return _err(NOT_FOUND, f"uiautomator.UiObjectNotFoundException: {what}")
 
@@ -52,7 +53,7 @@ def _roots(w: Ui) -> list[Node]:
     return [win.root for win in w.shown_windows()]
 
 
-def _find(w: Ui, sel: Any) -> Node | None:
+def _find(w: Ui, sel: Json) -> Node | None:
     if isinstance(sel, str):
         return _stored(w, sel)(w)
     try:
@@ -61,7 +62,7 @@ def _find(w: Ui, sel: Any) -> Node | None:
         raise _err(-32602, f"java.lang.IllegalArgumentException: {e}") from e
 
 
-def _find_all(w: Ui, sel: Any) -> list[Node]:
+def _find_all(w: Ui, sel: Json) -> list[Node]:
     if isinstance(sel, str):
         n = _stored(w, sel)(w)
         return [n] if n is not None else []
@@ -78,18 +79,53 @@ def _stored(w: Ui, key: str) -> Callable[[Ui], Node | None]:
     return lookup
 
 
-def _must(w: Ui, sel: Any) -> Node:
+def _must(w: Ui, sel: Json) -> Node:
     n = _find(w, sel)
     if n is None:
         raise _not_found(sel)
     return n
 
 
-def _bounds(b: tuple[int, int, int, int]) -> dict[str, int]:
+class Bounds(TypedDict):
+    left: int
+    top: int
+    right: int
+    bottom: int
+
+
+class ObjInfo(TypedDict):
+    """`objInfo`'s answer: the UiObject fields the client's `.info` reads."""
+    bounds: Bounds
+    visibleBounds: Bounds
+    checkable: bool
+    checked: bool
+    childCount: int
+    className: str
+    clickable: bool
+    contentDescription: str
+    enabled: bool
+    focusable: bool
+    focused: bool
+    longClickable: bool
+    packageName: str
+    resourceName: str | None
+    scrollable: bool
+    selected: bool
+    text: str
+
+
+# What a method answers (sent back as the JSON-RPC result), and what its handler returns: that,
+# or a gesture that takes its time before it lands.
+Result: TypeAlias = "Json | ObjInfo | list[ObjInfo]"
+Reply: TypeAlias = "Result | Timed"
+Handler: TypeAlias = "Callable[[Ui, list[Json]], Reply]"
+
+
+def _bounds(b: tuple[int, int, int, int]) -> Bounds:
     return {"left": b[0], "top": b[1], "right": b[2], "bottom": b[3]}
 
 
-def obj_info(n: Node) -> dict[str, Any]:
+def obj_info(n: Node) -> ObjInfo:
     return {
         "bounds": _bounds(n.bounds), "visibleBounds": _bounds(n.bounds), "checkable": n.checkable,
         "checked": n.checked, "childCount": len(n.children), "className": n.cls, "clickable": n.clickable,
@@ -99,7 +135,7 @@ def obj_info(n: Node) -> dict[str, Any]:
     }
 
 
-def _wait(w: Ui, sel: Any, timeout_ms: float, want: bool) -> bool:
+def _wait(w: Ui, sel: Json, timeout_ms: float, want: bool) -> bool:
     deadline = time.monotonic() + max(0.0, float(timeout_ms)) / 1000.0
     while True:
         with w.lock:
@@ -114,7 +150,7 @@ SCROLLS = ("scrollForward", "scrollBackward", "flingForward", "flingBackward", "
            "scrollToEnd", "flingToBeginning", "flingToEnd", "scrollTo")
 
 
-def _scroll_once(w: Ui, sel: Any, forward: bool) -> bool:
+def _scroll_once(w: Ui, sel: Json, forward: bool) -> bool:
     """One page of UiScrollable scrolling; False when the container could not move."""
     n = _must(w, sel)
     if n.on_scroll is None:
@@ -126,7 +162,7 @@ def _scroll_once(w: Ui, sel: Any, forward: bool) -> bool:
     return w.dump() != before
 
 
-def _scroll(w: Ui, method: str, p: list[Any]) -> Any:
+def _scroll(w: Ui, method: str, p: list[Json]) -> bool:
     sel = p[0]
     if method == "scrollTo":
         for _ in range(50):
@@ -144,38 +180,38 @@ def _scroll(w: Ui, method: str, p: list[Any]) -> Any:
 
 
 
-def _scrolled(w: Ui, method: str, p: list[Any]) -> Any:
+def _scrolled(w: Ui, method: str, p: list[Json]) -> bool:
     """A UiScrollable call: swipes on a phone, one user input here (however far it scrolls)."""
     result = _scroll(w, method, p)
     w.note_input()
     return result
 
 
-def _params(params: Any) -> list[Any]:
+def _params(params: Json) -> list[Json]:
     if params is None:
         return []
     if isinstance(params, dict):
         return [params] if params else []
-    return list(params)
+    return list(as_iterable(params))
 
 
 @dataclass(frozen=True)
 class Timed:
     """A gesture that lasts `seconds`: `land` runs (under the lock again) when it ends."""
     seconds: float
-    land: Callable[[], Any]
+    land: Callable[[], bool]
 
 
-def _steps_s(steps: Any) -> float:
-    return min(MAX_HOLD_S, max(0, int(steps)) * STEP_S)
+def _steps_s(steps: Json) -> float:
+    return min(MAX_HOLD_S, max(0, as_int(steps)) * STEP_S)
 
 
-def dispatch(w: Ui, method: str, params: Any) -> Any:
+def dispatch(w: Ui, method: str, params: Json) -> Result:
     p = _params(params)
     if method == "waitForExists":
-        return _wait(w, p[0], p[1] if len(p) > 1 else 0, True)
+        return _wait(w, p[0], as_float(p[1]) if len(p) > 1 else 0, True)
     if method == "waitUntilGone":
-        return _wait(w, p[0], p[1] if len(p) > 1 else 0, False)
+        return _wait(w, p[0], as_float(p[1]) if len(p) > 1 else 0, False)
     handler = METHODS.get(method)
     if handler is None:
         raise _err(-32601, f"Method not found: {method}")
@@ -194,16 +230,16 @@ def dispatch(w: Ui, method: str, params: Any) -> Any:
 
 # --- touch ------------------------------------------------------------------------------------
 
-def _click(w: Ui, p: list[Any]) -> Any:
+def _click(w: Ui, p: list[Json]) -> bool | Timed:
     if p and isinstance(p[0], (dict, str)):
         n = _must(w, p[0])
         w.tap(*n.center)
         return True
-    x, y = int(p[0]), int(p[1])
+    x, y = as_int(p[0]), as_int(p[1])
     if x < 0 or y < 0:
         return False
     if len(p) > 2 and p[2] is not None:
-        ms = int(p[2])   # click(x, y, ms): touch down, hold, up
+        ms = as_int(p[2])   # click(x, y, ms): touch down, hold, up
         return Timed(min(MAX_HOLD_S, ms / 1000.0), partial(_tapped, w, x, y, ms / 1000.0 >= LONG_PRESS_S))
     w.tap(x, y)
     return True
@@ -214,7 +250,7 @@ def _tapped(w: Ui, x: int, y: int, long: bool) -> bool:
     return True
 
 
-def _long_click(w: Ui, p: list[Any]) -> Any:
+def _long_click(w: Ui, p: list[Json]) -> Timed:
     n = _must(w, p[0])
     x, y = n.center
     return Timed(LONG_PRESS_S + 0.1, partial(_tapped, w, x, y, True))
@@ -225,15 +261,15 @@ def _swipe_now(w: Ui, fx: int, fy: int, tx: int, ty: int) -> bool:
     return True
 
 
-def _swipe(w: Ui, p: list[Any]) -> Any:
+def _swipe(w: Ui, p: list[Json]) -> bool | Timed:
     if p and isinstance(p[0], (dict, str)):
         return _swipe_object(w, p)
-    fx, fy, tx, ty = (int(v) for v in p[:4])
+    fx, fy, tx, ty = (as_int(v) for v in p[:4])
     steps = p[4] if len(p) > 4 else 100
     return Timed(_steps_s(steps), lambda: _swipe_now(w, fx, fy, tx, ty))
 
 
-def _swipe_object(w: Ui, p: list[Any]) -> Any:
+def _swipe_object(w: Ui, p: list[Json]) -> bool | Timed:
     """UiObject.swipeUp/Down/Left/Right(steps): across the object, 5 px inside its edges."""
     left, top, right, bottom = _must(w, p[0]).bounds
     cx, cy = (left + right) // 2, (top + bottom) // 2
@@ -247,48 +283,54 @@ def _swipe_object(w: Ui, p: list[Any]) -> Any:
     return Timed(_steps_s(steps), lambda: _swipe_now(w, fx, fy, tx, ty))
 
 
-def _swipe_points(w: Ui, p: list[Any]) -> Any:
-    pts = [int(v) for v in p[0]]
+def _swipe_points(w: Ui, p: list[Json]) -> bool | Timed:
+    pts = [as_int(v) for v in as_iterable(p[0])]
     steps = p[1] if len(p) > 1 else 0
     if len(pts) < 4:
         return True
-    return Timed(_steps_s(int(steps) * (len(pts) // 2 - 1)),
+    return Timed(_steps_s(as_int(steps) * (len(pts) // 2 - 1)),
                  lambda: _swipe_now(w, pts[0], pts[1], pts[-2], pts[-1]))
 
 
-def _drag_to(w: Ui, p: list[Any]) -> Any:
+def _drag_to(w: Ui, p: list[Json]) -> Timed:
     """dragTo(obj, x, y, steps) or dragTo(obj, destObj, steps): from the object's centre."""
     fx, fy = _must(w, p[0]).center
     if isinstance(p[1], (dict, str)):
         tx, ty = _must(w, p[1]).center
         steps = p[2] if len(p) > 2 else 40
     else:
-        tx, ty = int(p[1]), int(p[2])
+        tx, ty = as_int(p[1]), as_int(p[2])
         steps = p[3] if len(p) > 3 else 40
     return Timed(_steps_s(steps), lambda: _swipe_now(w, fx, fy, tx, ty))
 
 
-def _two_finger(w: Ui, obj: Any, steps: Any) -> Timed:
+def _two_finger(w: Ui, obj: Json, steps: Json) -> Timed:
     # No app here zooms or rotates: the gesture takes its time and lands on nothing.
     _must(w, obj)
     return Timed(_steps_s(steps), lambda: True)
 
 
-def _pinch(w: Ui, p: list[Any]) -> Any:
-    percent = int(p[1]) if len(p) > 1 else 100
+def _pinch(w: Ui, p: list[Json]) -> Timed:
+    percent = as_int(p[1]) if len(p) > 1 else 100
     if not 0 <= percent <= 100:
         raise _err(-32602, "java.lang.IllegalArgumentException: Percent must be between 0 and 100")
     return _two_finger(w, p[0], p[2] if len(p) > 2 else 50)
 
 
-def _gesture(w: Ui, p: list[Any]) -> Any:
+def _gesture(w: Ui, p: list[Json]) -> Timed:
     for pt in p[1:-1]:
-        int(pt["x"]), int(pt["y"])   # malformed points are an IllegalArgumentException
+        _point(pt)   # malformed points are an IllegalArgumentException
     return _two_finger(w, p[0], p[-1])
 
 
-def _inject(w: Ui, p: list[Any]) -> Any:
-    action, x, y = int(p[0]), int(float(p[1])), int(float(p[2]))
+def _point(pt: Json) -> tuple[int, int]:
+    if not isinstance(pt, dict):
+        raise TypeError(f"a point is an object with x and y, not {type(pt).__name__}")
+    return as_int(pt["x"]), as_int(pt["y"])
+
+
+def _inject(w: Ui, p: list[Json]) -> bool:
+    action, x, y = as_int(p[0]), int(as_float(p[1])), int(as_float(p[2]))
     try:
         g = w.touch.event(action, x, y)
     except ValueError:
@@ -301,7 +343,7 @@ def _inject(w: Ui, p: list[Any]) -> Any:
     return True
 
 
-def _press_key(w: Ui, p: list[Any]) -> Any:
+def _press_key(w: Ui, p: list[Json]) -> bool:
     name = str(p[0]).lower()
     if name not in KEY_NAMES:
         return False
@@ -309,14 +351,14 @@ def _press_key(w: Ui, p: list[Any]) -> Any:
     return True
 
 
-def _press_key_code(w: Ui, p: list[Any]) -> Any:
-    w.press_key(int(p[0]))
+def _press_key_code(w: Ui, p: list[Json]) -> bool:
+    w.press_key(as_int(p[0]))
     return True
 
 
 # --- text -------------------------------------------------------------------------------------
 
-def _set_text(w: Ui, p: list[Any], clear: bool = False) -> Any:
+def _set_text(w: Ui, p: list[Json], clear: bool = False) -> bool:
     n = _must(w, p[0])
     if n.on_text is None:
         return False
@@ -326,7 +368,7 @@ def _set_text(w: Ui, p: list[Any], clear: bool = False) -> Any:
     return True
 
 
-def _clear_input_text(w: Ui, p: list[Any]) -> Any:
+def _clear_input_text(w: Ui, p: list[Json]) -> None:
     """The server empties the focused text field (nothing when no field has focus)."""
     n = w.focused_field()
     if n is not None and n.on_text is not None:
@@ -335,23 +377,23 @@ def _clear_input_text(w: Ui, p: list[Any]) -> Any:
     return None
 
 
-def _get_text(w: Ui, p: list[Any]) -> Any:
+def _get_text(w: Ui, p: list[Json]) -> str:
     return _must(w, p[0]).text
 
 
-def _paste(w: Ui, p: list[Any]) -> Any:
+def _paste(w: Ui, p: list[Json]) -> None:
     w.type_text(w.state.clipboard)
     return None
 
 
-def _set_clipboard(w: Ui, p: list[Any]) -> Any:
+def _set_clipboard(w: Ui, p: list[Json]) -> None:
     w.state.clipboard = str(p[1] if len(p) > 1 else (p[0] if p else ""))
     return None
 
 
 # --- UiCollection children ----------------------------------------------------------------------
 
-def _child_lookup(coll: Any, child: Any, pick: Callable[[list[Node]], Node | None]) -> Callable[[Ui], Node | None]:
+def _child_lookup(coll: Json, child: Json, pick: Callable[[list[Node]], Node | None]) -> Callable[[Ui], Node | None]:
     def lookup(w: Ui) -> Node | None:
         parent = _find(w, coll)
         if parent is None:
@@ -378,8 +420,8 @@ def _store(w: Ui, lookup: Callable[[Ui], Node | None], what: str) -> str:
     return key
 
 
-def _child_by(attr: str) -> Callable[[Ui, list[Any]], Any]:
-    def handler(w: Ui, p: list[Any]) -> Any:
+def _child_by(attr: str) -> Handler:
+    def handler(w: Ui, p: list[Json]) -> str:
         coll, child, value = p[0], p[1], str(p[2])
         lookup = _child_lookup(coll, child, _having(attr, value))
         # Without the flag the server takes a UiScrollable (which scrolls) for a scrollable collection.
@@ -394,26 +436,30 @@ def _child_by(attr: str) -> Callable[[Ui, list[Any]], Any]:
     return handler
 
 
-def _child_by_instance(w: Ui, p: list[Any]) -> Any:
-    coll, child, inst = p[0], p[1], int(p[2])
+def _child_by_instance(w: Ui, p: list[Json]) -> str:
+    coll, child, inst = p[0], p[1], as_int(p[2])
     lookup = _child_lookup(coll, child, lambda nodes: nodes[inst] if 0 <= inst < len(nodes) else None)
     return _store(w, lookup, f"{describe(child) if isinstance(child, dict) else child} instance {inst}")
 
 
 # --- the rest ---------------------------------------------------------------------------------
 
-def _dump(w: Ui, p: list[Any]) -> Any:
-    depth = int(p[1]) if len(p) > 1 and p[1] is not None else 50
+def _ui_objects(w: Ui, p: list[Json]) -> list[Json]:
+    return list(w.rpc_objects)
+
+
+def _dump(w: Ui, p: list[Json]) -> str:
+    depth = as_int(p[1]) if len(p) > 1 and p[1] is not None else 50
     return w.dump(depth, compressed=bool(p[0]) if p else False)
 
 
-def _screenshot(w: Ui, p: list[Any]) -> Any:
-    scale = float(p[0]) if p else 1.0
-    quality = int(p[1]) if len(p) > 1 else 80
+def _screenshot(w: Ui, p: list[Json]) -> str:
+    scale = as_float(p[0]) if p else 1.0
+    quality = as_int(p[1]) if len(p) > 1 else 80
     return base64.b64encode(render(w, "JPEG", quality=quality, scale=scale)).decode("ascii")
 
 
-def _device_info(w: Ui, p: list[Any]) -> Any:
+def _device_info(w: Ui, p: list[Json]) -> JsonObject:
     return {
         "currentPackageName": w.top.pkg, "displayHeight": SCREEN_H, "displayWidth": SCREEN_W,
         "displayRotation": 0, "displaySizeDpX": SCREEN_W * 160 // w.state.density,
@@ -422,16 +468,16 @@ def _device_info(w: Ui, p: list[Any]) -> Any:
     }
 
 
-def _shade(w: Ui, p: list[Any]) -> Any:
+def _shade(w: Ui, p: list[Json]) -> bool:
     w.open_shade()
     return True
 
 
-def _const(value: Any) -> Callable[[Ui, list[Any]], Any]:
+def _const(value: Json) -> Handler:
     return lambda w, p: value
 
 
-METHODS: dict[str, Callable[[Ui, list[Any]], Any]] = {
+METHODS: dict[str, Handler] = {
     "dumpWindowHierarchy": _dump,
     "click": _click,
     "longClick": _long_click,
@@ -457,7 +503,7 @@ METHODS: dict[str, Callable[[Ui, list[Any]], Any]] = {
     "childByDescription": _child_by("desc"),
     "childByInstance": _child_by_instance,
     "removeUiObject": lambda w, p: w.rpc_objects.pop(str(p[0]), None) and None,
-    "getUiObjects": lambda w, p: list(w.rpc_objects),
+    "getUiObjects": _ui_objects,
     "takeScreenshot": _screenshot,
     "deviceInfo": _device_info,
     "setClipboard": _set_clipboard,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from .hierarchy import Node
+from .json_value import Json, JsonObject, as_int, as_iterable
 
 # (json key, mask bit)
 _FIELDS = (
@@ -35,14 +35,14 @@ def _full(pattern: str, value: str) -> bool:
         raise SelectorError(f"bad regular expression {pattern!r}: {e}") from e
 
 
-def _active(sel: dict[str, Any]) -> dict[str, Any]:
-    mask = int(sel.get("mask", 0) or 0)
+def _active(sel: JsonObject) -> JsonObject:
+    mask = as_int(sel.get("mask", 0) or 0)
     if not mask:  # tolerate hand-written selectors without a mask
         return {k: sel[k] for k, _ in _FIELDS if k in sel}
     return {k: sel.get(k) for k, bit in _FIELDS if mask & bit}
 
 
-def node_matches(n: Node, index: int, crit: dict[str, Any]) -> bool:
+def node_matches(n: Node, index: int, crit: JsonObject) -> bool:
     for k, v in crit.items():
         if k == "instance":
             continue
@@ -74,7 +74,7 @@ def node_matches(n: Node, index: int, crit: dict[str, Any]) -> bool:
             return False
         if k == "resourceIdMatches" and not _full(str(v), n.rid):
             return False
-        if k == "index" and index != int(v):
+        if k == "index" and index != as_int(v):
             return False
         if k in _BOOL_ATTR and getattr(n, _BOOL_ATTR[k]) != bool(v):
             return False
@@ -87,18 +87,21 @@ def _indexed(root: Node, idx: int = 0) -> Iterator[tuple[Node, int]]:
         yield from _indexed(c, i)
 
 
-def _find_in(roots: list[Node], sel: dict[str, Any]) -> list[Node]:
+def _find_in(roots: list[Node], sel: JsonObject) -> list[Node]:
     crit = _active(sel)
     out = [n for r in roots for n, i in _indexed(r) if node_matches(n, i, crit)]
     return out
 
 
-def find_all(roots: list[Node], sel: dict[str, Any]) -> list[Node]:
+def find_all(roots: list[Node], sel: Json) -> list[Node]:
     """Every node the selector matches, in document order, honouring child/sibling chains."""
     if not isinstance(sel, dict):
         raise SelectorError("selector must be an object")
     found = _find_in(roots, sel)
-    for rel, sub in zip(sel.get("childOrSibling") or [], sel.get("childOrSiblingSelector") or []):
+    relations = as_iterable(sel.get("childOrSibling") or [])
+    for rel, sub in zip(relations, as_iterable(sel.get("childOrSiblingSelector") or [])):
+        if not isinstance(sub, dict):
+            raise SelectorError("selector must be an object")
         nxt: list[Node] = []
         for n in found:
             if rel == "child":
@@ -116,10 +119,10 @@ def find_all(roots: list[Node], sel: dict[str, Any]) -> list[Node]:
     return found
 
 
-def _apply_instance(nodes: list[Node], sel: dict[str, Any]) -> list[Node]:
+def _apply_instance(nodes: list[Node], sel: JsonObject) -> list[Node]:
     crit = _active(sel)
     if "instance" in crit:
-        i = int(crit["instance"])
+        i = as_int(crit["instance"])
         return nodes[i:i + 1]
     return nodes
 
@@ -132,13 +135,13 @@ def _parent_of(roots: list[Node], target: Node) -> Node | None:
     return None
 
 
-def find(roots: list[Node], sel: dict[str, Any]) -> Node | None:
-    nodes = find_all(roots, sel)
-    if not (sel.get("childOrSibling") or []):
+def find(roots: list[Node], sel: Json) -> Node | None:
+    nodes = find_all(roots, sel)   # raises unless sel is an object
+    if isinstance(sel, dict) and not (sel.get("childOrSibling") or []):
         nodes = _apply_instance(nodes, sel)
     return nodes[0] if nodes else None
 
 
-def describe(sel: dict[str, Any]) -> str:
+def describe(sel: Json) -> str:
     crit = _active(sel) if isinstance(sel, dict) else {}
     return "UiSelector[" + ", ".join(f"{k.upper()}={v}" for k, v in crit.items()) + "]"

@@ -13,15 +13,15 @@ import asyncio
 import re
 import struct
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from virtual_phone.adbd import Handler, Stream
 from virtual_phone.fs import VirtualFS
 from virtual_phone.hierarchy import SCREEN_H, SCREEN_W
 from virtual_phone.sync_service import serve_sync
-from virtual_phone.u2server import U2Server, parse_launch
+from virtual_phone.u2server import RunBlocking, U2Server, parse_launch
 
 # shell protocol v2 packet ids (AOSP shell_protocol.h)
 ID_STDIN, ID_STDOUT, ID_STDERR, ID_EXIT, ID_CLOSE_STDIN = 0, 1, 2, 3, 4
@@ -106,7 +106,7 @@ class ShellSink:
 class Services:
     world: Callable[[], WorldLike]
     u2: U2Server
-    run_blocking: Callable[..., Awaitable[Any]]
+    run_blocking: RunBlocking
     fault_command: Callable[[list[str]], tuple[str, str, int]]
     # The device latency profile's delay for one shell command line (virtual_phone/latency.py).
     shell_latency: Callable[[], float] = lambda: 0.0

@@ -18,10 +18,11 @@ import re
 import shlex
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import NotRequired, Protocol, TypedDict, TypeVar, TypeVarTuple
 
 from virtual_phone.adbd import Stream
 from virtual_phone.hierarchy import Callback
+from virtual_phone.json_value import Json
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,9 @@ _LAUNCH = re.compile(r"\bapp_process\b.*\b" + re.escape(MAIN_CLASS) + r"\b")
 
 JSONRPC_PATH = "/jsonrpc/0"
 
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
+
 
 class ShellOut(Protocol):
     async def out(self, data: bytes) -> None: ...
@@ -43,7 +47,26 @@ class ShellOut(Protocol):
 
 class WorldLike(Protocol):
     u2_running: bool
-    def rpc(self, method: str, params: Any) -> object: ...
+    def rpc(self, method: str, params: Json) -> object: ...
+
+
+class RunBlocking(Protocol):
+    """Awaits fn(*args) run off the event loop (a world call may block: sleep, waitForExists)."""
+    def __call__(self, fn: Callable[[*Ts], R], /, *args: *Ts) -> Awaitable[R]: ...
+
+
+class ErrorObject(TypedDict):
+    code: int
+    message: str
+    data: NotRequired[str]
+
+
+class Response(TypedDict):
+    """A JSON-RPC 2.0 response: `result` (what the world's rpc returned) or `error`."""
+    jsonrpc: str
+    id: Json
+    result: NotRequired[object]
+    error: NotRequired[ErrorObject]
 
 
 @dataclass(frozen=True)
@@ -75,7 +98,7 @@ class U2Server:
 
     world: Callable[[], WorldLike]
     read_file: Callable[[str], bytes]
-    run_blocking: Callable[..., Awaitable[Any]]
+    run_blocking: RunBlocking
     rpc_latency: Callable[[], float] = lambda: 0.0
     # The device latency profile's delay for a JSON-RPC method (virtual_phone/latency.py).
     method_latency: Callable[[str], float] = lambda method: 0.0
@@ -210,7 +233,7 @@ class U2Server:
         reply = await self._jsonrpc(body)
         return 200, "application/json; charset=UTF-8", json.dumps(reply, ensure_ascii=False).encode()
 
-    async def _jsonrpc(self, body: bytes) -> dict[str, Any]:
+    async def _jsonrpc(self, body: bytes) -> Response:
         try:
             req = json.loads(body)
             method, params, rid = req["method"], req.get("params"), req.get("id")
@@ -228,7 +251,7 @@ class U2Server:
             return {"jsonrpc": "2.0", "id": rid, "error": _error_object(exc, method)}
 
 
-def _error_object(exc: Exception, method: str) -> dict[str, Any]:
+def _error_object(exc: Exception, method: str) -> ErrorObject:
     code = getattr(exc, "code", None)
     message = getattr(exc, "message", None)
     if code is None or message is None:

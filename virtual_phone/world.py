@@ -12,7 +12,8 @@ from collections.abc import Callable
 from .apps.registry import installed
 from .core import Package, ShellResult
 from .fs import VirtualFS
-from .rpc import dispatch
+from .json_value import Json
+from .rpc import Result, dispatch
 from .screenshot import render
 from .shell import Shell
 from .ui import Ui
@@ -39,7 +40,7 @@ class World(Ui):
             finally:
                 self.invalidate()
 
-    def rpc(self, method: str, params: object) -> object:
+    def rpc(self, method: str, params: Json) -> Result:
         return dispatch(self, method, params)
 
     def screenshot_png(self) -> bytes:

@@ -26,7 +26,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar, copy_context
 from dataclasses import dataclass
 from concurrent.futures import Executor, Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    # adbutils and uiautomator2 ship no type information: mypy reads these as Any, but they
+    # name what is passed (and say what `self.adb` and `self.u2` are).
+    import adbutils
+    import uiautomator2
+    from PIL import Image
 
 T = TypeVar("T")
 
@@ -111,13 +118,13 @@ def submit_beside(pool: Executor, fn: Callable[[], T]) -> Future[T]:
     step that submitted it."""
     ctx = copy_context()
 
-    def beside() -> Any:
+    def beside() -> T:
         _BESIDE.set(True)
         return fn()
     return pool.submit(ctx.run, beside)
 
 
-def watch_round_trips(adb_device: Any) -> None:
+def watch_round_trips(adb_device: adbutils.AdbDevice) -> None:
     """Count every adb stream `adb_device` opens on the device (each shell call and each
     uiautomator2 JSON-RPC request is one; uiautomator2 opens its HTTP streams through the
     same AdbDevice) into the tally of the step making the call."""
@@ -125,7 +132,7 @@ def watch_round_trips(adb_device: Any) -> None:
     if opener is None:
         return
 
-    def open_transport(command: str | None = None, *args: Any, **kwargs: Any) -> Any:
+    def open_transport(command: str | None = None, *args: object, **kwargs: object) -> adbutils.AdbConnection:
         tally = _TALLY.get()
         if command is None and tally is not None:   # with a command it is the adb server's own
             tally.note(_BESIDE.get())
@@ -160,7 +167,7 @@ def split_serial(spec: str) -> tuple[tuple[str, int] | None, str]:
     return (host, int(port)), serial
 
 
-def adb_device(spec: str, timeout: float) -> Any:
+def adb_device(spec: str, timeout: float) -> adbutils.AdbDevice:
     """The adbutils device for `spec` through its adb server, an `IP:port` serial connected
     first (`adb connect`) when that server does not list it yet."""
     import adbutils
@@ -192,7 +199,7 @@ class Phone:
     but a shell call may run beside a UI call (each is its own adb stream), so the judge's
     shell batch need not wait for a screenshot in flight."""
 
-    def __init__(self, serial: str, adb_device: Any, u2_device: Any):
+    def __init__(self, serial: str, adb_device: adbutils.AdbDevice, u2_device: uiautomator2.Device):
         self.serial = serial
         self.adb = adb_device
         self.u2 = u2_device
@@ -232,7 +239,8 @@ class Phone:
             raise PhoneError(f"{serial}: cannot connect: {type(exc).__name__}: {exc}") from exc
         return cls(serial, dev, ud)
 
-    def _call(self, what: str, fn: Callable[[], T], lock: Any = None, limit: float = CALL_LIMIT_S) -> T:
+    def _call(self, what: str, fn: Callable[[], T], lock: threading.RLock | None = None,
+              limit: float = CALL_LIMIT_S) -> T:
         from agent_host import watchdog
         t0 = time.monotonic()
 
@@ -258,10 +266,10 @@ class Phone:
         """The window hierarchy XML, as uiautomator2 dumps it."""
         return str(self._call("dump", lambda: self.u2.dump_hierarchy()))
 
-    def screenshot(self) -> Any:
+    def screenshot(self) -> Image.Image:
         """The screen as a PIL image (uiautomator2's capture; decoding only, no encoding)."""
-        def shot() -> Any:
-            img = self.u2.screenshot()
+        def shot() -> Image.Image:
+            img: Image.Image = self.u2.screenshot()
             img.load()
             return img
         return self._call("screenshot", shot)
@@ -359,7 +367,7 @@ class Phone:
 
     def settle(self, max_s: float = 3.0, *, interval: float = 0.1, min_s: float = 0.0,
                since: float | None = None, confirm: bool = False,
-               key: Callable[[str], Any] | None = None) -> str:
+               key: Callable[[str], object] | None = None) -> str:
         """The screen once it is still: wait until `min_s` after `since` (the monotonic time
         the input was sent; default now): a real phone starts an activity transition some
         100 ms after the input, so a dump at once could be the old screen. Then dump. One dump is enough because uiautomator waits for the UI to go idle before it
@@ -390,12 +398,12 @@ class Phone:
 
     # -- identity ----------------------------------------------------------------
 
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self) -> dict[str, str | int | None]:
         """What identifies this phone in a run manifest."""
         props = ["ro.product.manufacturer", "ro.product.model", "ro.product.device",
                  "ro.build.version.release", "ro.build.version.sdk", "ro.build.fingerprint"]
         res = self.shell_batch([f"getprop {p}" for p in props] + ["wm size", "wm density"])
-        out: dict[str, Any] = {"serial": self.serial}
+        out: dict[str, str | int | None] = {"serial": self.serial}
         for p, r in zip(props, res):
             out[p.split(".")[-1] if p != "ro.build.fingerprint" else "build_fingerprint"] = r.text.strip()
         m = re.search(r"(\d+)x(\d+)", res[len(props)].output)
@@ -408,7 +416,7 @@ class Phone:
         return f"Phone({self.serial!r})"
 
 
-def png_bytes(img: Any) -> bytes:
+def png_bytes(img: Image.Image) -> bytes:
     """A PIL image as PNG (fast compression: screenshots are written every step)."""
     buf = io.BytesIO()
     img.convert("RGB").save(buf, format="PNG", compress_level=1)

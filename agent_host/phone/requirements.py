@@ -14,14 +14,14 @@ import statistics
 import time
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Mapping, cast
 
 from agent_host.config.phones import DEFAULT_APPS
 from agent_host.config.requirements import DUMP_MEDIAN_LIMIT_S, PHONE_FACT_REQUIREMENTS, REQUIREMENTS, PhoneFacts
 from agent_host.config.tasks import bind_phone
 
 if TYPE_CHECKING:
-    from agent_host.phone.device import Phone
+    from agent_host.phone.device import Phone, ShellResult
     from agent_host.config.tasks import TaskInstance
 
 CAL_ACCESS_CONTRIBUTOR = 500   # CalendarContract.Calendars: the least access level that may add events
@@ -49,7 +49,7 @@ class Row:
     what: str
     fix: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, str | bool]:
         return {"name": self.name, "kind": self.kind, "met": self.met, "seen": self.seen,
                 "what": self.what, "fix": self.fix}
 
@@ -163,7 +163,7 @@ def read_phone_facts(phone: Phone, apps: Mapping[str, str] | None = None) -> Pho
     return PhoneFacts(serial=serial, met=met, seen=seen, calendar_id=cal, timezone=zone, packages=packages)
 
 
-def _apps_seen(listing: Any, wanted: dict[str, str], absent: dict[str, str]) -> str:
+def _apps_seen(listing: ShellResult, wanted: dict[str, str], absent: dict[str, str]) -> str:
     if not listing.ok:
         return "pm list packages failed: " + str(listing.text).strip()[:80]
     if absent:
@@ -187,7 +187,7 @@ def phone_facts(phone: Phone) -> PhoneFacts:
         return facts
 
 
-def bind_task(task: TaskInstance, phone: Phone) -> Any:
+def bind_task(task: TaskInstance, phone: Phone) -> TaskInstance:
     """The task instance with its `{phone.*}` placeholders filled from this phone's facts:
     call it before running a task's steps or judging it (run_episode does)."""
     if not getattr(task, "needs_phone_facts", False):
@@ -253,7 +253,7 @@ def _screenshot(phone: Phone) -> tuple[bool, str]:
         img = phone.screenshot().convert("L")
     except Exception as exc:
         return False, f"{type(exc).__name__}: {exc}"[:120]
-    lo, hi = img.getextrema()
+    lo, hi = cast("tuple[int, int]", img.getextrema())   # one band ("L"): no pair per band
     return hi > 16, f"{img.size[0]}x{img.size[1]}, brightest pixel {hi}"
 
 

@@ -17,6 +17,8 @@ from typing import Any
 from agent_host.phone.screen import Element, short_id
 from agent_host.text import normalise
 
+# A selector value is a str (text, ids, class, package) or a bool (checked, selected, enabled) by
+# attribute, and each tier takes its attribute's: Any, as one union would need narrowing in each.
 Tier = Callable[[Element, Any], "int | None"]
 
 

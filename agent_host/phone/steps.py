@@ -58,7 +58,7 @@ class _Context:
         return resolve_app(alias_or_package, self.apps, where=self.where)
 
 
-def _shell(step: Any, ctx: _Context) -> None:
+def _shell(step: AnyStep, ctx: _Context) -> None:
     spec = step.command if isinstance(step, ShellStep) else None
     for cmd in step_commands(step):
         if phone_placeholders(cmd):
@@ -76,6 +76,8 @@ def _shell(step: Any, ctx: _Context) -> None:
                              f"printed {res.text[-160:]!r}, not /{spec.effect.matches}/)")
 
 
+# Each runner gets the step of its kind (step_kind picks it): Any, as AnyStep would need
+# narrowing in each lambda.
 RUNNERS: dict[str, Callable[[Any, _Context], None]] = {
     "shell": _shell,
     "setting": _shell,

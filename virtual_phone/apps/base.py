@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from ..core import AppHost, Dialog, Screen
 from ..hierarchy import Callback, Node, SCREEN_H, SCREEN_W, clip
@@ -26,7 +27,17 @@ def text_width(text: str, px_per_char: int) -> int:
     return len(text) * px_per_char
 
 
-def tv(text: str, x: int, y: int, h: int, *, rid: str = "", px: int = 24, right: int = 1038, **kw) -> Node:
+class TextFlags(TypedDict, total=False):
+    """What `tv` passes on to its Node besides text and id."""
+    desc: str
+    enabled: bool
+    clickable: bool
+    focusable: bool
+    selected: bool
+
+
+def tv(text: str, x: int, y: int, h: int, *, rid: str = "", px: int = 24, right: int = 1038,
+       **kw: Unpack[TextFlags]) -> Node:
     return Node(TV, (x, y, min(right, x + max(1, text_width(text, px))), y + h), text=text, rid=rid, **kw)
 
 
@@ -246,7 +257,7 @@ class Note(Item):
                 Node(TV, (63, y + 42, 1038, y + self.height - 42), text=self.text, rid="android:id/title")])])
 
 
-def lay_out_list(items: Sequence[Item], top: int, bottom: int, scroll: Scroll, **rv) -> Node:
+def lay_out_list(items: Sequence[Item], top: int, bottom: int, scroll: Scroll, **rv: str) -> Node:
     """A scrollable RecyclerView showing only the rows in its viewport (rows are clipped)."""
     scroll.content_h = sum(i.height for i in items)
     scroll.viewport_h = bottom - top

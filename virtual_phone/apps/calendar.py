@@ -333,7 +333,7 @@ class DatePicker:
         y, m = y + (m - 1) // 12, (m - 1) % 12 + 1
         self.shown = (y, m)
 
-    def build(self, w: AppHost, ok) -> Node:  # noqa: ANN001
+    def build(self, w: AppHost, ok: Callback) -> Node:
         l, t, r, b = 63, 420, 1017, 1980
         sel = time.strftime("%b %d, %Y", time.gmtime(utc_ms(self.year, self.month, self.day) / 1000))
         kids: list[Node] = [

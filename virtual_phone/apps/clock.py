@@ -7,7 +7,7 @@ import time
 from functools import partial
 
 from ..core import App, AppHost, Dialog, Intent, Screen
-from ..hierarchy import SCREEN_W, Node, clip
+from ..hierarchy import SCREEN_W, Callback, Node, clip
 from ..phone_clock import clock_text
 from ..state import Alarm, DeviceState
 from .base import (
@@ -236,7 +236,7 @@ class TimePicker:
     def hour24(self) -> int:
         return (self.hour12 % 12) + (12 if self.pm else 0)
 
-    def build(self, w: AppHost, ok) -> Node:  # noqa: ANN001
+    def build(self, w: AppHost, ok: Callback) -> Node:
         l, t, r, b = 63, 456, 1017, 1944
         c = self.ids
         kids: list[Node] = [Node(TV, (126, t + 63, 800, t + 120), text="Select time", rid=c + "header_title")]

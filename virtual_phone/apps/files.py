@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import time
+from collections.abc import Callable
 from functools import partial
 
 from ..core import App, AppHost, Dialog, Screen
@@ -261,7 +262,7 @@ class Browser(Screen):
 
         confirm(w, msg, "", "OK", delete, pkg=PKG)
 
-    def _name_dialog(self, w: AppHost, title: str, initial: str, done) -> None:  # noqa: ANN001
+    def _name_dialog(self, w: AppHost, title: str, initial: str, done: Callable[[str], object]) -> None:
         box = {"text": initial, "error": ""}
 
         def setter(text: str) -> None:
@@ -302,7 +303,7 @@ class Browser(Screen):
         w.finish()
 
 
-def roots_drawer(roots: list[tuple[str, str]], pick) -> Node:  # noqa: ANN001
+def roots_drawer(roots: list[tuple[str, str]], pick: Callable[[str], None]) -> Node:
     """The navigation drawer over the left of the screen: one row per root."""
     rows = [Node(TV, (42, 200, 700, 280), text="Files", rid=C + "drawer_title")]
     y = 320
