@@ -13,6 +13,7 @@ observation when it is played.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -29,14 +30,14 @@ DIRECTIONS = ("up", "down", "left", "right")
 SELECTOR_KEYS = ("text", "text_contains", "resource_id", "desc")
 
 
-def _no_bool(v: Any) -> Any:
+def _no_bool(v: object) -> object:
     # JSON true is not an index, though Python's bool is an int
     if isinstance(v, bool):
         raise PydanticCustomError("int_type", "must be an integer, got {v}", {"v": repr(v)})
     return v
 
 
-def _lower(v: Any) -> Any:
+def _lower(v: object) -> object:
     return v.strip().lower() if isinstance(v, str) else v
 
 
@@ -142,7 +143,7 @@ class ScriptArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
-def _selector_rule(name: str):
+def _selector_rule(name: str) -> Callable[[BaseModel], BaseModel]:
     """Exactly one of index and the selectors (swipe: at most one); type_text's `text` is the
     text to type, so it cannot select."""
     keys = ("index",) + tuple(k for k in SELECTOR_KEYS if not (name == "type_text" and k == "text"))
@@ -184,7 +185,7 @@ def script_model(name: str) -> type[BaseModel]:
     return SCRIPT_MODELS[name]
 
 
-def split_selector(name: str, args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str] | None]:
+def split_selector(name: str, args: Mapping[str, object]) -> tuple[dict[str, object], dict[str, str] | None]:
     """A validated script item's arguments as (call arguments, selector or None)."""
     if not ACTIONS[name].element:
         return dict(args), None
@@ -197,7 +198,7 @@ def split_selector(name: str, args: dict[str, Any]) -> tuple[dict[str, Any], dic
 # -- a script item: `{tool: {args}}` (task solutions; the one-key union of all actions) --------
 
 
-def _none_is_empty(cls: Any, v: Any) -> Any:
+def _none_is_empty(cls: type[BaseModel], v: object) -> object:
     return {} if v is None else v
 
 

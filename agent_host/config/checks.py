@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, Union
+from typing import TYPE_CHECKING, Literal, Self, TypeAlias, Union
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -22,7 +22,7 @@ class SettingCheckSpec(Text):
 
     @model_validator(mode="before")
     @classmethod
-    def _known_operator(cls, data: Any) -> Any:
+    def _known_operator(cls, data: object) -> object:
         if isinstance(data, dict):
             for k in data:
                 if k not in ("namespace", "key", "equals", "in", "matches"):
@@ -30,7 +30,7 @@ class SettingCheckSpec(Text):
         return data
 
     @model_validator(mode="after")
-    def _one_operator(self):
+    def _one_operator(self) -> Self:
         n = sum(x is not None for x in (self.equals, self.in_, self.matches))
         if n != 1:
             raise fail("give exactly one of equals, in, matches")
@@ -57,7 +57,7 @@ class ShellCheckSpec(Strict):
     _v = field_validator("matches")(lambda cls, v: v if v is None else regex(v))
 
     @model_validator(mode="after")
-    def _operators(self):
+    def _operators(self) -> Self:
         if self.count is not None and self.matches is None:
             raise fail("count counts the matches of matches: give matches too")
         if self.lines is not None and self.matches is not None:
@@ -84,7 +84,7 @@ class UiSelector(Strict):
     enabled: bool | None = None
 
     @model_validator(mode="after")
-    def _not_empty(self):
+    def _not_empty(self) -> Self:
         if not self.model_dump(exclude_none=True):
             raise fail("give at least one selector attribute (text, resource_id, desc, ...)")
         return self
@@ -99,7 +99,7 @@ class ForegroundSpec(Strict):
     app: str | None = Field(None, description="app alias, resolved through the phone profile")
 
     @model_validator(mode="after")
-    def _one(self):
+    def _one(self) -> Self:
         if (self.package is None) == (self.app is None):
             raise fail("give exactly one of package, app")
         return self
@@ -126,7 +126,7 @@ class AnswerSpec(Text):
     _v = field_validator("pattern")(lambda cls, v: v if v is None else regex(v))
 
     @model_validator(mode="after")
-    def _one(self):
+    def _one(self) -> Self:
         if (self.expected is None) == (self.shell is None):
             raise fail("give exactly one of expected, shell")
         if self.pattern is not None and self.shell is None:

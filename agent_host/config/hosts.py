@@ -19,7 +19,7 @@ from pydantic import Field
 from agent_host.config import machine
 from agent_host.config.builds import Build, HostProfile, config_dir
 from agent_host.config.strict import Closed
-from agent_host.config.loading import format_loc, line_of, load_model, load_yaml
+from agent_host.config.loading import Loc, format_loc, line_of, load_model, load_yaml
 from agent_host.errors import ConfigError, UserError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -120,13 +120,13 @@ def load_host_profile(name_or_path: str | Path) -> HostProfile:
     return profile
 
 
-_cache: dict[tuple, HostProfile] = {}
+_cache: dict[tuple[str, int, int], HostProfile] = {}
 
 
 def _load_checked(path: Path, by_name: bool) -> HostProfile:
     profile = load_model(path, HostProfile)
 
-    def fail(loc: tuple, msg: str) -> NoReturn:
+    def fail(loc: Loc, msg: str) -> NoReturn:
         _, node = load_yaml(path)  # parsed again only to name the line
         line = line_of(node, loc)
         where = f"{path}:{line}" if line else str(path)

@@ -8,7 +8,8 @@ goes through `load_model` / `load_yaml`, so every error reads the same way:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TypeVar, Union
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -16,6 +17,12 @@ from pydantic import BaseModel, ValidationError
 from agent_host.errors import ConfigError
 
 M = TypeVar("M", bound=BaseModel)
+# Where in a document a value is: its keys and list indices, as pydantic's errors give them.
+Loc = tuple[int | str, ...]
+# A value in the shape YAML and JSON give it (what `model_dump(mode="json")` writes back): the
+# data of a task's steps and checks between one validation and the next. Read-only views, so
+# that a model's dump (dict[str, Any]) is one.
+JsonData = Union[None, bool, int, float, str, Sequence["JsonData"], Mapping[str, "JsonData"]]
 
 # libyaml is about ten times faster than the pure-Python loader when it is there.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -61,7 +68,7 @@ def _check_tree(path: Path, root: yaml.Node | None) -> None:
     # (60 000 tags, 200 000 params) is not a bomb, a few hundred bytes expanding to millions is.
     limit = MAX_NODES + _distinct_nodes(root)
     size: dict[int, int] = {}
-    loc_of: dict[int, tuple[Any, ...]] = {id(root): ()}
+    loc_of: dict[int, Loc] = {id(root): ()}
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, done = stack.pop()
@@ -118,7 +125,7 @@ def _distinct_nodes(root: yaml.Node) -> int:
     return len(seen)
 
 
-def load_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+def load_yaml(path: Path) -> tuple[object, yaml.Node | None]:
     """Parse a YAML file; return the data and its node tree (for line numbers). Every YAML
     file agent-host reads comes through here."""
     text = _read(path)
@@ -162,7 +169,7 @@ def _unmakeable(path: Path, root: yaml.Node | None, exc: Exception) -> ConfigErr
     return ConfigError(f"{path}: invalid YAML value ({' '.join(str(exc).split())[:200]})")
 
 
-def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+def line_of(node: yaml.Node | None, loc: Loc) -> int | None:
     """The 1-based line of the deepest node along `loc` (keys and list indices)."""
     best = node.start_mark.line + 1 if node is not None else None
     for part in loc:
@@ -184,7 +191,7 @@ def line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
     return best
 
 
-def format_loc(loc: tuple[Any, ...]) -> str:
+def format_loc(loc: Loc) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -195,7 +202,7 @@ def format_loc(loc: tuple[Any, ...]) -> str:
 
 
 def validation_messages(path: Path, node: yaml.Node | None, exc: ValidationError,
-                        prefix: tuple[Any, ...] = ()) -> list[str]:
+                        prefix: Loc = ()) -> list[str]:
     """One line per pydantic error: `file:line: field.path: message`."""
     lines = []
     for err in exc.errors(include_url=False):
@@ -209,8 +216,8 @@ def validation_messages(path: Path, node: yaml.Node | None, exc: ValidationError
     return lines
 
 
-def _document_loc(node: yaml.Node | None, loc: tuple[Any, ...]) -> tuple[Any, ...]:
-    out: list[Any] = []
+def _document_loc(node: yaml.Node | None, loc: Loc) -> Loc:
+    out: list[int | str] = []
     for part in loc:
         if isinstance(node, yaml.MappingNode):
             match = next((v for k, v in node.value if k.value == str(part)), None)
@@ -233,7 +240,7 @@ def _document_loc(node: yaml.Node | None, loc: tuple[Any, ...]) -> tuple[Any, ..
     return tuple(out)
 
 
-def load_model(path: Path | str, model: type[M], *, context: dict | None = None) -> M:
+def load_model(path: Path | str, model: type[M], *, context: dict[str, object] | None = None) -> M:
     """Load one YAML file into `model`, raising ConfigError with every problem (one per line)."""
     path = Path(path)
     data, node = load_yaml(path)

@@ -9,6 +9,7 @@ profile with it; serving's probe recommends a build from it; runs record it).
 
 from __future__ import annotations
 
+import mmap
 import os
 import platform
 import shutil
@@ -42,7 +43,7 @@ class HostFacts:
     amx_permitted: bool | None = None
     notes: tuple[str, ...] = ()                # what could not be read
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         d = asdict(self)
         d["cpu_flags"] = sorted(self.cpu_flags)
         return d
@@ -246,7 +247,7 @@ def gpu_has_bf16(facts: HostFacts) -> bool | None:
 MANIFEST_FLAGS = ("amx_tile", "amx_bf16", "avx512f", "avx512_bf16", "avx2")
 
 
-def manifest_facts(facts: HostFacts | None = None) -> dict:
+def manifest_facts(facts: HostFacts | None = None) -> dict[str, object]:
     """What a run records about the serving machine: CPU model, the flags that decide the
     kernels, the probe's class and the threads a server may use."""
     facts = facts or read_host_facts()
@@ -316,14 +317,12 @@ def _vllm_dir() -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-_ops_cache: dict[tuple, frozenset[str]] = {}
+_ops_cache: dict[tuple[str, int, int], frozenset[str]] = {}
 
 
 def vllm_library_ops(library: str) -> frozenset[str] | None:
     """Which of VLLM_KERNEL_OPS the installed vLLM's `library` registers (read from the .so),
     or None when vLLM or that library is not installed."""
-    import mmap
-
     d = _vllm_dir()
     if d is None:
         return None
@@ -338,7 +337,7 @@ def vllm_library_ops(library: str) -> frozenset[str] | None:
     return _ops_cache[key]
 
 
-def _has_schema(m, op: bytes) -> bool:
+def _has_schema(m: mmap.mmap, op: bytes) -> bool:
     """`op(` in the library with no identifier character before it (int8_scaled_mm_with_quant
     is not onednn_...)."""
     i = m.find(op + b"(")

@@ -140,7 +140,7 @@ class RunManifest(_Part):
     def build_ids(self) -> list[str]:
         return [b["id"] for b in self.builds if isinstance(b.get("id"), str)]
 
-    def set_fields(self) -> dict[str, Any]:
+    def set_fields(self) -> dict[str, object]:
         """The manifest as written: the fields given, extras included."""
         return self.model_dump(mode="json", exclude_unset=True)
 
@@ -153,7 +153,7 @@ class ManifestError(UserError):
     """A manifest that cannot be read or does not fit the model: one line, path and field."""
 
 
-def read_manifest_json(path: Path) -> Any:
+def read_manifest_json(path: Path) -> object:
     """manifest.json's JSON, the one place it is opened (ManifestError when unreadable;
     FileNotFoundError when absent)."""
     try:
@@ -166,7 +166,7 @@ def read_manifest_json(path: Path) -> Any:
         raise ManifestError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def manifest_from(data: Any, where: Path | str) -> RunManifest:
+def manifest_from(data: object, where: Path | str) -> RunManifest:
     """The model from a manifest's JSON; ManifestError naming `where` and the first bad field."""
     if not isinstance(data, dict):
         raise ManifestError(f"{where}: not a run manifest (not a JSON object)")
@@ -202,7 +202,7 @@ def check_resumable(manifest: RunManifest, where: Path | str) -> Resumable:
     return Resumable(repeats=manifest.repeats, seed=manifest.seed, serials=[str(s) for s in serials])
 
 
-def manifest_json(manifest: RunManifest) -> dict[str, Any]:
+def manifest_json(manifest: RunManifest) -> dict[str, object]:
     """What `write_manifest` writes: the fields given, at the current schema version (an older
     manifest a resume rewrites becomes version 2: the keys are the same, only now checked)."""
     return {"schema_version": SCHEMA_VERSION, **{k: v for k, v in manifest.set_fields().items()
@@ -214,20 +214,20 @@ def write_manifest(path: Path, manifest: RunManifest) -> None:
     write_json_atomic(path, manifest_json(manifest))
 
 
-def manifest_for_report(data: Any, where: Path | str) -> tuple[RunManifest, list[str]]:
+def manifest_for_report(data: object, where: Path | str) -> tuple[RunManifest, list[str]]:
     """The model for a report, which reads what it can: a top-level field that does not fit is
     left out with a warning naming it (a resume refuses the same manifest; a report of the
     episodes recorded is still worth having)."""
     if not isinstance(data, dict):
         return RunManifest(), [f"{where}: not a JSON object; provenance unknown"]
-    data, warnings = dict(data), list[str]()
-    for _ in range(len(data) + 1):
+    fields, warnings = dict(data), list[str]()
+    for _ in range(len(fields) + 1):
         try:
-            return RunManifest.model_validate(data), warnings
+            return RunManifest.model_validate(fields), warnings
         except ValidationError as exc:
             for err in exc.errors(include_url=False):
                 key = err["loc"][0] if err["loc"] else None
-                if key in data:
+                if key in fields:
                     warnings.append(f"{where}: {format_loc(tuple(err['loc']))}: {err['msg']}; left out")
-                    del data[key]
+                    del fields[key]
     return RunManifest(), warnings + [f"{where}: does not fit the run manifest; provenance unknown"]

@@ -57,7 +57,7 @@ class Judgement:
     complete_step: int | None
     infeasible_step: int | None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

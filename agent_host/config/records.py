@@ -124,8 +124,9 @@ class EpisodeIdentity:
     vary: str = "none"           # the variation condition (config/variation.py: a level or kinds)
 
     @classmethod
-    def of(cls, build: str, task: TaskInstance, repeat: int = 0, seed: int = 0, **kw: Any) -> EpisodeIdentity:
-        return cls(episode_id(build, task.id, task.variant, repeat), build, repeat, seed, **kw)
+    def of(cls, build: str, task: TaskInstance, repeat: int = 0, seed: int = 0, attempt: int = 1,
+           run_id: str | None = None, vary: str = "none") -> EpisodeIdentity:
+        return cls(episode_id(build, task.id, task.variant, repeat), build, repeat, seed, attempt, run_id, vary)
 
 
 class Exhaustion(BaseModel):
@@ -279,7 +280,7 @@ def read_regular(path: Path, *, follow: bool = True) -> bytes:
         return f.read()
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def write_json_atomic(path: Path, data: object) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 

@@ -38,6 +38,7 @@ class ReplayLog:
         self.path = self.dir / LINES
 
     def read(self) -> list[dict[str, Any]]:
+        # Any: the lines this log's writers appended, whose fields the report reads by name
         if not self.path.exists():
             return []
         try:
@@ -68,7 +69,7 @@ class ReplayLog:
             if keep != len(data):
                 f.truncate(keep)
 
-    def append(self, line: dict[str, Any]) -> None:
+    def append(self, line: dict[str, object]) -> None:
         data = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         fd = open_own(self.path, os.O_WRONLY | os.O_APPEND)
         try:

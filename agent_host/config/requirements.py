@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
@@ -120,7 +120,7 @@ class PhoneFacts:
             return self.packages is None or requirement[len(APP_PREFIX):] in self.packages
         return self.met.get(requirement, False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"serial": self.serial, "met": dict(self.met), "seen": dict(self.seen),
                 "calendar_id": self.calendar_id, "timezone": self.timezone}
 
@@ -148,7 +148,7 @@ def local_epoch_ms(when: str, zone: str) -> int:
 
 
 def substitute_phone(text: str, facts: PhoneFacts) -> str:
-    def one(m: re.Match) -> str:
+    def one(m: re.Match[str]) -> str:
         if m.group(1) == "calendar_id":
             if facts.calendar_id is None:
                 raise UnboundPhoneFact(f"{facts.serial}: {{phone.calendar_id}}: the phone has no writable "

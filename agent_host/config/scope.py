@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -97,11 +97,11 @@ class Scope:
     kinds: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, list[str]]:
         return {"kinds": list(self.kinds), "folders": list(self.folders)}
 
 
-def texts_of(data: Any) -> list[str]:
+def texts_of(data: object) -> list[str]:
     """Every string in a task's steps or check as YAML loads them, dict keys included (so a
     `setting:` step or check counts)."""
     if isinstance(data, str):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 REDACTED = "<redacted>"
 
@@ -19,13 +18,13 @@ REDACTED = "<redacted>"
 SECRET_NAME = re.compile(r"(key|token|secret|passw(or)?d|credentials?)$", re.IGNORECASE)
 
 
-def redact_env(env: Mapping[str, Any] | None) -> dict[str, str]:
+def redact_env(env: Mapping[str, object] | None) -> dict[str, str]:
     """A build's `env:` as records and reports show it: the names, every value redacted
     (which one is a secret cannot be told from its name alone: HF_TOKEN, but also WANDB_...)."""
     return {str(name): REDACTED for name in (env or {})}
 
 
-def redact_argv(argv: Sequence[Any]) -> list[str]:
+def redact_argv(argv: Sequence[object]) -> list[str]:
     """A command line as a lock file or a record shows it: the value after a secret flag
     (`--api-key KEY`), and the value of `--api-key=KEY` or `HF_TOKEN=...`, redacted."""
     out: list[str] = []
@@ -44,6 +43,6 @@ def redact_argv(argv: Sequence[Any]) -> list[str]:
     return out
 
 
-def is_redacted(env: Mapping[str, Any] | None) -> bool:
+def is_redacted(env: Mapping[str, object] | None) -> bool:
     """True when an `env:` was read back from a record (its values are not there)."""
     return any(v == REDACTED for v in (env or {}).values())

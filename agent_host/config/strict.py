@@ -26,16 +26,18 @@ class Text(Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, coerce_numbers_to_str=True)
 
 
-def one_key_union(kinds: dict[str, type], what: str, bare: tuple[str, ...] = ()):
+def one_key_union(kinds: dict[str, type[BaseModel]], what: str,
+                  bare: tuple[str, ...] = ()) -> tuple[Any, dict[str, list[str]] | None]:
     """A union of one-key mappings (`{shell: ...}`, `{setting: {...}}`), told apart by the key.
 
     The tags carry a space so that loading.validation_messages drops them from the field path:
     errors read `setup[2].setting.value: Field required`, not `setup[2].setting step.setting...`.
-    `bare` names kinds that may be written as a plain string (`- home`).
+    `bare` names kinds that may be written as a plain string (`- home`). The union is built
+    from the table at run time, so the checker cannot name it: it is returned as Any.
     """
     expected = ", ".join(kinds)
 
-    def shape(v: Any) -> Any:
+    def shape(v: object) -> object:
         if isinstance(v, str) and v in bare:
             return {v: None}
         if isinstance(v, str):
@@ -56,10 +58,10 @@ def one_key_union(kinds: dict[str, type], what: str, bare: tuple[str, ...] = ())
 
     by_type = {model: key for key, model in kinds.items()}
 
-    def tag(v: Any) -> str | None:
+    def tag(v: object) -> str | None:
         if isinstance(v, dict):
             return f"{next(iter(v))} {what}" if len(v) == 1 else None
-        key = by_type.get(type(v))   # serialising a model instance
+        key = by_type.get(type(v)) if isinstance(v, BaseModel) else None   # serialising a model instance
         return None if key is None else f"{key} {what}"
 
     members = tuple(Annotated[model, Tag(f"{key} {what}")] for key, model in kinds.items())

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from agent_host.config.actions import ITEM_SCHEMA_EXTRA, ScriptItem, item_action
 from agent_host.config.checks import AnyCheckModel, Check, ForegroundSpec
-from agent_host.config.loading import format_loc, line_of, load_yaml, validation_messages
+from agent_host.config.loading import JsonData, Loc, format_loc, line_of, load_yaml, validation_messages
 from agent_host.config.phones import DEFAULT_APPS, REPO_ROOT, load_phone_profile, phones_dir, resolve_app
 from agent_host.config.requirements import (PhoneFacts, TaskRequirement, app_requirement, phone_placeholders,
                                             substitute_phone, unknown_phone_placeholders)
@@ -91,9 +91,9 @@ class Task(Strict):
         return v
 
 
-def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
+def _semantic_errors(task: Task) -> list[tuple[Loc, str]]:
     """Rules across fields, each with the location of the field to fix."""
-    errs: list[tuple[tuple[Any, ...], str]] = []
+    errs: list[tuple[Loc, str]] = []
     if task.infeasible:
         if task.check is not None:
             errs.append((("check",), "an infeasible task has no check (remove it, or infeasible: false)"))
@@ -154,10 +154,10 @@ def _semantic_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
     return errs
 
 
-def _requirement_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
+def _requirement_errors(task: Task) -> list[tuple[Loc, str]]:
     """`{phone.*}` placeholders are known ones, and a task naming the phone's calendar
     declares that it needs one."""
-    errs: list[tuple[tuple[Any, ...], str]] = []
+    errs: list[tuple[Loc, str]] = []
     if len(set(task.requires)) != len(task.requires):
         errs.append((("requires",), "a requirement is named twice"))
     text = json.dumps(task.model_dump(mode="json", exclude={"notes"}))
@@ -169,7 +169,7 @@ def _requirement_errors(task: Task) -> list[tuple[tuple[Any, ...], str]]:
     return errs
 
 
-_ALIASES: dict[tuple, frozenset[str]] = {}
+_ALIASES: dict[tuple[tuple[str, int], ...], frozenset[str]] = {}
 
 
 def known_app_aliases() -> frozenset[str]:
@@ -200,7 +200,7 @@ def _substitute(text: str, params: dict[str, ParamValue]) -> str:
     return _PLACEHOLDER.sub(lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), text)
 
 
-def _substitute_deep(data: Any, params: dict[str, ParamValue]) -> Any:
+def _substitute_deep(data: JsonData, params: dict[str, ParamValue]) -> JsonData:
     if isinstance(data, str):
         return _substitute(data, params)
     if isinstance(data, list):
@@ -255,13 +255,13 @@ class TaskInstance(BaseModel):
 _APP_FIELDS = ("app", "launch", "force_stop")
 
 
-def app_names(obj: Any) -> list[str]:
+def app_names(obj: object) -> list[str]:
     """Every app a task instance (or any part of one) names, as written: an alias or a package,
     first-named first. Its `app`; its `launch` and `force_stop` steps; its checks'
     `foreground: {app | package}`; the apps its solution opens (`open_app: {name}`)."""
     out: dict[str, None] = {}
 
-    def walk(o: Any) -> None:
+    def walk(o: object) -> None:
         if isinstance(o, ForegroundSpec) and o.package:
             out.setdefault(o.package)
         if isinstance(o, BaseModel):
@@ -287,7 +287,7 @@ def app_names(obj: Any) -> list[str]:
     return list(out)
 
 
-def app_packages(instance: Any, apps: dict[str, str] | None = None) -> tuple[str, ...]:
+def app_packages(instance: TaskInstance, apps: dict[str, str] | None = None) -> tuple[str, ...]:
     """The packages of the apps `instance` names (app_names), aliases resolved through `apps`
     (a phone profile's table; None: DEFAULT_APPS). UserError for an alias the table lacks."""
     return tuple(dict.fromkeys(resolve_app(n, apps) for n in app_names(instance)))
@@ -304,7 +304,7 @@ def needed_apps(tasks: Iterable[TaskInstance], apps: dict[str, str] | None = Non
     return out
 
 
-def _check_dump(check: BaseModel | None) -> Any:
+def _check_dump(check: BaseModel | None) -> JsonData:
     """A check back to its YAML shape (None: an infeasible task's)."""
     return None if check is None else check.model_dump(by_alias=True, exclude_none=True, mode="json")
 
@@ -320,7 +320,7 @@ def bind_phone(instance: TaskInstance, facts: PhoneFacts) -> TaskInstance:
     if not instance.needs_phone_facts:
         return instance
 
-    def sub(data: Any) -> Any:
+    def sub(data: JsonData) -> JsonData:
         if isinstance(data, str):
             return substitute_phone(data, facts)
         if isinstance(data, list):
@@ -341,17 +341,17 @@ _CHECK = TypeAdapter(Check)
 _ACTIONS = TypeAdapter(list[ScriptItem])
 
 
-def _dump(steps: Iterable[BaseModel]) -> list[Any]:
+def _dump(steps: Iterable[BaseModel]) -> list[JsonData]:
     """Steps back to their YAML shape (`home` as the bare string)."""
-    out: list[Any] = []
+    out: list[JsonData] = []
     for step in steps:
         kind = step_kind(step)
         out.append(kind if kind == "home" else step.model_dump(by_alias=True, exclude_none=True, mode="json"))
     return out
 
 
-def _solution_dump(actions: Iterable[BaseModel]) -> list[dict[str, Any]]:
-    out = []
+def _solution_dump(actions: Iterable[BaseModel]) -> list[dict[str, JsonData]]:
+    out: list[dict[str, JsonData]] = []
     for a in actions:
         tool = item_action(a)
         out.append({tool: getattr(a, tool).model_dump(exclude_none=True, exclude_defaults=False, mode="json")})
@@ -395,17 +395,19 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
     return out
 
 
-def _instance_parts(task: Task, params: dict[str, ParamValue]) -> tuple[dict[str, Any], list[tuple[tuple, str]]]:
+def _instance_parts(task: Task, params: dict[str, ParamValue]) -> tuple[dict[str, Any], list[tuple[Loc, str]]]:
     """Steps, check and solution with `params` substituted and validated again; and the
-    errors, each with its field path (a parameter may make a value invalid, e.g. a regex)."""
-    sources: list[tuple[str, TypeAdapter, Any]] = [
+    errors, each with its field path (a parameter may make a value invalid, e.g. a regex).
+    The parts are of different types, each its adapter's (a list of steps, a check, a list of
+    script items), named by a key: Any, since the caller takes each part by its name."""
+    sources: list[tuple[str, TypeAdapter[Any], JsonData]] = [
         ("setup", _STEPS, _dump(task.setup)), ("goal_setup", _STEPS, _dump(task.goal_setup)),
         ("teardown", _STEPS, _dump(task.teardown)),
         ("check", _CHECK, _check_dump(task.check)),
         ("solution", _ACTIONS, _solution_dump(task.solution)),
     ]
     parts: dict[str, Any] = {}
-    errors: list[tuple[tuple, str]] = []
+    errors: list[tuple[Loc, str]] = []
     for name, adapter, data in sources:
         if data is None:
             parts[name] = None
@@ -599,7 +601,7 @@ def _instances(report: LoadReport, variants: tuple[str, ...]) -> list[TaskInstan
     return out
 
 
-def task_json_schema() -> dict[str, Any]:
+def task_json_schema() -> dict[str, object]:
     """The JSON Schema of a task file (one task, or a list of tasks); editors validate with it."""
     schema = TypeAdapter(Union[Task, list[Task]]).json_schema(by_alias=True)
     task = schema["$defs"]["Task"]

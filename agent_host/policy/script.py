@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from agent_host.config.actions import ACTIONS, BARE_ACTIONS, MAX_WAIT_S, script_model, split_selector
-from agent_host.config.loading import format_loc, line_of, load_yaml
+from agent_host.config.loading import Loc, format_loc, line_of, load_yaml
 from agent_host.errors import ConfigError
 from agent_host.phone.render import parse_rendered
 from agent_host.phone.screen import Element
@@ -83,15 +84,15 @@ class PolicyScript:
     source: str = "<script>"
 
     @classmethod
-    def from_data(cls, data: Any, *, source: str = "<script>", node: Any = None) -> PolicyScript:
+    def from_data(cls, data: object, *, source: str = "<script>", node: yaml.Node | None = None) -> PolicyScript:
         """Build from parsed YAML (a list, or a mapping with `actions`). ConfigError on problems."""
-        def fail(loc: tuple[Any, ...], msg: str) -> ConfigError:
+        def fail(loc: Loc, msg: str) -> ConfigError:
             line = line_of(node, loc) if node is not None else None
             where = f"{source}:{line}" if line else source
             return ConfigError(f"{where}: {format_loc(loc)}: {msg}")
 
         opts: dict[str, Any] = {}
-        prefix: tuple[Any, ...] = ()
+        prefix: Loc = ()
         if isinstance(data, dict):
             unknown = set(data) - {"actions", "after", "wait_seconds", "retries", "retry_wait"}
             if unknown:
@@ -137,7 +138,7 @@ class PolicyScript:
         return cls.from_data(data, source=str(path), node=node)
 
 
-def parse_item(raw: Any) -> Item:
+def parse_item(raw: object) -> Item:
     """One script item; ValueError names the problem. An action's arguments are checked by
     its script model (config/actions.py), as in task solutions."""
     if isinstance(raw, str):

@@ -16,7 +16,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agent_host.serving.endpoint import TASK_HEADER, Endpoint, task_from_header
 
@@ -37,16 +37,24 @@ def _common_prefix(a: str, b: str) -> int:
     return lo
 
 
+class Policy(Protocol):
+    """What a PolicyServer serves: the assistant message for a request's messages and body
+    (OpenAI chat JSON, whose shape the API fixes), `task` the request's TASK_HEADER."""
+
+    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any],
+               task: str | None = None) -> dict[str, Any]: ...
+
+
 class PolicyServer:
     """A policy on a real HTTP port. `requests` keeps every chat request body.
 
-    `script` is any object with `answer(messages, body, task) -> assistant message` (a
-    PolicyScript, or policy/suite.py SuitePolicy, which picks each task's solution by its
+    `script` is a Policy: any object with `answer(messages, body, task) -> assistant message`
+    (a PolicyScript, or policy/suite.py SuitePolicy, which picks each task's solution by its
     instance key, else by its goal)."""
 
-    def __init__(self, script: Any, *, host: str = "127.0.0.1", port: int = 0,
+    def __init__(self, script: Policy, *, host: str = "127.0.0.1", port: int = 0,
                  api_key: str | None = None, model: str = "policy", delay_ms: int = 0,
-                 log_path: Path | str | None = None):
+                 log_path: Path | str | None = None) -> None:
         self.script = script
         self.host = host
         self.port = port
@@ -60,13 +68,13 @@ class PolicyServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._ids = itertools.count(1)
-        self._conns: set[Any] = set()
+        self._conns: set[socket.socket] = set()
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def endpoint(self, build_id: str = "policy"):
+    def endpoint(self, build_id: str = "policy") -> Endpoint:
         return Endpoint(self.base_url, self.api_key or "none", self.model, build_id, None)
 
     def start(self) -> PolicyServer:
@@ -107,7 +115,7 @@ class PolicyServer:
     def __enter__(self) -> PolicyServer:
         return self.start() if self._httpd is None else self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # -- answering --
@@ -167,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
     policy: PolicyServer
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (quiet by default)
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (quiet by default)
         pass
 
     def setup(self) -> None:

@@ -60,7 +60,7 @@ def goal_of(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def flaw_for(seed: Any, goal: str, flaws: dict[str, float]) -> str | None:
+def flaw_for(seed: object, goal: str, flaws: dict[str, float]) -> str | None:
     digest = hashlib.sha256(f"{seed}|{goal}".encode()).digest()
     u = int.from_bytes(digest[:8], "little") / 2**64
     edge = 0.0
@@ -164,7 +164,7 @@ class SuitePolicy:
                    by_instance=by_instance)
 
 
-def load_policy(path: Path | str) -> Any:
+def load_policy(path: Path | str) -> SuitePolicy | PolicyScript:
     """A policy script file: a suite mapping, or a plain script (list or `actions` mapping)."""
     data, _ = load_yaml(Path(path))
     if isinstance(data, dict) and ("suite" in data or "recorded" in data):

@@ -39,6 +39,8 @@ EPISODE_TIMEOUT_S = 1200.0     # one episode, wall clock
 PHONE_WAIT_S = 60.0            # a phone that stopped answering is waited for this long
 PROBE_S = 10.0                 # one health probe of a phone (connect, `echo ok`), in total
 MIN_PROBE_S = 1.0              # the least a probe inside a phone wait is given
+# (build, log_dir=, startup_timeout=) -> a context manager giving its server (RunOptions.served)
+Served = Callable[..., "contextlib.AbstractContextManager[ManagedServer]"]
 
 
 @dataclass
@@ -46,7 +48,7 @@ class BuildProgress:
     build: str
     total: int
     done: int = 0
-    outcomes: Counter = field(default_factory=Counter)
+    outcomes: Counter[str] = field(default_factory=Counter)
     retries: int = 0
     away: dict[str, str] = field(default_factory=dict)   # phones not answering: serial -> why
 
@@ -65,7 +67,7 @@ class RunOptions:
     servers: dict[str, ManagedServer] | None = None            # build id -> a server already up (runs/sequential.py keeps them)
     # (build, log_dir=, startup_timeout=) -> a context manager giving its server: the demo's
     # serving/kept.KeptServers.served, which keeps it up for the replay; None: start and stop one
-    served: Callable[..., contextlib.AbstractContextManager[ManagedServer]] | None = None
+    served: Served | None = None
 
 
 class RecordingFailed(UserError):

@@ -36,7 +36,7 @@ class RunLocked(UserError):
     """Another process holds the run directory."""
 
 
-def _holder_text(info: dict[str, Any]) -> str:
+def _holder_text(info: dict[str, object]) -> str:
     if not info.get("pid"):
         return "another process"
     cmd = command_text(info)
@@ -44,14 +44,14 @@ def _holder_text(info: dict[str, Any]) -> str:
             + (f" ({cmd})" if cmd else "") + (f" since {info.get('since')}" if info.get("since") else ""))
 
 
-def command_text(info: dict[str, Any]) -> str:
+def command_text(info: dict[str, object]) -> str:
     """A holder's command line as shown, redacted again (a file an older version wrote may
     name a key)."""
     command = info.get("command")
     return " ".join(redact_argv(command if isinstance(command, list) else []))[:120]
 
 
-def read_holder(fd: int) -> dict[str, Any]:
+def read_holder(fd: int) -> dict[str, object]:
     """What `write_holder` wrote ({} while nothing, or nothing readable, is there)."""
     try:
         raw = os.pread(fd, 4096, 0)
@@ -61,7 +61,7 @@ def read_holder(fd: int) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def write_holder(fd: int, **extra: Any) -> None:
+def write_holder(fd: int, **extra: str) -> None:
     """Name this process in an flock'ed lock file (what a refused process quotes and
     `agent-host devices` shows): its command line redacted, a key given as --api-key too."""
     me = {"pid": os.getpid(), **extra, "command": redact_argv(sys.argv)[:8],
@@ -70,7 +70,7 @@ def write_holder(fd: int, **extra: Any) -> None:
     os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
 
 
-def _pid_alive(pid: Any) -> bool:
+def _pid_alive(pid: Any) -> bool:   # Any: whatever a lock file holds; int() tells a pid
     try:
         os.kill(int(pid), 0)
     except (ProcessLookupError, ValueError, TypeError):
@@ -88,10 +88,10 @@ class RunLock:
         self.path = self.dir / LOCK
         self._fd: int | None = None
 
-    def _read(self, fd: int) -> dict[str, Any]:
+    def _read(self, fd: int) -> dict[str, object]:
         return read_holder(fd)
 
-    def _holder_once_written(self, fd: int) -> dict[str, Any]:
+    def _holder_once_written(self, fd: int) -> dict[str, object]:
         """The holder's name; it writes it just after taking the flock, so a file still empty
         is read again for a moment rather than reported as a nameless holder."""
         deadline = time.monotonic() + HOLDER_WRITE_WAIT_S

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import agent_host
 from agent_host.config import machine
@@ -41,7 +41,7 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
-def git_revision(root: Path | None = None) -> dict[str, Any]:
+def git_revision(root: Path | None = None) -> dict[str, str | bool | None]:
     root = root or Path(agent_host.__file__).resolve().parent.parent
     def git(*args: str) -> str | None:
         try:
@@ -55,8 +55,8 @@ def git_revision(root: Path | None = None) -> dict[str, Any]:
 
 
 def build_manifest(*, run_id: str, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats: int,
-                   seed: int, phones: Sequence[dict], command: Sequence[str],
-                   extra: dict | None = None) -> RunManifest:
+                   seed: int, phones: Sequence[dict[str, object]], command: Sequence[str],
+                   extra: dict[str, object] | None = None) -> RunManifest:
     """The manifest of a new run (config/manifest.py); `extra` adds fields the model names
     (limits, scheduling, the sequential block, a demo's notes)."""
     task_files: dict[str, str] = {}

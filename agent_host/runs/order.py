@@ -14,10 +14,11 @@ linear drift).
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
     from agent_host.config.builds import Build
+    from agent_host.runs.plan import PlannedEpisode
 
 LOCAL_SHARE_GIB = 6.0        # a local model server's memory, for the plan (a 1-2B model on the CPU)
 
@@ -51,15 +52,15 @@ def servers_kept(builds: Sequence[Build], memory_gib: float | None) -> tuple[boo
                    f"{need:g} GiB, this machine has {memory_gib or 0:.0f} GiB")
 
 
-def _key(ep: Any) -> tuple[str, int]:
-    return (getattr(ep.task, "task_id", None) or ep.task_key, ep.repeat)
+def _key(ep: PlannedEpisode) -> tuple[str, int]:
+    return (ep.task.task_id or ep.task_key, ep.repeat)
 
 
-def interleave(planned: Sequence[Any], seed: int, together: bool) -> list[Any]:
+def interleave(planned: Sequence[PlannedEpisode], seed: int, together: bool) -> list[PlannedEpisode]:
     """The planned episodes in play order (see the module doc); deterministic in `seed`."""
     rng = random.Random(f"order|{seed}")
     builds = list(dict.fromkeys(p.build for p in planned))
-    blocks: dict[tuple[str, int], list[Any]] = {}
+    blocks: dict[tuple[str, int], list[PlannedEpisode]] = {}
     for p in planned:
         blocks.setdefault(_key(p), []).append(p)
     if together:
@@ -88,9 +89,9 @@ def interleave(planned: Sequence[Any], seed: int, together: bool) -> list[Any]:
     return out
 
 
-def segments(ordered: Sequence[Any]) -> list[list[Any]]:
+def segments(ordered: Sequence[PlannedEpisode]) -> list[list[PlannedEpisode]]:
     """Consecutive runs of one build's episodes: what is played with one server at a time."""
-    out: list[list[Any]] = []
+    out: list[list[PlannedEpisode]] = []
     for p in ordered:
         if out and out[-1][0].build == p.build:
             out[-1].append(p)
@@ -99,6 +100,6 @@ def segments(ordered: Sequence[Any]) -> list[list[Any]]:
     return out
 
 
-def order_record(ordered: Sequence[Any]) -> list[str]:
+def order_record(ordered: Sequence[PlannedEpisode]) -> list[str]:
     """The manifest's record of the order: episode ids in play order."""
     return [p.episode_id for p in ordered]

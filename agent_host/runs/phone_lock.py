@@ -32,7 +32,6 @@ import stat
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from agent_host.config.records import NotOwnFile, open_own
 from agent_host.errors import UserError
@@ -145,7 +144,7 @@ def _identity(spec: str) -> str | None:
 _read = read_holder
 
 
-def describe(info: dict[str, Any]) -> str:
+def describe(info: dict[str, object]) -> str:
     if not info.get("pid"):
         return "another process"
     cmd = command_text(info)
@@ -153,13 +152,13 @@ def describe(info: dict[str, Any]) -> str:
             + (f" since {info['since']}" if info.get("since") else ""))
 
 
-def holder(spec: str, identity: str | None = None) -> dict[str, Any] | None:
+def holder(spec: str, identity: str | None = None) -> dict[str, object] | None:
     """Who holds the phone's lock now (pid, command, since), under the name given or, with
     `identity`, under what the device calls itself; None when it is free."""
     return _holder(lock_path(spec)) or (_holder(identity_lock_path(identity)) if identity else None)
 
 
-def _holder(path: Path) -> dict[str, Any] | None:
+def _holder(path: Path) -> dict[str, object] | None:
     try:
         fd = open_own(path, os.O_RDONLY)
     except (OSError, NotOwnFile):

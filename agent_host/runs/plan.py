@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from agent_host.config.records import EpisodeIdentity, episode_id
 
@@ -25,7 +25,7 @@ def derive_seed(seed: int, task_key: str, repeat: int) -> int:
 class PlannedEpisode:
     episode_id: str
     build: str
-    task: Any            # a TaskInstance
+    task: TaskInstance
     task_key: str
     variant: str
     repeat: int

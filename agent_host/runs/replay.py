@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -45,6 +46,7 @@ from agent_host.runs.store import RunStore
 if TYPE_CHECKING:
     from agent_host.config.builds import Build
     from agent_host.serving.endpoint import Endpoint
+    from agent_host.serving.server import ManagedServer
 
 FREE_TEXT = {"task_complete": ("reason",), "task_infeasible": ("reason",)}
 Hook = Callable[[str], None]
@@ -81,7 +83,7 @@ def action_key(name: str | None, args: dict[str, Any] | None) -> tuple[str | Non
     return name, json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def match_of(ref: tuple[str | None, dict | None], cand: tuple[str | None, dict | None]) -> str:
+def match_of(ref: tuple[str | None, dict[str, Any] | None], cand: tuple[str | None, dict[str, Any] | None]) -> str:
     if action_key(*ref) == action_key(*cand):
         return "same_action"
     return "same_tool" if ref[0] == cand[0] else "different"
@@ -141,7 +143,8 @@ def _post(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str], tim
                    timeout=timeout)
     if r.status_code != 200:
         raise RuntimeError(f"HTTP {r.status_code}: {r.text[:300]}")
-    return r.json()
+    resp: dict[str, Any] = r.json()   # the server's JSON, read by name below
+    return resp
 
 
 def _message(resp: dict[str, Any], calls_as_json: bool = False) -> dict[str, Any]:
@@ -182,7 +185,7 @@ def ask(endpoint: Endpoint, log: RequestLog, item: Item, *, greedy: bool, logpro
     body.update(model=endpoint.model, temperature=0.0)
     # the candidate is asked for its call the way its kind of server is (config/builds.ServerTraits)
     body.pop("response_format", None)
-    calls_as_json = bool(getattr(endpoint, "calls_as_json", False))
+    calls_as_json = endpoint.calls_as_json
     if calls_as_json and body.get("tools"):
         body["response_format"] = calls_schema(body["tools"])
     if not greedy:
@@ -211,15 +214,15 @@ def ask(endpoint: Endpoint, log: RequestLog, item: Item, *, greedy: bool, logpro
 
 # ------------------------------------------------------------------------------- the replay
 
-def _served(build: Build, *, log_dir: Path, startup_timeout: float | None):
+def _served(build: Build, *, log_dir: Path, startup_timeout: float | None) -> ManagedServer:
     from agent_host.serving.server import start
 
     return start(build, log_dir=log_dir, seed=0, startup_timeout=startup_timeout or build.startup_timeout_s)
 
 
-def replay_run(run_dir: Path, reference: Any, candidates: Sequence[Any], *, tasks: Sequence[str] | None = None,
+def replay_run(run_dir: Path, reference: Build, candidates: Sequence[Build], *, tasks: Sequence[str] | None = None,
                logprobs: bool = True, startup_timeout: float | None = None, hook: Hook | None = None,
-               served: Callable[..., Any] = _served) -> Path:
+               served: Callable[..., AbstractContextManager[ManagedServer]] = _served) -> Path:
     """Replay the reference's requests of `run_dir` on each candidate; returns the replay's
     directory. Resumable: answers already in replay.jsonl are not asked again."""
     hook = hook or (lambda s: None)

@@ -31,16 +31,16 @@ class Schedule:
     not_on: dict[str, list[str]] = field(default_factory=dict)         # serial -> keys it is not given
     apps: dict[str, str] | None = None                                 # the phone profile's alias -> package
 
-    def serves(self, serial: str, episode: Any) -> bool:
+    def serves(self, serial: str, episode: PlannedEpisode) -> bool:
         facts = self.facts.get(serial)
         return facts is None or not facts.missing(_requires(episode, self.apps))
 
-    def tasks(self, tasks: Sequence[TaskInstance]) -> list[Any]:
+    def tasks(self, tasks: Sequence[TaskInstance]) -> list[TaskInstance]:
         """The task instances not skipped (for a run that plans its own rounds)."""
         gone = {s["key"] for s in self.skipped}
         return [t for t in tasks if t.key not in gone]
 
-    def manifest(self) -> dict[str, Any]:
+    def manifest(self) -> dict[str, object]:
         return {"phone_requirements": {s: f.to_json() for s, f in self.facts.items()},
                 "skipped": self.skipped, "not_scheduled": self.not_on}
 
@@ -59,13 +59,9 @@ class Schedule:
         return out
 
 
-def _requires(episode: Any, apps: dict[str, str] | None = None) -> tuple[str, ...]:
+def _requires(episode: PlannedEpisode, apps: dict[str, str] | None = None) -> tuple[str, ...]:
     """What the episode's task instance needs: its `requires:` and the apps it opens."""
-    task = getattr(episode, "task", episode)
-    needs = getattr(task, "needs", None)
-    if callable(needs):
-        return tuple(needs(apps))
-    return tuple(getattr(task, "requires", ()) or ())
+    return episode.task.needs(apps)
 
 
 def read_phone_facts(serials: Sequence[str], apps: dict[str, str] | None = None) -> dict[str, PhoneFacts]:
@@ -83,7 +79,7 @@ def read_phone_facts(serials: Sequence[str], apps: dict[str, str] | None = None)
     return out
 
 
-def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts],
+def schedule(planned: Sequence[PlannedEpisode], facts: dict[str, PhoneFacts],
              apps: dict[str, str] | None = None) -> Schedule:
     """Split the plan by what the phones have; `apps`: the phone profile's alias -> package
     table the tasks' apps resolve through (None: the Pixel's, DEFAULT_APPS)."""
@@ -100,15 +96,15 @@ def schedule(planned: Sequence[Any], facts: dict[str, PhoneFacts],
             keep.append(ep)
         elif ep.task_key not in skipped:
             missing = sorted({r for f in facts.values() for r in f.missing(need)})
-            skipped[ep.task_key] = {"key": ep.task_key, "task_id": getattr(ep.task, "task_id", ep.task_key),
+            skipped[ep.task_key] = {"key": ep.task_key, "task_id": ep.task.task_id,
                                     "variant": ep.variant, "requires": list(need), "missing": missing}
     skipped_keys = set(skipped)
     return Schedule(keep, dict(facts), list(skipped.values()),
                     {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys}, apps=apps)
 
 
-def servable_tasks(tasks: Sequence[TaskInstance], phones: Sequence[str], say: Callable[..., Any],
-                   profile: PhoneProfile | None = None) -> list[Any]:
+def servable_tasks(tasks: Sequence[TaskInstance], phones: Sequence[str], say: Callable[..., object],
+                   profile: PhoneProfile | None = None) -> list[TaskInstance]:
     """The task instances some phone can serve (`run --plan --phones`, with the run's phone
     profile); `say` gets each line of what is left out."""
     from agent_host.config.tasks import needed_apps
@@ -123,11 +119,12 @@ def servable_tasks(tasks: Sequence[TaskInstance], phones: Sequence[str], say: Ca
     return sched.tasks(tasks)
 
 
-def take(todo: queue.Queue, can: Callable[[Any], bool]) -> Any | None:
+def take(todo: queue.Queue[PlannedEpisode], can: Callable[[PlannedEpisode], bool]) -> PlannedEpisode | None:
     """The first queued episode `can` accepts, removed from the queue; None if there is none
     (the others stay queued for phones that can serve them)."""
     with todo.mutex:
-        for i, ep in enumerate(todo.queue):
+        queued: Sequence[PlannedEpisode] = todo.queue   # the Queue's deque, which its stub leaves untyped
+        for i, ep in enumerate(queued):
             if can(ep):
                 del todo.queue[i]
                 todo.not_full.notify()
@@ -135,7 +132,8 @@ def take(todo: queue.Queue, can: Callable[[Any], bool]) -> Any | None:
     return None
 
 
-def servable(todo: queue.Queue, serials: Sequence[str], serves: Callable[[str, Any], bool]) -> bool:
+def servable(todo: queue.Queue[PlannedEpisode], serials: Sequence[str],
+             serves: Callable[[str, PlannedEpisode], bool]) -> bool:
     """Some phone in `serials` can serve some episode still queued."""
     with todo.mutex:
         return any(serves(s, ep) for ep in todo.queue for s in serials)

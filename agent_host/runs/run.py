@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
     from agent_host.config.builds import Build
     from agent_host.config.phones import PhoneProfile
     from agent_host.config.tasks import TaskInstance
+    from agent_host.runs.execute import Served
+    from agent_host.runs.plan import PlannedEpisode
+    from agent_host.runs.requirements import Schedule
 
 DEFAULT_RUNS_DIR = Path("reports/runs")
 
@@ -46,11 +50,11 @@ MAX_EPISODES = 200_000     # a plan this size already takes weeks; more is a typ
 MAX_ATTEMPTS = 20
 
 
-def _fingerprints(serials: Sequence[str]) -> list[dict]:
+def _fingerprints(serials: Sequence[str]) -> list[dict[str, Any]]:
     """Each phone's identity for the manifest; the same device under two serials is refused
     (two workers would drive one phone, and one episode's actions land in another's)."""
     from agent_host.phone.device import Phone
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []   # Phone.fingerprint's: getprop values, and the screen
     seen: dict[str, str] = {}
     for s in serials:
         try:
@@ -104,9 +108,10 @@ def check_before_run(builds: Sequence[Build], tasks: Sequence[TaskInstance], pro
 def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats: int, seed: int,
               phones: Sequence[str], profile: PhoneProfile, out: Path | None = None,
               max_attempts: int = 3, startup_timeout: float | None = None,
-              hook: ProgressHook | None = None, extra_manifest: dict | None = None,
-              limits: dict | None = None, wait_for_phone: float | None = None,
-              stop: Any = None, driver: Driver | None = None, served: Any = None,
+              hook: ProgressHook | None = None, extra_manifest: dict[str, object] | None = None,
+              limits: Limits | None = None, wait_for_phone: float | None = None,
+              stop: threading.Event | None = None, driver: Driver | None = None,
+              served: Served | None = None,
               vary: Sequence[str] = ("none",)) -> RunResult:
     check_bounds(repeats=repeats, phones=phones, max_attempts=max_attempts)
     if not phones:
@@ -159,7 +164,8 @@ def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats
             return _play(driver, builds, tasks, planned, sched, store, phones, opts, hook)
 
 
-def _play(driver: Driver | None, builds, tasks, planned, sched, store: RunStore, phones: Sequence[str],
+def _play(driver: Driver | None, builds: Sequence[Build], tasks: Sequence[TaskInstance],
+          planned: list[PlannedEpisode], sched: Schedule, store: RunStore, phones: Sequence[str],
           opts: RunOptions, hook: ProgressHook | None) -> RunResult:
     """What start and resume share once the run directory is theirs: the episodes played,
     by the driver if there is one, else as planned."""
@@ -171,7 +177,7 @@ def _play(driver: Driver | None, builds, tasks, planned, sched, store: RunStore,
                      stopped=bool(opts.stop is not None and opts.stop.is_set()))
 
 
-def _scheduled(planned: list, phones: Sequence[str], profile: PhoneProfile):
+def _scheduled(planned: list[PlannedEpisode], phones: Sequence[str], profile: PhoneProfile) -> Schedule:
     """The plan cut to what these phones can serve (runs/requirements.py): what the tasks
     require, and the apps they open, through the phone profile's packages."""
     from agent_host.config.tasks import needed_apps
@@ -185,15 +191,17 @@ def _scheduled(planned: list, phones: Sequence[str], profile: PhoneProfile):
 
 
 # plays a run in its own way: (builds, tasks, store, phones, opts, hook) -> (progress, episodes planned)
-Driver = Callable[..., tuple[dict, int]]
+Driver = Callable[..., tuple[dict[str, BuildProgress], int]]
+# --request-timeout, --episode-timeout, --phone-wait: seconds, None where not given
+Limits = dict[str, float | None]
 
 
-def _limits(limits: dict | None) -> dict:
+def _limits(limits: Limits | None) -> dict[str, Any]:   # Any: RunOptions' keywords, by name
     keys = ("request_timeout", "episode_timeout", "phone_wait")
     return {k: v for k, v in (limits or {}).items() if k in keys and v is not None}
 
 
-def _with_env(build: Build, host_profile: str | None, where: Path) -> Any:
+def _with_env(build: Build, host_profile: str | None, where: Path) -> Build:
     """A build read back from a manifest has its `env:` names only (config/secrets.py: a
     token never goes into a run's files); the values come from the build as it is configured
     now (in the run's --host-profile, if it named one), which must name the same variables."""
@@ -216,8 +224,8 @@ def _with_env(build: Build, host_profile: str | None, where: Path) -> Any:
 
 def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attempts: int | None = None,
                startup_timeout: float | None = None, hook: ProgressHook | None = None,
-               limits: dict | None = None, wait_for_phone: float | None = None,
-               stop: Any = None, driver: Callable[[RunManifest], Driver | None] | None = None) -> RunResult:
+               limits: Limits | None = None, wait_for_phone: float | None = None,
+               stop: threading.Event | None = None, driver: Callable[[RunManifest], Driver | None] | None = None) -> RunResult:
     from agent_host.config.builds import Build
     from agent_host.config.phones import load_phone_profile
     from agent_host.config.tasks import load_tasks

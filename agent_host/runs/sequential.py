@@ -15,7 +15,7 @@ import contextlib
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
 
 from agent_host.config.records import episode_id
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
@@ -25,14 +25,23 @@ from agent_host.runs.store import RunStore
 
 if TYPE_CHECKING:
     from agent_host.config.builds import Build
+    from agent_host.config.records import EpisodeRecord
     from agent_host.config.tasks import TaskInstance
 
 # judge(records, repeats per task, budget_left) -> the decision as a dict (report/sequential.Decision)
-Judge = Callable[[list, dict, bool], dict]
+Judge = Callable[[list["EpisodeRecord"], dict[str, int], bool], dict[str, Any]]
 
 
-def task_of(t: Any) -> str:
-    return getattr(t, "task_id", None) or t.key
+class Round(TypedDict):
+    """One round as the manifest's `sequential.rounds` keeps it."""
+    round: int
+    add: dict[str, int]            # task -> repeats added
+    order: list[str]               # episode ids in play order
+    decision: dict[str, Any] | None   # the judge's, as JSON (report/sequential.Decision)
+
+
+def task_of(t: TaskInstance) -> str:
+    return t.task_id or t.key
 
 
 def round_episodes(builds: Sequence[str], tasks: Sequence[TaskInstance], start: dict[str, int], add: dict[str, int],
@@ -53,12 +62,12 @@ def round_episodes(builds: Sequence[str], tasks: Sequence[TaskInstance], start: 
 @dataclass
 class SequentialResult:
     progress: dict[str, BuildProgress]
-    decision: dict
+    decision: dict[str, Any]    # the last round's (report/sequential.Decision as JSON)
     planned: int
 
 
-def repeats_after(rounds: Sequence[dict]) -> dict[str, int]:
-    out: Counter = Counter()
+def repeats_after(rounds: Sequence[Round]) -> dict[str, int]:
+    out: Counter[str] = Counter()
     for r in rounds:
         out.update(r["add"])
     return dict(out)
@@ -73,7 +82,7 @@ def run_rounds(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: Ru
     hook = hook or (lambda p, r: None)
     ids = [b.id for b in builds]
     state = dict(store.read_manifest().sequential or {})
-    rounds: list[dict] = state.setdefault("rounds", [])
+    rounds: list[Round] = state.setdefault("rounds", [])
     elapsed0 = float(state.get("elapsed_s", 0.0))
     t0 = time.monotonic()
     totals = {b: BuildProgress(b, total=0) for b in ids}
@@ -110,18 +119,19 @@ def run_rounds(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: Ru
                 current["decision"] = judge(store.records(), repeats_after(rounds), left)
                 save()
             decision = current["decision"]
+            assert decision is not None   # judged just above, or before the run stopped
             if decision["final"]:
                 break
             rounds.append(_round(ids, tasks, repeats_after(rounds), decision["allocation"], seed,
                                  len(rounds), together))
             save()
-    return SequentialResult(totals, rounds[-1]["decision"], sum(len(r["order"]) for r in rounds))
+    return SequentialResult(totals, decision, sum(len(r["order"]) for r in rounds))
 
 
 def _relay(totals: dict[str, BuildProgress], hook: ProgressHook | None) -> ProgressHook:
     """A hook for execute's per-stretch progress that keeps the whole run's per-build totals
     (each execute call counts only its own stretch) and passes those on."""
-    def relay(p: BuildProgress, rec: Any) -> None:
+    def relay(p: BuildProgress, rec: EpisodeRecord | None) -> None:
         tot = totals[p.build]
         if rec is not None:
             tot.outcomes[rec.outcome] += 1
@@ -150,12 +160,14 @@ def play(ordered: Sequence[PlannedEpisode], builds: Sequence[Build], store: RunS
         execute([build], seg, store, phones, opts, hook)
 
 
-def interleaved_driver(builds, tasks, store, phones, opts, hook):
+def interleaved_driver(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: RunStore, phones: Sequence[str],
+                       opts: RunOptions, hook: ProgressHook | None) -> tuple[dict[str, BuildProgress], int]:
     """A fixed run played interleaved (`run --interleave`): the order the manifest recorded
     (`order`), servers up together when `order_together` says they can be."""
     from agent_host.runs.plan import plan
 
     m = store.read_manifest()
+    assert m.repeats is not None and m.seed is not None   # a started run's manifest has both
     planned = {p.episode_id: p for p in plan([b.id for b in builds], tasks, m.repeats, m.seed, m.vary)}
     ordered = [planned[i] for i in m.order or []]
     totals = {b.id: BuildProgress(b.id, total=sum(1 for p in ordered if p.build == b.id)) for b in builds}
@@ -174,7 +186,7 @@ def interleaved_driver(builds, tasks, store, phones, opts, hook):
 
 
 def _round(ids: Sequence[str], tasks: Sequence[TaskInstance], start: dict[str, int], add: dict[str, int], seed: int,
-           index: int, together: bool) -> dict:
+           index: int, together: bool) -> Round:
     eps = round_episodes(ids, tasks, start, add, seed)
     order = interleave(eps, seed=hash_seed(seed, index), together=together)
     return {"round": index, "add": dict(add), "order": [p.episode_id for p in order], "decision": None}
@@ -184,13 +196,15 @@ def hash_seed(seed: int, index: int) -> int:
     return derive_seed(seed, "order-round", index)
 
 
-def make_driver(judge_factory: Callable[[dict], Judge]) -> Callable[..., tuple[dict, int]]:
+def make_driver(judge_factory: Callable[[dict[str, Any]], Judge]) -> Callable[..., tuple[dict[str, BuildProgress], int]]:
     """The driver runs/run.py calls for a sequential run (start and resume alike): its settings
     come from the manifest, so a resume decides exactly as the first process would have."""
 
-    def drive(builds, tasks, store, phones, opts, hook):
+    def drive(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: RunStore, phones: Sequence[str],
+              opts: RunOptions, hook: ProgressHook | None) -> tuple[dict[str, BuildProgress], int]:
         m = store.read_manifest()
         st = m.sequential or {}
+        assert m.seed is not None   # a started run's manifest has it
         res = run_rounds(builds, tasks, store, phones, opts, judge_factory(st), seed=m.seed,
                          together=bool(st["together"]), first=int(st["schedule"]["first"]),
                          duration=st.get("duration_s"), hook=hook, vary=m.vary[0])

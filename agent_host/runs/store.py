@@ -15,6 +15,7 @@ import contextlib
 import os
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from agent_host.config.manifest import MANIFEST, RunManifest, load_manifest, write_manifest
@@ -57,7 +58,7 @@ class RunStore:
             d.mkdir(exist_ok=True)
 
     @contextlib.contextmanager
-    def discarded_if_nothing_ran(self, existed: bool):
+    def discarded_if_nothing_ran(self, existed: bool) -> Iterator[None]:
         """A fresh run that fails before recording its first episode (its server never got
         ready, an unreachable endpoint) leaves no run directory: an empty one would look like
         a run to resume and to report. It stays when a server log in it says why."""
