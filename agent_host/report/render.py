@@ -82,7 +82,7 @@ def _svg(fig: Any, salt: str) -> Markup:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
-        FigureCanvasSVG(fig).print_svg(buf)
+        FigureCanvasSVG(fig).print_svg(buf)   # type: ignore[no-untyped-call]  # matplotlib leaves it unannotated
     text = buf.getvalue()
     return Markup(text[text.index("<svg"):])
 

@@ -103,11 +103,11 @@ def _share(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def trivial_line(summaries: list[dict], trivial: dict | None) -> str | None:
+def trivial_line(summaries: list[dict[str, Any]], trivial: dict[str, Any] | None) -> str | None:
     """Each build's headline success beside what doing nothing would score on these tasks."""
     if not trivial:
         return None
-    def rate(s: dict) -> str:
+    def rate(s: dict[str, Any]) -> str:
         x = s["rates"]["success"]
         ci = f" [{_share(x['low'])}, {_share(x['high'])}]" if x.get("low") is not None else ""
         return f"{s['build']} {_share(x['mean'])}{ci}"
@@ -118,7 +118,7 @@ def trivial_line(summaries: list[dict], trivial: dict | None) -> str | None:
             f"infeasible at once {_share(p['infeasible_at_once']['success'])}.")
 
 
-def _measured_beside(b: str, base: str, by: dict[str, dict], fid: dict) -> list[str]:
+def _measured_beside(b: str, base: str, by: dict[str, dict[str, Any]], fid: dict[str, Any]) -> list[str]:
     """What else the run measured of build `b` against the reference: fidelity (when the probe
     ran) and the speed ratios (when `b` has counted episodes)."""
     lines = []
@@ -133,8 +133,8 @@ def _measured_beside(b: str, base: str, by: dict[str, dict], fid: dict) -> list[
     return lines
 
 
-def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: RunManifest,
-             trivial: dict | None = None) -> list[str]:
+def headline(base: str, summaries: list[dict[str, Any]], comparisons: list[dict[str, Any]], manifest: RunManifest,
+             trivial: dict[str, Any] | None = None) -> list[str]:
     """The report's first lines, in words: each build's success beside the trivial policies',
     which build is the reference, what each paired comparison found (with its interval), and,
     where the run measured them, fidelity and the speed ratios against the reference."""
@@ -149,9 +149,12 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
     if fid and fid.get("reference_deterministic") is False:
         lines.append(f"Warning: the reference {base} did not answer the fidelity prompts the same way twice "
                      "(serving is not deterministic): fidelity counts mean little.")
+    def succ(x: str) -> float | None:
+        mean: float | None = (by.get(x) or {}).get("rates", {}).get("success", {}).get("mean")
+        return mean
+
     for c in comparisons:
         b = c["build"]
-        succ = lambda x: (by.get(x) or {}).get("rates", {}).get("success", {}).get("mean")  # noqa: E731
         if c.get("mean_diff") is None:
             lines.append(f"{b}: no task instance has counted episodes on both builds; no comparison.")
             lines += _measured_beside(b, base, by, fid)   # fidelity was measured all the same

@@ -253,8 +253,8 @@ def sign_flip_test(diffs: Sequence[float], seed: int = MONTE_CARLO_SEED) -> dict
 def mcnemar_exact(base: Sequence[EpisodeRecord], other: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
     """Exact McNemar over episodes that pair one to one (same task instance, repeat, seed);
     None when no episode pairs or a pairing key is not unique."""
-    def keyed(recs: Sequence[EpisodeRecord]) -> dict[tuple, EpisodeRecord] | None:
-        out: dict[tuple, EpisodeRecord] = {}
+    def keyed(recs: Sequence[EpisodeRecord]) -> dict[tuple[str, int, int], EpisodeRecord] | None:
+        out: dict[tuple[str, int, int], EpisodeRecord] = {}
         for r in recs:
             key = (instance_of(r), r.repeat, r.seed)
             if key in out:
