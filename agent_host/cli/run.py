@@ -156,7 +156,8 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
     assert scores is not None, "tasks holds the base instances checked above"
     trivial = scores["policies"]
     out.print("doing nothing scores on these tasks: " + ", ".join(
-        f"{x['name']} {100 * x['success']:.1f}%" for x in trivial.values()) + " success", highlight=False)
+        f"{x['name']} " + ("–" if x["success"] is None else f"{100 * x['success']:.1f}%")
+        for x in trivial.values()) + " success", highlight=False)
     if args.builds:
         from agent_host.config.hosts import find_build
         together, why = _together([find_build(b, args.host_profile) for b in _csv(args.builds)])

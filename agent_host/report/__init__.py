@@ -7,10 +7,11 @@ results dict (key results).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
-def write_reports(run_dir, baseline: str | None = None, out=None, screenshots: bool = True,
+def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None, screenshots: bool = True,
                   target: float = 0.10) -> dict[str, Any]:
     from agent_host.report.render import write_reports as _write
     return _write(run_dir, baseline=baseline, out=out, screenshots=screenshots, target=target)

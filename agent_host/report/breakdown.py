@@ -8,20 +8,26 @@ alone. A task of several kinds is in each of their groups.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence, TypedDict
 
 from agent_host.config.manifest import RunManifest
 from agent_host.config.records import NO_KIND, TASK_KINDS, EpisodeRecord, task_kinds
 from agent_host.report import selection, stats
+from agent_host.report.parts import GroupBuildPart, GroupRowPart
 
 
-def task_facts(manifest: RunManifest) -> dict[str, dict[str, Any]]:
+class TaskFacts(TypedDict):
+    app: str
+    kinds: list[str]
+
+
+def task_facts(manifest: RunManifest) -> dict[str, TaskFacts]:
     """Task instance id -> {"app", "kinds"}, for the tasks the manifest names with an app."""
     return {t.id: {"app": t.app, "kinds": task_kinds(t.tags, t.infeasible)} for t in manifest.tasks if t.app}
 
 
 def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
-              facts: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+              facts: dict[str, TaskFacts]) -> list[GroupRowPart]:
     """Rows {by: kind|app, group, instances, builds: {build: success headline + episodes}}: kinds
     in TASK_KINDS order (then tasks of no kind), apps by name; empty without task facts."""
     if not facts:
@@ -33,12 +39,12 @@ def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
         groups.append(("kind", kind, tasks))
     for app in sorted({f["app"] for f in facts.values()}):
         groups.append(("app", app, {t for t, f in facts.items() if f["app"] == app}))
-    rows = []
+    rows: list[GroupRowPart] = []
     for by, group, tasks in groups:
         recs = [r for r in known if r.task in tasks]
         if not recs:
             continue
-        per_build = {}
+        per_build: dict[str, GroupBuildPart] = {}
         for b in builds:
             summary = stats.build_summary(b, recs)
             per_build[b] = {**summary["rates"]["success"], "episodes": summary["episodes"]}

@@ -17,7 +17,7 @@ them per task instance).
 
 from __future__ import annotations
 
-from typing import Any
+from agent_host.report.parts import BalancedPart, RatePart
 
 # The detector's "goal" is the whole goal, as the judge reads it: the asked-for change is there
 # *and* nothing else in the task's scope changed (StepRecord.goal = asked and clean). So a
@@ -51,14 +51,15 @@ def balanced_limits(sens: tuple[float, float, float], spec: tuple[float, float, 
     return tuple((a + b) / 2 for a, b in zip(sens, spec))   # type: ignore[return-value]
 
 
-def balanced(rates: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def balanced(rates: dict[str, RatePart]) -> BalancedPart | None:
     """The balanced figure from a build's rate summaries (stats.rate_summary), or None when
     either side has no task (a run without verify variants has no sensitivity)."""
     sens, spec = rates.get("sensitivity"), rates.get("specificity")
-    if any(x is None or x.get("mean") is None or x.get("low") is None for x in (sens, spec)):
+    if sens is None or spec is None:
         return None
-    assert sens is not None and spec is not None   # checked just above
-    mean, low, high = balanced_limits((sens["mean"], sens["low"], sens["high"]),
-                                      (spec["mean"], spec["low"], spec["high"]))
+    a, b = (sens["mean"], sens["low"], sens["high"]), (spec["mean"], spec["low"], spec["high"])
+    if a[0] is None or a[1] is None or a[2] is None or b[0] is None or b[1] is None or b[2] is None:
+        return None     # (a rate with a mean has both limits: rows_summary sets the three together)
+    mean, low, high = balanced_limits((a[0], a[1], a[2]), (b[0], b[1], b[2]))
     return {"mean": float(mean), "low": float(low), "high": float(high), "method": METHOD,
             "n_tasks_sensitivity": sens["n_tasks"], "n_tasks_specificity": spec["n_tasks"]}

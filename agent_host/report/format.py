@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -32,7 +31,7 @@ def pval(p: float | None) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def md_cell(x: Any) -> str:
+def md_cell(x: object) -> str:
     """Markdown table cell: escape what would break the table or become HTML."""
     s = "–" if x is None else str(x)
     for a, b in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("\n", " ")):

@@ -31,7 +31,9 @@ the same code.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -103,16 +105,18 @@ def informative_df(rates: np.ndarray) -> np.ndarray:
     rates = np.asarray(rates, float)
     t = rates.shape[-1]
     off = np.minimum((rates > 0).sum(-1), (rates < 1).sum(-1))
-    return np.clip(DF_FACTOR * off, 1.0, t - 1.0)
+    df: np.ndarray = np.clip(DF_FACTOR * off, 1.0, t - 1.0)
+    return df
 
 
 DF_FACTOR = 2.0
-PENALTY = "calibrated"   # the report's; a number is a fixed exponent (1 = Korn-Graubard's)
+Penalty = float | Literal["calibrated"]
+PENALTY: Penalty = "calibrated"   # the report's; a number is a fixed exponent (1 = Korn-Graubard's)
 R_SHRINK = 0.5
 
 
 def korn_graubard(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA,
-                  penalty=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  penalty: Penalty | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(mean, low, high) of the mean success probability over tasks; last axis = tasks (T >= 2).
 
     Wilson limits at n* = n_eff * (z / t_df)^2, kept within [T, n] (the modified-Wilson form
@@ -133,7 +137,7 @@ def korn_graubard(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA,
     rates = np.asarray(rates, float)
     counts = np.asarray(counts, float)
     penalty = PENALTY if penalty is None else penalty
-    if isinstance(penalty, str) and penalty == "calibrated":
+    if isinstance(penalty, str):     # "calibrated", the one name a penalty has
         return _Parts.of(rates, counts, alpha).limits(*calibrated_penalty(rates, counts, alpha))
     return _Parts.of(rates, counts, alpha).limits(penalty)
 
@@ -167,7 +171,7 @@ class _Parts:
     base: np.ndarray              # (z / t_df)^2, the df factor at exponent 1
     tasks: int
     episodes: np.ndarray
-    bounds: tuple                 # all_or_nothing_bounds
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray]     # all_or_nothing_bounds
     alpha: float
 
     @classmethod
@@ -177,11 +181,11 @@ class _Parts:
         return cls(p, n_eff, estimated, base, rates.shape[-1], counts.sum(-1),
                    all_or_nothing_bounds(rates, alpha), alpha)
 
-    def _wilson(self, g) -> tuple[np.ndarray, np.ndarray]:
+    def _wilson(self, g: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return _wilson_at_n_star(self.p, self.n_eff, self.estimated, self.base ** np.asarray(g, float),
                                  self.tasks, self.episodes, self.alpha)
 
-    def limits(self, g_lo, g_hi=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def limits(self, g_lo: float | np.ndarray, g_hi: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(mean, low, high): Wilson at n* with the df factor base ** penalty, held to the
         all-or-nothing bounds; Clopper-Pearson over tasks where every task's episodes agree
         (one repeat included: the data are then exactly binomial over tasks)."""
@@ -217,7 +221,7 @@ CAL_SIMS = 4000
 CAL_SEED = 5
 CAL_Q = 0.1
 CAL_NP = 9
-_TABLES: dict = {}
+_TABLES: dict[tuple[tuple[float, ...], float, int, int, int, int], np.ndarray] = {}
 
 
 def coverage_point(counts: np.ndarray, i: int, j: int, alpha: float = ALPHA, sims: int = CAL_SIMS,
@@ -244,7 +248,8 @@ def coverage_point(counts: np.ndarray, i: int, j: int, alpha: float = ALPHA, sim
     return _TABLES[key]
 
 
-def coverage_table(counts: np.ndarray, alpha: float = ALPHA, points=None) -> np.ndarray:
+def coverage_table(counts: np.ndarray, alpha: float = ALPHA,
+                   points: Iterable[tuple[int, int]] | None = None) -> np.ndarray:
     """(len(CAL_P), len(CAL_RHO), 2, len(CAL_G)) coverage table of `coverage_point`; only the
     (i, j) in points are computed (the others are nan), all when points is None."""
     tab = np.full((len(CAL_P), len(CAL_RHO), 2, len(CAL_G)), np.nan)
@@ -264,7 +269,7 @@ def _grid_position(p: np.ndarray, rho: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return x, y, i0, j0
 
 
-def _corners(p: np.ndarray, rho: np.ndarray) -> set:
+def _corners(p: np.ndarray, rho: np.ndarray) -> set[tuple[int, int]]:
     _, _, i0, j0 = _grid_position(p, rho)
     return {(a + da, b + db) for a, b in set(zip(i0.ravel().tolist(), j0.ravel().tolist()))
             for da in (0, 1) for db in (0, 1)}
@@ -293,7 +298,8 @@ def icc_upper(rates: np.ndarray, counts: np.ndarray, q: float | None = None) -> 
     s2 = rates.var(-1, ddof=1) * df / sst.chi2.ppf(q, df)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (s2 / (p * (1 - p)) - h) / (1 - h)
-    return np.clip(np.nan_to_num(r, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+    rho: np.ndarray = np.clip(np.nan_to_num(r, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+    return rho
 
 
 def calibrated_penalty(rates: np.ndarray, counts: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
@@ -340,7 +346,7 @@ def calibrated_penalty(rates: np.ndarray, counts: np.ndarray, alpha: float = ALP
 
 
 def mover_difference(ra: np.ndarray, ca: np.ndarray, rb: np.ndarray, cb: np.ndarray,
-                     alpha: float = ALPHA, penalty=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                     alpha: float = ALPHA, penalty: Penalty | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(mean difference B - A, low, high) for builds paired by task; last axis = tasks (T >= 2).
 
     The correlation between the two means is the Pearson correlation of the per-task rates (0

@@ -5,15 +5,16 @@ from a run's own spread (`design_needed`, `min_detectable_effect`)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from scipy import stats as sst
 
 from agent_host.report.intervals import ALPHA, POWER
+from agent_host.report.parts import MdePart, NeededPart, PlanPart
 from agent_host.report.selection import InstanceCounts, by_task
 
-def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power: float = POWER) -> dict[str, Any]:
+def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power: float = POWER) -> MdePart:
     """Smallest true mean paired difference a two-sided paired t test over n tasks detects
     with the given power, taking the observed SD of the differences as the truth. Solved
     exactly with the noncentral t distribution."""
@@ -32,7 +33,7 @@ def min_detectable_effect(sd: float | None, n: int, alpha: float = ALPHA, power:
 
     from scipy.optimize import brentq
     approx = float((crit + sst.t.ppf(power, df)) * sd / math.sqrt(n))
-    cannot = {"value": None, "method": method, "approx": approx,
+    cannot: MdePart = {"value": None, "method": method, "approx": approx,
               "note": "over 100 pp: this design cannot detect any difference in success rate"}
     limit = 1.0          # a difference of success rates cannot exceed 100 pp
     if pw(limit) < power:
@@ -59,7 +60,7 @@ def planned_sd(repeats: float, rate: float = PLAN_RATE, icc: float = PLAN_ICC, t
 
 
 def plan(tasks: int, repeats: int, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
-         tau: float = PLAN_TAU, instances: float = 1.0) -> dict[str, Any]:
+         tau: float = PLAN_TAU, instances: float = 1.0) -> PlanPart:
     """The minimum detectable difference of a planned comparison (tasks x repeats per build;
     `instances`: task instances per task, parameter sets and variants, on average: each
     repeats, so a task's rate rests on instances x repeats episodes)."""
@@ -86,7 +87,7 @@ def fewest(detects: Callable[[int], bool], top: int, start: int = 2) -> int | No
 
 
 def plan_needed(tasks: int, repeats: int, target: float, rate: float = PLAN_RATE, icc: float = PLAN_ICC,
-                tau: float = PLAN_TAU, instances: float = 1.0) -> dict[str, Any]:
+                tau: float = PLAN_TAU, instances: float = 1.0) -> NeededPart:
     """Under the planning assumptions: tasks (at these repeats) and repeats (at these tasks)
     that detect a true difference of `target` with 80% power."""
     def ok(sd: float, n: int) -> bool:
@@ -114,7 +115,7 @@ def paired_noise(ia: dict[str, InstanceCounts], ib: dict[str, InstanceCounts], c
 
 
 def design_needed(ia: dict[str, InstanceCounts], ib: dict[str, InstanceCounts], common: Sequence[str],
-                  sd: float | None, target: float, max_repeats: int = 100, max_tasks: int = 10_000) -> dict[str, Any]:
+                  sd: float | None, target: float, max_repeats: int = 100, max_tasks: int = 10_000) -> NeededPart:
     """What would detect a true difference of `target` at 80% power: tasks at this run's
     repeats (observed SD of differences), and repeats at this run's tasks (the SD split into
     episode noise, which falls with repeats, and the spread of true differences over tasks,
@@ -123,7 +124,7 @@ def design_needed(ia: dict[str, InstanceCounts], ib: dict[str, InstanceCounts], 
     the pairing shares."""
     groups = by_task(ia, common)
     n = len(groups)
-    out: dict[str, Any] = {"target": target, "tasks": None, "repeats": None, "note": None}
+    out: NeededPart = {"target": target, "tasks": None, "repeats": None, "note": None}
     if n < 2 or sd is None or sd <= 0:
         out["note"] = "not estimable: fewer than 2 tasks or no spread in the differences"
         return out

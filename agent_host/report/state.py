@@ -14,11 +14,11 @@ from agent_host.config.records import read_regular
 from agent_host.report.load import Run
 
 
-def _rows(x: Any) -> list[str]:
+def _rows(x: object) -> list[str]:
     return [str(r) for r in x] if isinstance(x, list) else []
 
 
-def _count(x: Any) -> int | None:
+def _count(x: object) -> int | None:
     return x if isinstance(x, int) and not isinstance(x, bool) else None
 
 
@@ -48,7 +48,7 @@ def state_diff(detail: dict[str, Any]) -> list[dict[str, Any]] | None:
 START_STATE_ROWS = 200              # rows shown per kind of the state after setup; the rest counted
 
 
-def _row_text(row: Any) -> str:
+def _row_text(row: object) -> str:
     """A row of a state snapshot as one line: a reader's row is {field: value}, shown as the
     diff's rows are ("title=Team offsite, dtstart=..."); a string as it is."""
     if isinstance(row, dict):
@@ -56,7 +56,7 @@ def _row_text(row: Any) -> str:
     return str(row)
 
 
-def _scope_text(scope: Any) -> str | None:
+def _scope_text(scope: object) -> str | None:
     if not isinstance(scope, dict):
         return None
     kinds = ", ".join(str(k) for k in scope.get("kinds") or [])

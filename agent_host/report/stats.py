@@ -15,13 +15,15 @@ speed.py; intervals: intervals.py.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 from scipy import stats as sst
 
 from agent_host.config.records import EpisodeRecord
 from agent_host.report import detector, intervals
+from agent_host.report.parts import (BuildSummaryPart, ComparisonPart, ExhaustedEpisodePart, ExhaustedPart,
+                                     InstanceRowPart, McNemarPart, PassKPart, RatePart, SignFlipPart, TInterval)
 from agent_host.report.power import design_needed, min_detectable_effect
 from agent_host.report.selection import (BAR_LABELS, HEADLINE_VARIANT, InstanceCounts, by_task, instance_counts,
                                          instance_of, is_success, select_latest)
@@ -52,7 +54,7 @@ def wilson_limits(k: int, n: int, confidence: float = 1 - ALPHA) -> tuple[float,
 
 
 def t_interval(values: Sequence[float], confidence: float = 1 - ALPHA,
-               bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+               bounds: tuple[float, float] | None = None) -> TInterval:
     """Mean with a t-distribution interval over the values (tasks)."""
     x = np.asarray(values, dtype=float)
     n = len(x)
@@ -110,7 +112,7 @@ def task_counts(instances: Sequence[InstanceCounts], name: str) -> tuple[list[tu
     return [pooled[t] for t in sorted(pooled)], used
 
 
-def rate_summary(instances: Sequence[InstanceCounts], name: str) -> dict[str, Any]:
+def rate_summary(instances: Sequence[InstanceCounts], name: str) -> RatePart:
     """Headline of a rate: mean over tasks of each task's rate (its instances pooled), with a
     Korn-Graubard interval over tasks (intervals.py); pooled counts beside it. With a single
     task, the Wilson interval of that task's episodes (method says which)."""
@@ -118,37 +120,39 @@ def rate_summary(instances: Sequence[InstanceCounts], name: str) -> dict[str, An
     return rows_summary(rows, used)
 
 
-def rows_summary(rows: Sequence[tuple[int, int]], instances: int | None = None) -> dict[str, Any]:
+def rows_summary(rows: Sequence[tuple[int, int]], instances: int | None = None) -> RatePart:
     """A rate from per-task (numerator, denominator) rows: the mean over tasks with its
     Korn-Graubard interval (Wilson for a single task), pooled counts beside it."""
     rows = [r for r in rows if r[1] > 0]
-    instances = len(rows) if instances is None else instances
     k = sum(a for a, _ in rows)
     n = sum(b for _, b in rows)
-    out: dict[str, Any] = {"mean": None, "low": None, "high": None, "n_tasks": len(rows),
-                           "n_instances": instances, "k": k, "n": n}
+    mean: float | None = None
+    low: float | None = None
+    high: float | None = None
     if len(rows) >= 2:
         rates = np.array([a / b for a, b in rows])
         counts = np.array([b for _, b in rows], dtype=float)
-        mean, lo, hi = intervals.korn_graubard(rates, counts)
-        out.update(mean=float(mean), low=float(lo), high=float(hi), method=intervals.METHOD)
+        m, lo, hi = intervals.korn_graubard(rates, counts)
+        mean, low, high, method = float(m), float(lo), float(hi), intervals.METHOD
     elif rows:
         w = wilson_limits(k, n)
         assert w is not None   # one task with counted episodes: n > 0
-        out.update(mean=k / n, low=w[0], high=w[1], method="wilson (one task)")
+        mean, low, high, method = k / n, w[0], w[1], "wilson (one task)"
     else:
-        out["method"] = "undefined (no task qualifies)"
-    return out
+        method = "undefined (no task qualifies)"
+    # replay.json writes this dict as it is: its keys keep this order
+    return {"mean": mean, "low": low, "high": high, "n_tasks": len(rows),
+            "n_instances": len(rows) if instances is None else instances, "k": k, "n": n, "method": method}
 
 
-def pass_hat_k(instances: Sequence[InstanceCounts], k: int) -> dict[str, Any]:
+def pass_hat_k(instances: Sequence[InstanceCounts], k: int) -> PassKPart:
     """pass^k: per task, do all of the first k repeats (by repeat index) succeed; mean over
     tasks that have at least k counted repeats."""
     vals = [float(all(ok for _, ok in c.by_repeat[:k])) for c in instances if len(c.by_repeat) >= k]
     return {"k": k, "value": float(np.mean(vals)) if vals else None, "n_tasks": len(vals)}
 
 
-def pass_at_k(instances: Sequence[InstanceCounts], k: int) -> dict[str, Any]:
+def pass_at_k(instances: Sequence[InstanceCounts], k: int) -> PassKPart:
     """pass@k, unbiased estimator per task 1 - C(n-c, k)/C(n, k), mean over tasks with n >= k."""
     vals = []
     for c in instances:
@@ -159,7 +163,7 @@ def pass_at_k(instances: Sequence[InstanceCounts], k: int) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- build summary
 
-def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | None = None) -> dict[str, Any]:
+def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | None = None) -> BuildSummaryPart:
     """Everything the report says about one build's episodes (all attempts of this build).
     pass^k and pass@k are given for k = 1..max_k (default: this build's most repeats)."""
     sel = select_latest(r for r in records if r.build == build)
@@ -192,9 +196,9 @@ def build_summary(build: str, records: Sequence[EpisodeRecord], max_k: int | Non
     }
 
 
-def exhausted_summary(recs: Sequence[EpisodeRecord]) -> dict[str, Any]:
+def exhausted_summary(recs: Sequence[EpisodeRecord]) -> ExhaustedPart:
     """Episodes a harness budget ended: how many, of which kind, at which step and size."""
-    rows: list[dict[str, Any]] = []
+    rows: list[ExhaustedEpisodePart] = []
     for r in recs:
         e = r.exhausted
         rows.append({"episode_id": r.episode_id, "instance": instance_of(r), "kind": e.kind if e else "context",
@@ -206,7 +210,7 @@ def exhausted_summary(recs: Sequence[EpisodeRecord]) -> dict[str, Any]:
     return {"episodes": len(rows), "kinds": kinds, "list": rows}
 
 
-def instance_row(c: InstanceCounts) -> dict[str, Any]:
+def instance_row(c: InstanceCounts) -> InstanceRowPart:
     w = wilson_limits(c.successes, c.n)
     return {"task": c.task, "variant": c.variant, "infeasible": c.infeasible, "k": c.successes,
             "n": c.n, "rate": c.rate, "low": w[0] if w else None, "high": w[1] if w else None,
@@ -215,7 +219,7 @@ def instance_row(c: InstanceCounts) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- comparisons
 
-def sign_flip_test(diffs: Sequence[float], seed: int = MONTE_CARLO_SEED) -> dict[str, Any]:
+def sign_flip_test(diffs: Sequence[float], seed: int = MONTE_CARLO_SEED) -> SignFlipPart:
     """Two-sided paired permutation test: under H0 each task's difference is as likely to have
     the opposite sign. Statistic |mean|. Zero differences are dropped (they do not change
     |mean| under any flip, so the p value is unchanged). Exact enumeration of all 2^m sign
@@ -250,11 +254,11 @@ def sign_flip_test(diffs: Sequence[float], seed: int = MONTE_CARLO_SEED) -> dict
             "patterns": MONTE_CARLO_DRAWS}
 
 
-def mcnemar_exact(base: Sequence[EpisodeRecord], other: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
+def mcnemar_exact(base: Sequence[EpisodeRecord], other: Sequence[EpisodeRecord]) -> McNemarPart | None:
     """Exact McNemar over episodes that pair one to one (same task instance, repeat, seed);
     None when no episode pairs or a pairing key is not unique."""
-    def keyed(recs: Sequence[EpisodeRecord]) -> dict[tuple, EpisodeRecord] | None:
-        out: dict[tuple, EpisodeRecord] = {}
+    def keyed(recs: Sequence[EpisodeRecord]) -> dict[tuple[str, int, int], EpisodeRecord] | None:
+        out: dict[tuple[str, int, int], EpisodeRecord] = {}
         for r in recs:
             key = (instance_of(r), r.repeat, r.seed)
             if key in out:
@@ -281,7 +285,7 @@ def mcnemar_exact(base: Sequence[EpisodeRecord], other: Sequence[EpisodeRecord])
 
 
 def compare(baseline: str, build: str, records: Sequence[EpisodeRecord],
-            target: float = 0.10) -> dict[str, Any]:
+            target: float = 0.10) -> ComparisonPart:
     """Build vs baseline in success over the tasks both have counted episodes for, base variants
     only (as the headline), each task's instances pooled (the instances both builds have), so the
     paired unit is the task (cluster_of).

@@ -250,11 +250,11 @@ def speed_table(results: Results) -> Table:
     return Table.of(cols, results.builds)
 
 
-def _or(x: Any, blank: str = "–") -> str:
+def _or(x: object, blank: str = "–") -> str:
     return blank if x is None or x == "" else str(x)
 
 
-def _phone_name(ph: Any) -> str:
+def _phone_name(ph: object) -> str:
     return str(ph.get("serial") or ph.get("id") or ph) if isinstance(ph, dict) else str(ph)
 
 

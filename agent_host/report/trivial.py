@@ -11,18 +11,18 @@ from, so the two cannot drift apart.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from agent_host.config.manifest import RunManifest
 from agent_host.config.records import EpisodeRecord
 from agent_host.config.outcome import label
 from agent_host.report import stats
+from agent_host.report.parts import InstanceFacts, TrivialPart
 
 POLICIES = {"complete_at_once": "complete at once", "infeasible_at_once": "infeasible at once"}
-FIGURES = ("success", "sensitivity", "specificity")
 
 
-def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
+def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> list[InstanceFacts]:
     """The run's task instances ({task, task_id, variant, infeasible}) that have a record (of
     any build or outcome): an instance no phone served, or not reached yet, is in no build's
     rates either. Their facts come from the manifest's task list, else (a run made before the
@@ -30,7 +30,7 @@ def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> li
     # Manifests before schema 3 of the report lack task_id; the records carry it.
     task_ids = {r.task: r.task_id for r in records if r.task_id}
     ran = {(r.task, r.variant) for r in records}
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], InstanceFacts] = {}
     for t in manifest.tasks:
         if t.variant in ("base", "verify") and (t.id, t.variant) in ran:
             out[(t.id, t.variant)] = {"task": t.id, "task_id": t.task_id or task_ids.get(t.id),
@@ -42,7 +42,7 @@ def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> li
     return [out[k] for k in sorted(out)]
 
 
-def _episode(policy: str, inst: dict[str, Any]) -> EpisodeRecord:
+def _episode(policy: str, inst: InstanceFacts) -> EpisodeRecord:
     goal = inst["variant"] == "verify"            # a verify variant's setup makes the goal true
     at_once = policy == "complete_at_once"
     j = label([goal, goal], infeasible_task=inst["infeasible"], complete_step=1 if at_once else None,
@@ -53,23 +53,24 @@ def _episode(policy: str, inst: dict[str, Any]) -> EpisodeRecord:
         **j.as_dict())
 
 
-def trivial_baselines(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
+def trivial_baselines(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> TrivialPart | None:
     """Per trivial policy: its success (the headline), sensitivity, specificity and balanced
     figure on this run's task instances (means only: a deterministic policy on fixed tasks has
     no sampling error). None without instances."""
     return trivial_scores(run_instances(manifest, records))
 
 
-def trivial_scores(instances: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def trivial_scores(instances: Sequence[InstanceFacts]) -> TrivialPart | None:
     """trivial_baselines for task instances given as {task, task_id, variant, infeasible}
     (also what `run --plan` prints before anything runs)."""
     if not instances:
         return None
-    out: dict[str, Any] = {"instances": len(instances), "policies": {}}
+    out: TrivialPart = {"instances": len(instances), "policies": {}}
     for policy, name in POLICIES.items():
         summary = stats.build_summary(policy, [_episode(policy, i) for i in instances], max_k=1)
-        figures = {f: summary["rates"][f]["mean"] for f in FIGURES}
-        bal = summary["balanced"]
-        out["policies"][policy] = {"name": name, **figures, "balanced": bal["mean"] if bal else None,
-                                   "n_tasks": summary["rates"]["success"]["n_tasks"]}
+        rates, bal = summary["rates"], summary["balanced"]
+        out["policies"][policy] = {"name": name, "success": rates["success"]["mean"],
+                                   "sensitivity": rates["sensitivity"]["mean"],
+                                   "specificity": rates["specificity"]["mean"],
+                                   "balanced": bal["mean"] if bal else None, "n_tasks": rates["success"]["n_tasks"]}
     return out
