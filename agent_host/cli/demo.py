@@ -229,6 +229,7 @@ def _play(args, builds, tasks, out: Path, extra: dict, failures: list[str], cons
     from agent_host.cli.steps import run_progress
     from agent_host.config.phones import load_phone_profile
     from agent_host.errors import UserError
+    from agent_host.cli.run import DEFAULT_VARY
     from agent_host.runs.run import start_run
     from virtual_phone import adb_server
     from virtual_phone.phone import VirtualPhone
@@ -249,7 +250,7 @@ def _play(args, builds, tasks, out: Path, extra: dict, failures: list[str], cons
             return start_run(builds=builds, tasks=tasks, repeats=args.repeats, seed=0,
                              phones=[p.serial for p in phones], profile=load_phone_profile("virtual"),
                              out=out, startup_timeout=args.startup_timeout, hook=live.hook,
-                             extra_manifest=extra, served=served)
+                             extra_manifest=extra, served=served, vary=(DEFAULT_VARY,))
     except UserError as exc:
         from agent_host.config.manifest import MANIFEST
         if not (out / MANIFEST).is_file():

@@ -207,7 +207,7 @@ def _check_adb_servers(phones: list[str]) -> None:
                             f"(stop it, or set ANDROID_ADB_SERVER_PORT to another port)")
 
 
-DEFAULT_VARY = "none"   # light once the virtual phone takes `cmd vphone`
+DEFAULT_VARY = "light"
 
 
 def vary_conditions(args: argparse.Namespace) -> tuple[str, ...]:

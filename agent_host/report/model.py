@@ -259,6 +259,48 @@ class Trivial(_M):
     policies: dict[str, TrivialPolicy]
 
 
+class RobustnessRow(_M):
+    """One build under one varied condition, paired with its unvaried episodes."""
+    build: str
+    condition: str
+    plain: float | None = None       # success without variations, over the common instances
+    varied: float | None = None      # success with them
+    diff: float | None = None        # varied - plain (the robustness gap; negative: variations cost)
+    low: float | None = None
+    high: float | None = None
+    n_tasks: int = 0
+    n_instances: int = 0
+    method: str = ""
+
+
+class KindRow(_M):
+    """What one kind of variation did to one build's paired base episodes."""
+    build: str
+    kind: str
+    pairs: int
+    caused: int                      # success unvaried, not with this kind
+    fixed: int                       # the reverse
+    instances: list[str] = Field(default_factory=list)   # where it caused a failure
+
+
+class BlindReplay(_M):
+    """A blind replay of recorded calls (runs/blind_replay.py): its success on base instances."""
+    episodes: int
+    success: int
+    rate: float
+    vary: str = ""
+
+
+class Robustness(_M):
+    """report/robustness.py: success with and without variations, per kind, blind replay."""
+    conditions: list[str]
+    primary: str
+    rows: list[RobustnessRow] = Field(default_factory=list)
+    kinds: list[KindRow] = Field(default_factory=list)
+    blind: BlindReplay | None = None
+    note: str = ""
+
+
 class Results(_M):
     schema_: str = Field(alias="schema")
     power: Power | None = None
@@ -272,6 +314,7 @@ class Results(_M):
     breakdown: list[GroupRow] = Field(default_factory=list)
     sequential: dict[str, Any] | None = None    # report/sequential.section: how a sequential run ended
     trivial: Trivial | None = None          # schema 3
+    robustness: Robustness | None = None    # a run of several --vary conditions, or with a blind replay
     max_repeats: int
     totals: dict[str, int]
     statistics: dict[str, Any]

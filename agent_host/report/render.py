@@ -36,7 +36,8 @@ from agent_host.report.results import analyse, csv_rows
 from agent_host.report.breakdown import task_facts
 from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
                                       pass_k_table, per_task_table, provenance_table, replay_gaps_table, replay_table,
-                                      sequential_table, speed_table, task_files_table, trivial_table)
+                                      sequential_table, speed_table, task_files_table, trivial_table,
+                                      robustness_table, variation_kinds_table)
 from agent_host.config.replay_log import ROLES
 from agent_host.report.replay import load_summaries, viewer_lines, with_replay
 from agent_host.report.state import start_state, state_diff
@@ -410,7 +411,8 @@ def _tables(results: Results) -> dict[str, Any]:
             "outcomes": outcomes_table(results, selection.BAR_LABELS), "pass_k": pass_k_table(results),
             "per_task": per_task_table(results), "speed": speed_table(results),
             "provenance": provenance_table(results), "config": config_table(results),
-            "task_files": task_files_table(results), "sequential": sequential_table(results)}
+            "task_files": task_files_table(results), "sequential": sequential_table(results),
+            "robustness": robustness_table(results), "variation_kinds": variation_kinds_table(results)}
 
 
 def render_markdown(results: Results, replays: list[dict[str, Any]] | None = None) -> str:

@@ -17,6 +17,7 @@ from agent_host.report.breakdown import breakdown, task_facts
 from agent_host.report.load import Run
 from agent_host.report.model import Results, finite
 from agent_host.report.parts import BuildSummaryPart, ComparisonPart, PowerPart, SpeedPart, TaskRowPart, TrivialPart
+from agent_host.report import robustness
 from agent_host.report.trivial import trivial_baselines
 
 SCHEMA = "agent-host.report/5"     # 5: the `collateral` outcome (builds[].outcomes and .rates); 4: a task
@@ -189,8 +190,9 @@ def headline(base: str, summaries: list[BuildSummaryPart], comparisons: list[Com
 def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> Results:
     """Every number of a run's report, as the typed model results.json holds: each part is
     validated as it is made (NaN and infinities as None), so a field of the wrong type is a bug
-    here, never a results.json that its readers cannot load."""
-    records = run.records
+    here, never a results.json that its readers cannot load. The numbers are of the run's first
+    variation condition; the others only pair with it in the robustness section."""
+    records = robustness.of_condition(run.records, robustness.primary(run.manifest))
     builds = run.builds()
     base = choose_baseline(run, baseline)
     max_k = max((stats.build_summary(b, records)["repeats_max"] for b in builds), default=0)
@@ -208,6 +210,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> Resu
         baseline=base,
         headline=headline(base, summaries, comparisons, run.manifest, trivial),
         trivial=finite(trivial),
+        robustness=robustness.section(run.manifest, run.records, builds, run.dir),
         builds=finite(summaries),
         per_task=finite(_per_task(summaries)),
         comparisons=finite(comparisons),

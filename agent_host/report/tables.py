@@ -365,3 +365,32 @@ def replay_gaps_table(gaps: list[dict[str, Any]]) -> Table:
             Column("gap", lambda g: Cell(num(g["gap"], 3))),
             Column("action", lambda g: Cell(str(g.get("match", "")), cls=""))]
     return Table.of(cols, gaps)
+
+
+def robustness_table(results: Results) -> Table:
+    """Per build and varied condition: success without and with variations, and the gap."""
+    rob = results.robustness
+    cols = [
+        Column("build", lambda r: Cell(r.build, cls="")),
+        Column("condition", lambda r: Cell(r.condition, cls="")),
+        Column("unvaried", lambda r: Cell(pct(r.plain)), "success"),
+        Column("varied", lambda r: Cell(pct(r.varied)), "success"),
+        Column("gap", lambda r: Cell(signed_pp(r.diff), cls=_sign(r.diff)), "varied - unvaried"),
+        Column("95% CI", lambda r: Cell(interval(r.low, r.high), title=r.method)),
+        Column("tasks", lambda r: Cell(f"{r.n_tasks}", f"({r.n_instances} instances)")),
+    ]
+    return Table.of(cols, rob.rows if rob else [])
+
+
+def variation_kinds_table(results: Results) -> Table:
+    """Per build and single kind of variation: the paired episodes it broke and mended."""
+    rob = results.robustness
+    cols = [
+        Column("build", lambda k: Cell(k.build, cls="")),
+        Column("kind", lambda k: Cell(k.kind, cls="")),
+        Column("pairs", lambda k: Cell(str(k.pairs)), "base episodes"),
+        Column("failures caused", lambda k: Cell(str(k.caused), ", ".join(k.instances[:5]),
+                                                 cls="n bad" if k.caused else "n"), "success unvaried only"),
+        Column("mended", lambda k: Cell(str(k.fixed)), "success varied only"),
+    ]
+    return Table.of(cols, rob.kinds if rob else [])
