@@ -1,0 +1,85 @@
+"""Phones that differ, end to end through `agent-host run` and `agent-host baseline blind-replay`
+(issue 34): a run of two scripted builds over `--vary none,full`, one of them only following
+recorded indices, shows the robustness section in report.md and report.html, and the
+index-follower loses success there while the reference solutions do not; a blind replay in the
+run is reported beside the trivial policies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_host.cli import main
+from agent_host.config.manifest import load_manifest
+from agent_host.runs import blind_replay as br
+
+TASKS = "wifi-on,bluetooth-on,dark-theme-on,alarm-set"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _hosts(tmp: Path, recorded: Path | None = None) -> Path:
+    (tmp / "oracle.yaml").write_text(f"suite: [{ROOT / 'tasks'}]\n")
+    builds = [f"  - {{id: oracle, weight_path: scripted, server: policy, script: {tmp / 'oracle.yaml'}, role: reference}}"]
+    if recorded is not None:
+        builds.append(f"  - {{id: indices, weight_path: scripted, server: policy, script: {recorded}}}")
+    hosts = tmp / "hosts.yaml"
+    hosts.write_text("id: scripted\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n" + "\n".join(builds) + "\n")
+    return hosts
+
+
+def _results(run: Path) -> dict:
+    return json.loads((run / "results.json").read_text())
+
+
+@pytest.mark.slow
+def test_an_index_follower_loses_success_on_varied_phones_and_the_report_says_so(virtual_phone, tmp_path, capsys):
+    serial = virtual_phone.serial
+    ref = tmp_path / "ref"
+    assert main(["run", "--builds", "oracle", "--host-profile", str(_hosts(tmp_path)), "--tasks", TASKS,
+                 "--phones", serial, "--vary", "none", "--out", str(ref), "--quiet"]) == 0
+    recording = br.record(ref, load_manifest(ref / "manifest.json"), None)
+    assert not recording.missing and len(recording.calls) == 6      # every instance's solution succeeded
+    br.write_policy(tmp_path / "rec", recording)
+    two = tmp_path / "two"
+    hosts = _hosts(tmp_path, tmp_path / "rec" / br.POLICY)
+    assert main(["run", "--builds", "oracle,indices", "--host-profile", str(hosts), "--tasks", TASKS,
+                 "--phones", serial, "--vary", "none,full", "--out", str(two), "--quiet"]) == 0
+    rob = _results(two)["robustness"]
+    rows = {r["build"]: r for r in rob["rows"]}
+    assert rob["conditions"] == ["none", "full"] and rob["primary"] == "none"
+    assert rows["oracle"]["plain"] == rows["oracle"]["varied"] == 1.0     # solutions read the screen
+    assert rows["indices"]["plain"] == 1.0 > rows["indices"]["varied"]   # recorded indices do not
+    assert rows["indices"]["diff"] < 0
+    for page in ("report.md", "report.html"):
+        text = (two / page).read_text()
+        assert "Robustness: phones that differ" in text and "indices" in text
+    # the headline is the first condition's alone: the index follower is perfect there
+    assert {b["build"]: b["rates"]["success"]["mean"] for b in _results(two)["builds"]}["indices"] == 1.0
+
+    capsys.readouterr()
+    assert main(["baseline", "blind-replay", str(ref), "--phones", serial, "--vary", "full", "--quiet",
+                 "--json"]) == 0
+    blind = json.loads(capsys.readouterr().out)
+    assert blind["replayed"] == 6 and blind["success"] < 6
+    assert main(["report", str(ref)]) == 0
+    assert _results(ref)["robustness"]["blind"]["episodes"] == 6
+    assert "Blind replay of recorded calls" in (ref / "report.md").read_text()
+    # played again, it resumes: nothing new is run
+    capsys.readouterr()
+    assert main(["baseline", "blind-replay", str(ref), "--phones", serial, "--quiet", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["replayed"] == 6
+
+
+def test_blind_replay_refuses_a_directory_that_is_no_run(tmp_path, capsys):
+    assert main(["baseline", "blind-replay", str(tmp_path)]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+
+
+def test_vary_flag_errors_are_one_line(tmp_path, capsys):
+    for bad, says in (("loud", "--vary 'loud'"), ("none,none", "given twice"), ("dark+", "--vary 'dark+'")):
+        assert main(["run", "--builds", "x", "--vary", bad, "--phones", "p", "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and says in err[0], err
+    assert not (tmp_path / "r").exists()
