@@ -4,7 +4,8 @@ Screens are built in the phone's own coordinates (the 1080x2400 screen at its ph
 and input is hit-tested there. The dump, the screenshot and the uiautomator2 lookups see the
 windows as these functions make them:
 
-- font scale (`settings put system font_scale F`): every node that carries text is F times as
+- font scale (`settings put system font_scale F`): every text view or button (a view whose
+  width wraps its text; a slider or a text field is as wide as its layout says) is F times as
   wide, from its left edge, clipped to its parent's right edge (never cut below its own width);
   the screenshot draws its text F times as large.
 - density (`wm density N`): every window scaled by N/420 about the top-left corner, what falls
@@ -21,13 +22,16 @@ from dataclasses import replace
 from .hierarchy import SCREEN_H, SCREEN_W, Node, Window, clip
 
 PHYSICAL_DENSITY = 420
+# the views whose width follows their text; a SeekBar's text is its value, and its track does
+# not grow with the font
+WRAPS_TEXT = frozenset({"android.widget.TextView", "android.widget.Button", "android.widget.CheckedTextView"})
 
 
 def scale_text(node: Node, f: float, right: int = SCREEN_W) -> Node:
     """`node` with each text-carrying node's width times `f` (see the module docstring)."""
     l, t, r, b = node.bounds
     nr = r
-    if node.text and f != 1.0:
+    if node.text and f != 1.0 and node.cls in WRAPS_TEXT:
         nr = min(l + max(1, round((r - l) * f)), max(right, r))
     kids = [scale_text(c, f, nr) for c in node.children]
     if nr == r and all(k is c for k, c in zip(kids, node.children)):

@@ -130,11 +130,10 @@ def apply(task: TaskInstance, v: Variation) -> TaskInstance:
 
 _NAMES = ("Abel Torres", "Bea Nakamura", "Mara Ortiz", "Zoe Keller", "Hana Sato", "Olu Adebayo",
           "Ines Duarte", "Kofi Mensah", "Yara Haddad", "Tomas Novak")
-_BODIES = ("See you at practice on Thursday", "The package was left at the front desk",
-           "Thanks again for dinner!", "Running 10 minutes late", "Can you send me the photos?",
-           "Happy birthday! Hope it's a great one")
-_EVENTS = ("Book club", "Dentist follow-up", "Team offsite", "Car service", "Piano recital", "Farmers market")
-_FILES = ("notes-2025.txt", "IMG_20250311_101500.jpg", "receipt-0412.txt", "playlist.m3u", "scan-old.png")
+_BODIES = ("The library book is due Friday", "Thanks for lending me the ladder", "Sunny all weekend, finally",
+           "Did you water the ferns?", "The new kettle works great", "Parking is free after six")
+_EVENTS = ("Gutter cleaning", "Pottery workshop", "Chess meetup", "Kayak rental", "Tax advisor call", "Stargazing night")
+_FILES = ("old-notes-2019.txt", "IMG_20190311_101500.jpg", "boarding-2019.txt", "mixtape.m3u", "scan-2019.png")
 # Markor shows its notebook, /sdcard/Documents/Markor: its distractor notes go there
 _FOLDER_INTO = {"/sdcard/Documents": "/sdcard/Documents/Markor"}
 _OLD_MS = 1735689600000        # 2025-01-01: older than any task's own texts and calls

@@ -392,3 +392,19 @@ def test_interruption_counts_uiautomator2_inputs_once_each(u2_device, virtual_ph
     d(text="Don't allow").click()
     assert not d(text="Allow").exists and d.shell("settings list secure").output == before
     assert d.shell("cmd vphone interrupt popup 1").exit_code != 0
+
+
+def test_font_scale_leaves_a_slider_and_a_field_as_wide_as_their_layout():
+    """A SeekBar's text is its value: its track does not shrink with the font (a drag to the
+    end of the shown track must still reach the maximum), nor does an EditText's box."""
+    from virtual_phone.display import scale_text
+    from virtual_phone.hierarchy import Node
+
+    bar = Node("android.widget.SeekBar", (100, 500, 980, 600), text="102.0")
+    field = Node("android.widget.EditText", (100, 700, 980, 800), text="hi")
+    label = Node("android.widget.TextView", (100, 900, 500, 1000), text="Brightness")
+    root = Node("android.widget.FrameLayout", (0, 0, 1080, 2400), children=[bar, field, label])
+    for f in (0.85, 1.3):
+        shown = scale_text(root, f)
+        assert shown.children[0].bounds == bar.bounds and shown.children[1].bounds == field.bounds
+        assert shown.children[2].bounds == (100, 900, 100 + round(400 * f), 1000)
