@@ -8,8 +8,10 @@ windows as these functions make them:
   width wraps its text; a slider or a text field is as wide as its layout says) is F times as
   wide, from its left edge, clipped to its parent's right edge (never cut below its own width);
   the screenshot draws its text F times as large.
-- density (`wm density N`): every window scaled by N/420 about the top-left corner, what falls
-  off the screen clipped as Android reports visible bounds. Input coordinates go back through
+- density (`wm density N`): every window's content laid out N/420 times as tall from the top
+  (layouts are in dp: a smaller display size fits more rows, each still the screen's width); a
+  window that fills the screen still fills it; what falls off the screen (N > 420) clipped as
+  Android reports visible bounds. Input coordinates go back through
   `to_logical` (edge gestures excepted: they stay in screen coordinates).
 
 A tap at a node's new centre lands inside its old bounds (F < 2), so it hits the same node.
@@ -40,9 +42,10 @@ def scale_text(node: Node, f: float, right: int = SCREEN_W) -> Node:
 
 
 def scale_bounds(node: Node, s: float) -> Node:
-    """`node` scaled by `s` about (0, 0)."""
+    """`node` laid out `s` times as tall, from the top: layouts are in dp, so a smaller display
+    size fits more rows, each as wide as the screen still is."""
     l, t, r, b = node.bounds
-    return replace(node, bounds=(round(l * s), round(t * s), round(r * s), round(b * s)),
+    return replace(node, bounds=(l, round(t * s), r, round(b * s)),
                    children=[scale_bounds(c, s) for c in node.children])
 
 
@@ -54,7 +57,10 @@ def shown(windows: list[Window], font_scale: float, density_scale: float) -> lis
     for win in windows:
         root = scale_text(win.root, font_scale) if font_scale != 1.0 else win.root
         if density_scale != 1.0:
+            full = win.root.bounds == (0, 0, SCREEN_W, SCREEN_H)
             root = scale_bounds(root, density_scale)
+            if full:    # a window that fills the screen still does (its content is what moves)
+                root = replace(root, bounds=win.root.bounds)
             if density_scale > 1.0:
                 root = clip(root, (0, 0, SCREEN_W, SCREEN_H)) or replace(root, bounds=(0, 0, 0, 0), children=[])
         out.append(replace(win, root=root))
@@ -65,4 +71,4 @@ def to_logical(x: int, y: int, density_scale: float) -> tuple[int, int]:
     """A point on the screen in the coordinates screens are built in."""
     if density_scale == 1.0:
         return x, y
-    return int((x + 0.5) / density_scale), int((y + 0.5) / density_scale)
+    return x, int((y + 0.5) / density_scale)

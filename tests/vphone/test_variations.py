@@ -126,9 +126,13 @@ def test_density_scales_every_window_and_taps_follow(world: World) -> None:
     sh(w, "wm density 356")
     k = 356 / 420
     after = bounds(w, text="Network & internet")
-    assert all(abs(a - round(b * k)) <= 1 for a, b in zip(after, before)), (before, after)
+    # rows k times as tall from the top, as wide as before (layouts are in dp)
+    want = (before[0], round(before[1] * k), before[2], round(before[3] * k))
+    assert all(abs(a - b) <= 1 for a, b in zip(after, want)), (before, after)
     status_after = bounds(w, resourceId="com.android.systemui:id/clock")
-    assert all(abs(a - round(b * k)) <= 1 for a, b in zip(status_after, status_before))
+    assert status_after[0] == status_before[0] and abs(status_after[3] - round(status_before[3] * k)) <= 1
+    # the app's window still fills the screen
+    assert 'bounds="[0,0][1080,2400]"' in w.dump()
     # The dump says the same, and a tap at the element's new centre hits it.
     l, t, r, b = after
     assert f'text="Network &amp; internet"' in w.dump() and f"[{l},{t}][{r},{b}]" in w.dump()
