@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar, copy_context
+from contextvars import ContextVar, Token, copy_context
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -54,10 +54,10 @@ def elapsed(t0: float) -> float:
 
 
 @contextmanager
-def timed(into: Any, name: str) -> Iterator[float]:
+def timed(into: object, name: str) -> Iterator[float]:
     """Add the seconds the block takes to `into.<name>` (a PhaseTimes field, say), however the
     block ends; the block gets its start time. One helper instead of paired clock reads around
-    each phase. `into` is untyped because this module imports nothing of the project."""
+    each phase. `into` is any object because this module imports nothing of the project."""
     t0 = time.monotonic()
     try:
         yield t0
@@ -65,7 +65,7 @@ def timed(into: Any, name: str) -> Iterator[float]:
         setattr(into, name, getattr(into, name) + elapsed(t0))
 
 
-def enter(seconds: float | None, name: str = "deadline") -> Any:
+def enter(seconds: float | None, name: str = "deadline") -> Token[tuple[float, str] | None]:
     """Start a deadline `seconds` from now (an enclosing, earlier one still wins); hand the
     token to `leave()`. `deadline()` is the block form."""
     if seconds is None or math.isinf(seconds):
@@ -75,7 +75,7 @@ def enter(seconds: float | None, name: str = "deadline") -> Any:
     return _DEADLINE.set((end, name) if outer is None or end < outer[0] else outer)
 
 
-def leave(token: Any) -> None:
+def leave(token: Token[tuple[float, str] | None]) -> None:
     _DEADLINE.reset(token)
 
 

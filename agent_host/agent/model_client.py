@@ -20,6 +20,7 @@ from agent_host.config.requests import body_sha256, calls_schema, request_body, 
 from agent_host.serving.endpoint import Endpoint, task_header
 
 if TYPE_CHECKING:   # annotations only: openai is imported when a client is made
+    import httpx
     import openai
     from openai.types.chat import ChatCompletion, ChatCompletionMessageParam, ChatCompletionToolUnionParam
 
@@ -207,7 +208,7 @@ class BodyTooLarge(Exception):
     """A response body past MAX_BODY_BYTES (openai wraps it in APIConnectionError)."""
 
 
-def read_bounded(response: Any) -> None:
+def read_bounded(response: httpx.Response) -> None:
     """An httpx response hook: read the body, decompressed, refusing it past MAX_BODY_BYTES.
 
     Read chunk by chunk (httpx inflates each chunk as it comes), so a compressed bomb is

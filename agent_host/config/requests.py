@@ -34,7 +34,7 @@ REQUESTS = "requests.json"
 VERSION = 1
 
 
-def calls_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
+def calls_schema(tools: list[Json]) -> Json:
     """The `response_format` that makes a reply exactly one call of one of `tools`:
     {"name": ..., "arguments": {...}}, the arguments held to the tool's own parameters."""
     one_of = [{"type": "object", "additionalProperties": False, "required": ["name", "arguments"],
@@ -44,7 +44,7 @@ def calls_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": "tool_call", "schema": {"anyOf": one_of}}}
 
 
-def call_from_json(content: Any) -> list[dict[str, Any]]:
+def call_from_json(content: JsonValue) -> list[Json]:
     """The tool call a reply asked through `calls_schema` holds; [] when it holds none (then
     the agent's usual "no tool call" applies)."""
     try:
@@ -57,7 +57,7 @@ def call_from_json(content: Any) -> list[dict[str, Any]]:
              "function": {"name": obj["name"], "arguments": json.dumps(obj["arguments"], ensure_ascii=False)}}]
 
 
-def with_json_call(message: dict[str, Any]) -> dict[str, Any]:
+def with_json_call(message: Json) -> Json:
     """`message` with the call its content holds (asked through `calls_schema`) as its
     `tool_calls`, when it has none and its content is one; else `message` as it is."""
     if message.get("tool_calls"):
@@ -66,8 +66,7 @@ def with_json_call(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": None, "tool_calls": calls} if calls else message
 
 
-def request_body(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-                 options: dict[str, Any]) -> dict[str, Any]:
+def request_body(model: str, messages: list[Json], tools: list[Json] | None, options: Json) -> Json:
     """The JSON body of one chat request (what the openai client posts, headers aside)."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if tools is not None:
@@ -76,7 +75,7 @@ def request_body(model: str, messages: list[dict[str, Any]], tools: list[dict[st
     return body
 
 
-def body_sha256(body: dict[str, Any]) -> str:
+def body_sha256(body: Json) -> str:
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -99,11 +98,11 @@ class RequestLog(BaseModel):
     messages: list[dict[str, Any]]
     requests: list[SentRequest] = Field(default_factory=list)
 
-    def body(self, i: int) -> dict[str, Any]:
+    def body(self, i: int) -> Json:
         r = self.requests[i]
         return request_body(self.model, self.messages[: r.end], self.tools, r.options)
 
-    def reply(self, i: int) -> dict[str, Any]:
+    def reply(self, i: int) -> Json:
         """The assistant message that answered request i."""
         return self.messages[self.requests[i].end]
 

@@ -26,6 +26,7 @@ class Text(Strict):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, coerce_numbers_to_str=True)
 
 
+# Any: the union is built from the table at run time; no static type names it
 def one_key_union(kinds: dict[str, type[BaseModel]], what: str,
                   bare: tuple[str, ...] = ()) -> tuple[Any, dict[str, list[str]] | None]:
     """A union of one-key mappings (`{shell: ...}`, `{setting: {...}}`), told apart by the key.

@@ -395,6 +395,7 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
     return out
 
 
+# Any: steps, check and solution as pydantic dumps them, for validating again
 def _instance_parts(task: Task, params: dict[str, ParamValue]) -> tuple[dict[str, Any], list[tuple[Loc, str]]]:
     """Steps, check and solution with `params` substituted and validated again; and the
     errors, each with its field path (a parameter may make a value invalid, e.g. a regex).

@@ -273,6 +273,7 @@ class Judge:
         return judge_diff(changes, self.expected), changes
 
 
+# Any: the check's detail, free-form JSON the viewer reads
 def _diff_detail(changes: dict[str, state.KindDiff], expected: dict[str, tuple[int, int]]) -> dict[str, Any]:
     """What changed in scope, for the viewer: per kind that changed, the rows added and removed
     (clipped), and the expected counts."""

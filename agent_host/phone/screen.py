@@ -76,6 +76,7 @@ class Element:
     def actionable(self) -> bool:
         return bool(self.affordances)
 
+    # Any: asdict's JSON form of the element, read by the viewer and tests
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["bounds"] = list(self.bounds)
@@ -101,6 +102,7 @@ class Screen:
     main_window: int = 0
     size_estimated: bool = False  # no full-screen window: width/height are a best guess
 
+    # Any: the screen's JSON form, free-form for the viewer and tests
     def to_dict(self) -> dict[str, Any]:
         return {
             "package": self.package,

@@ -116,6 +116,7 @@ TIERS: dict[str, Tier] = {
 }
 
 
+# Any: a selector's value is whatever its tier compares (str, bool, ...)
 def _given(selector: Mapping[str, Any]) -> list[tuple[Tier, Any]]:
     unknown = set(selector) - set(TIERS)
     if unknown:
@@ -126,6 +127,7 @@ def _given(selector: Mapping[str, Any]) -> list[tuple[Tier, Any]]:
     return checks
 
 
+# Any: each tier's wanted value, of the type that tier compares
 def _tiers(e: Element, checks: list[tuple[Tier, Any]]) -> list[int] | None:
     out = []
     for tier, want in checks:
@@ -136,6 +138,7 @@ def _tiers(e: Element, checks: list[tuple[Tier, Any]]) -> list[int] | None:
     return out
 
 
+# Any: selector values as the task YAML gives them (str, bool, ...)
 def find(elements: Iterable[Element], **selector: Any) -> Element | None:
     """The element matching every given attribute, best first: a better match wins (exact
     primary text, then an exact secondary text or hint, then equal after normalisation, then
@@ -152,6 +155,7 @@ def find(elements: Iterable[Element], **selector: Any) -> Element | None:
     return best
 
 
+# Any: selector values as the task YAML gives them (str, bool, ...)
 def matches(elements: Iterable[Element], selector: Mapping[str, Any]) -> bool:
     """Does any element match every given attribute?"""
     checks = _given(selector)

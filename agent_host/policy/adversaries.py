@@ -318,6 +318,7 @@ class Adversary:
         for c in cmds or []:
             self.phone.shell(self.profile.command(c) if self.profile is not None else c)
 
+    # Any: OpenAI chat JSON (messages, body, the reply), its shape fixed by the API
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any] | None = None,
                task: str | None = None) -> dict[str, Any]:
         with self._lock:

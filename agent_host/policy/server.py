@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from agent_host.serving.endpoint import TASK_HEADER, Endpoint, task_from_header
 
 
+# Any: OpenAI chat messages, free-form JSON
 def _serialize(messages: list[dict[str, Any]]) -> str:
     return json.dumps(messages, ensure_ascii=False, sort_keys=True)
 
@@ -41,6 +42,7 @@ class Policy(Protocol):
     """What a PolicyServer serves: the assistant message for a request's messages and body
     (OpenAI chat JSON, whose shape the API fixes), `task` the request's TASK_HEADER."""
 
+    # Any: OpenAI chat JSON (messages, body, the reply), its shape fixed by the API
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any],
                task: str | None = None) -> dict[str, Any]: ...
 
@@ -120,6 +122,7 @@ class PolicyServer:
 
     # -- answering --
 
+    # Any: an OpenAI chat request and completion, free-form JSON
     def complete(self, body: dict[str, Any], task: str | None = None) -> dict[str, Any]:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
@@ -191,6 +194,7 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    # Any: any JSON payload the handler answers with
     def _send(self, code: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         self.send_response(code)

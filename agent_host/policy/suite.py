@@ -51,6 +51,7 @@ RECOGNISE = [{"task_complete": {"reason": "the goal already holds"}}]
 _GOAL = re.compile(r"^Goal: (.*)$", re.M)
 
 
+# Any: OpenAI chat messages, free-form JSON
 def goal_of(messages: list[dict[str, Any]]) -> str | None:
     for m in messages:
         if m.get("role") == "user":
@@ -71,6 +72,7 @@ def flaw_for(seed: object, goal: str, flaws: dict[str, float]) -> str | None:
     return None
 
 
+# Any: script actions and data as the policy YAML holds them
 def flawed(solution: list[dict[str, Any]], flaw: str | None, verify: bool = False) -> dict[str, Any]:
     """The script data a flaw turns a reference solution into (on a verify variant, when
     `verify`)."""
@@ -100,6 +102,7 @@ class SuitePolicy:
     by_instance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # instance id -> solution
     _scripts: dict[tuple[str, str | None, bool], PolicyScript] = field(default_factory=dict)
 
+    # Any: a solution's actions as the policy YAML holds them
     def script_for(self, name: str, solution: list[dict[str, Any]], flaw: str | None,
                    verify: bool = False) -> PolicyScript:
         key = (name, flaw, verify)
@@ -109,6 +112,7 @@ class SuitePolicy:
                                                         source=f"{self.source}: {name} ({what})")
         return self._scripts[key]
 
+    # Any: OpenAI chat JSON (messages, body, the reply), its shape fixed by the API
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any],
                task: str | None = None) -> dict[str, Any]:
         goal = goal_of(messages)
@@ -125,7 +129,7 @@ class SuitePolicy:
         return play(script, messages)
 
     @classmethod
-    def recorded(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:
+    def recorded(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:   # Any: the policy file's data as YAML/JSON gives it, checked here
         """A blind replay: each instance's recorded calls, played as sent (`recorded:`)."""
         rec = data["recorded"]
         if set(data) - {"recorded"} or not isinstance(rec, dict) or not all(
@@ -136,7 +140,7 @@ class SuitePolicy:
         return cls(solutions={}, source=source, by_instance=by_instance)
 
     @classmethod
-    def from_data(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:
+    def from_data(cls, data: dict[str, Any], *, source: str) -> SuitePolicy:   # Any: the policy file's data as YAML/JSON gives it, checked here
         if "recorded" in data:
             return cls.recorded(data, source=source)
         unknown = set(data) - {"suite", "flaws"}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 
+# Any: render.write_reports' summary, whose type lives in report/render.py
 def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None, screenshots: bool = True,
                   target: float = 0.10) -> dict[str, Any]:
     from agent_host.report.render import write_reports as _write

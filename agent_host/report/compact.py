@@ -20,6 +20,7 @@ class Compact:
     __slots__ = ()
     _fields: tuple[str, ...] = ()
 
+    # Any: pydantic's model_dump keywords (ignored) and its JSON-like result
     def model_dump(self, mode: str | None = None, **_: Any) -> dict[str, Any]:
         return {n: _dump(getattr(self, n)) for n in self._fields}
 
@@ -32,6 +33,7 @@ class Compact:
     __hash__ = None  # type: ignore[assignment]
 
 
+# Any: any value a model dump holds (a model, a list, a dict, a scalar)
 def _dump(v: Any) -> Any:
     if isinstance(v, Compact):
         return v.model_dump()
@@ -55,6 +57,7 @@ def _class_for(model: type[BaseModel]) -> type[Compact]:
 _PLAIN = frozenset({int, float, bool, type(None)})
 
 
+# Any: any value loaded from records; the same shape comes back, compacted
 def compact(obj: Any) -> Any:
     """`obj` with every pydantic model in it made a slotted Compact, short strings interned."""
     t = type(obj)

@@ -28,6 +28,7 @@ from agent_host.report.stats import rows_summary
 TOP_GAPS = 10
 
 
+# Any: a rate as replay.json holds it (JSON)
 def rate_text(rate: dict[str, Any] | None) -> str:
     """`25% [1, 84] (1/4)`: mean over tasks, its 95% interval, pooled counts; `- (0/0)` when no step qualifies."""
     if not rate or rate.get("mean") is None:
@@ -36,6 +37,7 @@ def rate_text(rate: dict[str, Any] | None) -> str:
             f"({rate['k']}/{rate['n']})")
 
 
+# Any: replay.jsonl lines, JSON read by name
 def _rate(lines: Iterable[dict[str, Any]], hit: Callable[[dict[str, Any]], object]) -> RatePart:
     per_task: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for line in lines:
@@ -49,6 +51,7 @@ def _mean(xs: list[float]) -> float | None:
     return statistics.fmean(xs) if xs else None
 
 
+# Any: replay.jsonl lines and the rows made of them, JSON
 def first_divergences(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per episode, the first replayed request whose action differs (None: it never does)."""
     by_ep: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -64,6 +67,7 @@ def first_divergences(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+# Any: replay.jsonl lines and replay.json's summary, JSON
 def summarise_candidate(lines: list[dict[str, Any]], ref_scores: dict[tuple[str, int], float]) -> dict[str, Any]:
     ok = [x for x in lines if "error" not in x]
     by_role = {role: [x for x in ok if x["role"] == role] for role in ROLES}
@@ -99,6 +103,7 @@ def summarise_candidate(lines: list[dict[str, Any]], ref_scores: dict[tuple[str,
     }
 
 
+# Any: replay.jsonl lines and replay.json's summary, JSON
 def summarise(lines: list[dict[str, Any]], reference: str) -> dict[str, Any]:
     """replay.json: per candidate (in the order they were replayed) its summary."""
     ref_scores = {(x["episode_id"], x["index"]): x["logprob"] for x in lines
@@ -113,6 +118,7 @@ def summarise(lines: list[dict[str, Any]], reference: str) -> dict[str, Any]:
                            for p in passes}}
 
 
+# Any: replay.json as written, JSON
 def write_summary(replay_dir: Path) -> dict[str, Any]:
     from agent_host.config.records import write_json_atomic
 
@@ -131,6 +137,7 @@ def replay_dirs(run: Run) -> list[Path]:
     return [d for d in sorted(root.iterdir()) if run.inside(d) is not None and d.is_dir()]
 
 
+# Any: replay.json files as read, JSON
 def load_summaries(run: Run) -> list[dict[str, Any]]:
     """Every replay of a run (one per reference), as written to replay.json."""
     out = []
@@ -146,6 +153,7 @@ def load_summaries(run: Run) -> list[dict[str, Any]]:
     return out
 
 
+# Any: replay.jsonl lines handed to the viewer as they are, JSON
 def viewer_lines(run: Run, warnings: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """For the trajectory viewer: per reference episode and step, each candidate's answer."""
     out: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -170,6 +178,7 @@ def viewer_lines(run: Run, warnings: list[str]) -> dict[str, dict[str, list[dict
     return {k: dict(v) for k, v in out.items()}
 
 
+# Any: replay.json summaries, JSON
 def headline_lines(replays: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     """(candidate, reference) -> the report's first-lines sentence on what the replay found."""
     out = {}
@@ -189,6 +198,7 @@ def headline_lines(replays: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
     return out
 
 
+# Any: replay.json summaries, JSON
 def with_replay(headline: list[str], replays: list[dict[str, Any]]) -> list[str]:
     """The headline with each replay sentence after its build's episode comparison (else at the end)."""
     lines = list(headline)

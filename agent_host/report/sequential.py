@@ -209,6 +209,7 @@ class Decision:
     why: str = ""
     allocation: dict[str, int] = field(default_factory=dict)   # next round's extra repeats per task
 
+    # Any: asdict's JSON form of the decision
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -247,11 +248,13 @@ def evaluate(states: Sequence[TaskState], schedule: Schedule, detect: float | No
 Judge = Callable[[Sequence[EpisodeRecord], dict[str, int], bool], dict[str, Any]]
 
 
+# Any: the manifest's `sequential` block, JSON
 def judge_for(state: dict[str, Any]) -> Judge:
     """The decision function a sequential run's driver calls (runs/sequential.py), from the
     manifest's `sequential` block: (records, repeats per task, budget_left) -> decision dict."""
     schedule = Schedule(**state["schedule"])
 
+    # Any: the decision as JSON (Decision.as_dict)
     def judge(records: Sequence[EpisodeRecord], repeats: dict[str, int], budget_left: bool) -> dict[str, Any]:
         states = task_states(records, state["baseline"], state["build"], repeats)
         return evaluate(states, schedule, state.get("detect"), budget_left).as_dict()
@@ -259,6 +262,7 @@ def judge_for(state: dict[str, Any]) -> Judge:
     return judge
 
 
+# Any: the manifest's `sequential` block, JSON
 def configure(baseline: str, build: str, tasks: int, first: int, budget_repeats: float,
               detect: float | None, duration_s: float | None) -> dict[str, Any]:
     """The manifest's `sequential` block: everything a resume needs to decide the same way."""
@@ -298,6 +302,7 @@ def needed(lo: float, hi: float, detect: float | None) -> str:
 POWER = intervals.POWER
 
 
+# Any: the report's JSON figures (numbers, None, notes)
 def fixed_design(states: Sequence[TaskState], target: float, alpha: float = ALPHA,
                  power: float = POWER) -> dict[str, Any]:
     """The fixed design (every task the same repeats, one analysis at 1 - alpha) that detects
@@ -330,6 +335,7 @@ def fixed_design(states: Sequence[TaskState], target: float, alpha: float = ALPH
     return {"repeats": reps, "episodes": int(2 * reps * m.sum()), "target": target, "note": None}
 
 
+# Any: the report's JSON section (numbers, lists, notes)
 def section(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> dict[str, Any] | None:
     """What the report says of a sequential run: how it ended, the episodes it used against the
     fixed design's at the same power, and where the repeats went; None for a fixed run."""

@@ -22,6 +22,7 @@ def _count(x: object) -> int | None:
     return x if isinstance(x, int) and not isinstance(x, bool) else None
 
 
+# Any: a check's detail and the viewer's rows, JSON
 def state_diff(detail: dict[str, Any]) -> list[dict[str, Any]] | None:
     """A step's change to the task's scope since setup (check_detail's "state", present when the
     scope changed other than expected), per kind: the rows added and removed, and how many of
@@ -64,6 +65,7 @@ def _scope_text(scope: object) -> str | None:
     return kinds + (f" (folders {folders})" if folders else "") or None
 
 
+# Any: start_state.json as read, JSON
 def start_state(run: Run, folder: Path | None) -> dict[str, Any] | None:
     """The episode's scope after setup (start_state.json: {"scope": {kinds, folders}, "state":
     {KIND: [ROW, ...]}}, or the bare {KIND: [ROW, ...]}), for reading a step's diff against: the

@@ -24,6 +24,7 @@ def _ci(lo: float | None, hi: float | None) -> str:
     return "–" if lo is None or hi is None else f"[{100 * lo:+.0f}, {100 * hi:+.0f}]"
 
 
+# Any: results.json's JSON form, read as well as the model
 def summary_tables(results: Results | dict[str, Any]) -> list[Table]:
     """The builds and the comparisons; `results` is the model or its JSON form."""
     r = results if isinstance(results, Results) else Results.model_validate(results)
@@ -60,6 +61,7 @@ def summary_tables(results: Results | dict[str, Any]) -> list[Table]:
     return out
 
 
+# Any: results.json's JSON form, read as well as the model
 def power_line(results: Results | dict[str, Any]) -> str | None:
     """What this run's design detects in a comparison (80% power), and what 10 pp (or the
     chosen difference) would need: one line for the terminal."""

@@ -75,6 +75,7 @@ def role_of(goal_before: bool, ref_name: str | None) -> str:
     return "completion" if ref_name == "task_complete" else "after_goal"
 
 
+# Any: a tool call's arguments, JSON the model wrote
 def action_key(name: str | None, args: dict[str, Any] | None) -> tuple[str | None, str | None]:
     """(tool, canonical arguments) with the final tools' free-text reason left out."""
     if args is None:
@@ -83,6 +84,7 @@ def action_key(name: str | None, args: dict[str, Any] | None) -> tuple[str | Non
     return name, json.dumps(kept, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+# Any: tool calls' arguments, JSON the model wrote
 def match_of(ref: tuple[str | None, dict[str, Any] | None], cand: tuple[str | None, dict[str, Any] | None]) -> str:
     if action_key(*ref) == action_key(*cand):
         return "same_action"
@@ -137,6 +139,7 @@ def plan_items(run_dir: Path, episodes: Sequence[tuple[EpisodeRecord, RequestLog
 
 # ---------------------------------------------------------------------------- one request
 
+# Any: an OpenAI chat request and completion, free-form JSON
 def _post(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str], timeout: float) -> dict[str, Any]:
     url = endpoint.base_url.rstrip("/") + "/chat/completions"
     r = httpx.post(url, json=body, headers={"Authorization": f"Bearer {endpoint.api_key or 'none'}", **headers},
@@ -147,6 +150,7 @@ def _post(endpoint: Endpoint, body: dict[str, Any], headers: dict[str, str], tim
     return resp
 
 
+# Any: an OpenAI chat completion and message, free-form JSON
 def _message(resp: dict[str, Any], calls_as_json: bool = False) -> dict[str, Any]:
     msg = (resp.get("choices") or [{}])[0].get("message") or {}
     out: dict[str, Any] = {"role": "assistant", "content": msg.get("content")}
@@ -177,6 +181,7 @@ def score(endpoint: Endpoint, log: RequestLog, i: int, prompt_tokens: int, timeo
     return total, len(tail)
 
 
+# Any: one replay.jsonl line, JSON
 def ask(endpoint: Endpoint, log: RequestLog, item: Item, *, greedy: bool, logprobs: bool,
         timeout: float = 300.0) -> dict[str, Any]:
     """One replayed request: the candidate's greedy answer (or, for the reference's own

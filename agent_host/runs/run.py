@@ -50,6 +50,7 @@ MAX_EPISODES = 200_000     # a plan this size already takes weeks; more is a typ
 MAX_ATTEMPTS = 20
 
 
+# Any: each phone's identity facts for the manifest, JSON
 def _fingerprints(serials: Sequence[str]) -> list[dict[str, Any]]:
     """Each phone's identity for the manifest; the same device under two serials is refused
     (two workers would drive one phone, and one episode's actions land in another's)."""

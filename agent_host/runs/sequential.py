@@ -196,6 +196,7 @@ def hash_seed(seed: int, index: int) -> int:
     return derive_seed(seed, "order-round", index)
 
 
+# Any: the manifest's `sequential` block, JSON
 def make_driver(judge_factory: Callable[[dict[str, Any]], Judge]) -> Callable[..., tuple[dict[str, BuildProgress], int]]:
     """The driver runs/run.py calls for a sequential run (start and resume alike): its settings
     come from the manifest, so a resume decides exactly as the first process would have."""

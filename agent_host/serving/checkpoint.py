@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_host.serving.quantize import QuantFacts
 
 HASHED = ("config.json", "*.safetensors", "*.gguf")
 
@@ -24,7 +28,14 @@ def content_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def checkpoint_facts(build: Build) -> dict:
+class CheckpointFacts(TypedDict, total=False):
+    path: str
+    sha256: str
+    quantization: QuantFacts | None   # None: not made by agent-host's quantizer
+    note: str                         # why there is no hash
+
+
+def checkpoint_facts(build: Build) -> CheckpointFacts:
     """{path, sha256, quantization} for a build agent-host serves from local files; {note}
     when there is nothing local (remote or scripted builds) or it is not made yet."""
     from agent_host.serving import models

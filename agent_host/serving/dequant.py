@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PretrainedConfig, PreTrainedTokenizerBase
 
 # compressed-tensors' per-module parameters, beside the dequantized `weight`
 QUANT_PARAMS = ("weight_scale", "weight_shape", "weight_zero_point", "weight_g_idx",
                 "weight_global_scale", "input_scale", "input_zero_point")
 
 
-def save_dense(config, state: dict, out: Path, what: str, tok=None) -> int:
+def save_dense(config: PretrainedConfig, state: dict[str, torch.Tensor], out: Path, what: str,
+               tok: PreTrainedTokenizerBase | None = None) -> int:
     """A plain fp32 model of `config` holding `state` (what a quantized loader dequantized),
     saved to `out` (its parameter count returned): transformers keeps a quantizer attached to what it loaded and will not save
     through it, so the weights are copied into a fresh model first."""
@@ -33,10 +39,12 @@ def save_dense(config, state: dict, out: Path, what: str, tok=None) -> int:
     model.save_pretrained(out, safe_serialization=True)
     if tok is not None:
         tok.save_pretrained(out)
-    return sum(p.numel() for p in model.parameters())
+    parameters: int = sum(p.numel() for p in model.parameters())
+    return parameters
 
 
-def dequantize(src: Path, out: Path) -> dict:
+def dequantize(src: Path, out: Path) -> str:
+    """`src` dequantized into `out`; what `out` is made from (its model marker's `source`)."""
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -53,4 +61,4 @@ def dequantize(src: Path, out: Path) -> dict:
     save_dense(config, state, out, f"{src} dequantized", AutoTokenizer.from_pretrained(src))
     if (src / "generation_config.json").is_file():
         shutil.copy(src / "generation_config.json", out / "generation_config.json")
-    return {"source": f"{src.name} dequantized to fp32 (the GPTQ weights exactly; not a 4-bit kernel)"}
+    return f"{src.name} dequantized to fp32 (the GPTQ weights exactly; not a 4-bit kernel)"

@@ -25,9 +25,10 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import httpx
 from pydantic import Field
@@ -35,9 +36,12 @@ from pydantic import Field
 from agent_host.config.builds import Build
 from agent_host.config.strict import Closed
 from agent_host.config.loading import load_model
-from agent_host.config.requests import calls_schema, with_json_call
+from agent_host.config.requests import Json, JsonValue, calls_schema, with_json_call
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
+
+if TYPE_CHECKING:
+    from agent_host.serving.server import ManagedServer
 
 DEFAULT_PROMPTS = Path(__file__).parent / "data" / "fidelity_prompts.yaml"
 UNIT_TOKENS = "tokens"
@@ -68,7 +72,7 @@ def load_prompts(path: Path | str | None = None) -> PromptSet:
     return ps
 
 
-def messages(ps: PromptSet, p: Prompt) -> list[dict]:
+def messages(ps: PromptSet, p: Prompt) -> list[Json]:
     done = "\n".join(f"- {h}" for h in p.history) if p.history else "(none yet)"
     user = (f"Goal: {p.goal}\n\nActions so far:\n{done}\n\nCurrent screen:\n{p.screen}\n\n"
             "What is the next action?")
@@ -77,15 +81,16 @@ def messages(ps: PromptSet, p: Prompt) -> list[dict]:
 
 # ---------------------------------------------------------------------------- answers
 
-def canonical_arguments(arguments: Any) -> str:
+def canonical_arguments(arguments: JsonValue) -> str:
     """Arguments as canonical JSON (sorted keys, no spaces), so `{"a":1, "b":2}` and
     `{"b": 2, "a": 1}` compare equal. A string that is not JSON is kept verbatim (a
     malformed call differs from every well-formed one)."""
     if isinstance(arguments, str):
+        text = arguments
         try:
-            arguments = json.loads(arguments)
+            arguments = json.loads(text)
         except ValueError:
-            return arguments
+            return text
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -95,8 +100,8 @@ class Answer:
     calls: tuple[tuple[str, str], ...] = ()     # (name, canonical JSON of the arguments)
 
     @classmethod
-    def from_message(cls, message: dict) -> Answer:
-        calls = []
+    def from_message(cls, message: Json) -> Answer:
+        calls: list[tuple[str, str]] = []
         for c in message.get("tool_calls") or []:
             fn = c.get("function") or {}
             calls.append((str(fn.get("name", "")), canonical_arguments(fn.get("arguments", ""))))
@@ -117,7 +122,7 @@ def whitespace_tokens(text: str) -> list[str]:
     return re.findall(r"\s*\S+|\s+$", text)
 
 
-def first_divergence(a: list, b: list) -> int | None:
+def first_divergence(a: Sequence[object], b: Sequence[object]) -> int | None:
     """Index of the first differing token; None when the sequences are equal. A sequence that
     is a strict prefix of the other diverges at its end."""
     for i, (x, y) in enumerate(zip(a, b)):
@@ -166,7 +171,7 @@ class BuildResult:
         pos = [r.divergence for r in self.results if r.divergence is not None]
         return statistics.median(pos) if pos else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"build": self.build, "weight_path": self.weight_path, "unit": self.unit,
                 "exact": self.exact, "calls_exact": self.calls_exact, "total": self.total,
                 "median_divergence": self.median_divergence,
@@ -179,8 +184,9 @@ def _as_answer(a: Answer | str) -> Answer:
 
 
 def compare(build: str, weight_path: str, prompt_ids: list[str], ref_answers: Sequence[Answer | str],
-            answers: Sequence[Answer | str], *, ref_tokens: list[list] | None = None,
-            tokens: list[list] | None = None, finish: list[str | None] | None = None) -> BuildResult:
+            answers: Sequence[Answer | str], *, ref_tokens: Sequence[Sequence[object]] | None = None,
+            tokens: Sequence[Sequence[object]] | None = None,
+            finish: list[str | None] | None = None) -> BuildResult:
     """Compare one build's answers with the reference's (a plain string is an answer with
     that content and no calls). Exact means calls and content both identical; positions use
     `tokens`/`ref_tokens` (of the serialized answers) when both are given, else whitespace
@@ -217,12 +223,12 @@ def _root(ep: Endpoint) -> str:
     return u[:-3] if u.endswith("/v1") else u
 
 
-def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
-             tools: list[dict] | None = None, tool_choice: str | None = None,
+def complete(ep: Endpoint, msgs: list[Json], *, max_tokens: int, seed: int,
+             tools: list[Json] | None = None, tool_choice: str | None = None,
              timeout: float = 600.0) -> tuple[Answer, str | None]:
     """One greedy chat completion: (answer, finish_reason). With `tools`, one call at a time
     (parallel_tool_calls false), as the agent asks."""
-    body: dict[str, Any] = {"model": ep.model, "messages": msgs, "max_tokens": max_tokens,
+    body: Json = {"model": ep.model, "messages": msgs, "max_tokens": max_tokens,
                             "temperature": 0.0, "top_p": 1.0, "seed": seed, "n": 1}
     if tools:
         body.update(tools=tools, parallel_tool_calls=False)
@@ -251,7 +257,7 @@ def complete(ep: Endpoint, msgs: list[dict], *, max_tokens: int, seed: int,
 def tokenizer(ep: Endpoint, *, timeout: float = 60.0) -> Callable[[str], list[int]] | None:
     """A function text -> token ids using the server's /tokenize, or None if it has none."""
     url = _root(ep) + "/tokenize"
-    forms = [
+    forms: list[Callable[[str], Json]] = [
         lambda t: {"model": ep.model, "prompt": t, "add_special_tokens": False},  # vLLM
         lambda t: {"content": t, "add_special": False},                            # llama.cpp
     ]
@@ -261,7 +267,7 @@ def tokenizer(ep: Endpoint, *, timeout: float = 60.0) -> Callable[[str], list[in
         except httpx.HTTPError:
             return None
         if r.status_code == 200 and isinstance(r.json().get("tokens"), list):
-            def tok(text: str, form=form) -> list[int]:
+            def tok(text: str, form: Callable[[str], Json] = form) -> list[int]:
                 if not text:
                     return []
                 resp = httpx.post(url, json=form(text), headers=_headers(ep), timeout=timeout)
@@ -290,7 +296,7 @@ class FidelityReport:
     def reference_deterministic(self) -> bool:
         return not self.reference_unstable
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"reference": self.reference, "prompts": self.prompts, "max_tokens": self.max_tokens,
                 "seed": self.seed, "tools": self.tools,
                 "reference_deterministic": self.reference_deterministic,
@@ -307,7 +313,7 @@ def _runnable(build: Build) -> None:
         raise UserError(f"build {build.id} is listed but not runnable: {build.notes.strip()}")
 
 
-def _served(build: Build, *, log_dir: Path, seed: int, startup_timeout: float | None):
+def _served(build: Build, *, log_dir: Path, seed: int, startup_timeout: float | None) -> ManagedServer:
     from agent_host.serving.server import start
 
     _runnable(build)
@@ -316,10 +322,10 @@ def _served(build: Build, *, log_dir: Path, seed: int, startup_timeout: float | 
 
 def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | None = None,
                  max_tokens: int = 128, seed: int = 0, log_dir: Path,
-                 tools: list[dict] | None = None, tool_choice: str | None = None,
+                 tools: list[Json] | None = None, tool_choice: str | None = None,
                  startup_timeout: float | None = None, hook: Hook = lambda s: None,
                  keep_going: bool = True, request_timeout: float = 600.0,
-                 served: Callable[..., Any] | None = None) -> FidelityReport:
+                 served: Callable[..., AbstractContextManager[ManagedServer]] | None = None) -> FidelityReport:
     """Serve the reference, then each build in turn, and compare their greedy answers.
 
     A build that fails to start or answer gets an `error` (with `keep_going`) instead of
@@ -327,7 +333,7 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
     startup_timeout=)`, if given, gives a build's server as a context manager (the demo's keeps
     it up); else each is started here and stopped once asked.
     """
-    def open_server(build: Build):
+    def open_server(build: Build) -> AbstractContextManager[ManagedServer]:
         if served is None:
             return _served(build, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout)
         _runnable(build)
@@ -338,7 +344,8 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
     msgs = [messages(ps, p) for p in ps.prompts]
 
     def collect(ep: Endpoint, label: str) -> tuple[list[Answer], list[str | None]]:
-        answers, finish = [], []
+        answers: list[Answer] = []
+        finish: list[str | None] = []
         for i, m in enumerate(msgs):
             hook(f"{label}: prompt {i + 1}/{len(msgs)}")
             a, f = complete(ep, m, max_tokens=max_tokens, seed=seed, tools=tools, tool_choice=tool_choice,
@@ -352,7 +359,7 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
         ref, _ = collect(srv.endpoint, f"reference {reference.id}")
         again, _ = collect(srv.endpoint, f"reference {reference.id} (again, determinism)")
     unstable = [pid for pid, a, b in zip(ids, ref, again) if a != b]
-    results = []
+    results: list[BuildResult] = []
     for b in builds:
         t0 = time.monotonic()
         try:
@@ -361,7 +368,8 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
                 ep = srv.endpoint
                 answers, finish = collect(ep, b.id)
                 tok = tokenizer(ep)
-                tokens = ref_tokens = None
+                tokens: list[list[int]] | None = None
+                ref_tokens: list[list[int]] | None = None
                 if tok is not None:
                     hook(f"{b.id}: tokenizing")
                     tokens = [tok(a.serialized()) for a in answers]

@@ -70,5 +70,5 @@ class KeptServers:
     def __enter__(self) -> KeptServers:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 
 import httpx
 
@@ -27,10 +28,18 @@ from agent_host.config.server_metrics import (DECODE, E2E, GENERATION, ITL, PREF
                                               decode_speed, mean_ttft, prefix_hit_rate)
 from agent_host.serving.endpoint import Endpoint
 
+# The series names are re-exported for callers (speed.py, tests): metrics.PROMPT, ...
+__all__ = ["DECODE", "E2E", "GENERATION", "ITL", "PREFILL", "PREFIX_HITS", "PREFIX_QUERIES", "PROMPT",
+           "REQUESTS", "TPOT", "TTFT", "ratio", "decode_speed", "mean_ttft", "prefix_hit_rate",
+           "parse", "snapshot", "delta", "summarize"]
+
 _KEEP = ("_total", "_sum", "_count")
 
 
-def _samples_prometheus(text: str):
+Sample = tuple[str, dict[str, str], float]   # name, labels, value
+
+
+def _samples_prometheus(text: str) -> Iterator[Sample]:
     from prometheus_client.parser import text_string_to_metric_families
 
     for family in text_string_to_metric_families(text):
@@ -42,7 +51,7 @@ _LINE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)(\{(.*)\})?\s+(\S+)')
 _LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
-def _samples_simple(text: str):
+def _samples_simple(text: str) -> Iterator[Sample]:
     """A small parser for the Prometheus text format (used if prometheus_client is absent)."""
     for line in text.splitlines():
         if not line or line.startswith("#"):
@@ -96,7 +105,7 @@ def delta(before: dict[str, float] | None, after: dict[str, float] | None) -> di
     """
     if before is None or after is None:
         return None
-    out = {}
+    out: dict[str, float] = {}
     for key, value in after.items():
         prev = before.get(key, 0.0)
         out[key] = value - prev if value >= prev else value

@@ -26,15 +26,37 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from agent_host.config.builds import Build
+from agent_host.config.requests import Json
 from agent_host.errors import UserError
 from agent_host.serving.paths import cache_root
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerFast
+
+    from agent_host.serving.quantize import Progress
+
 TEMPLATE = Path(__file__).parent / "templates" / "chatml-tools.jinja"
 MARKER = "agent-host-model.json"
+
+
+class ModelFacts(TypedDict, total=False):
+    """What a builder reports of the model it made, then its name, version and time: MARKER."""
+    source: str
+    parameters: int
+    tokenizer_vocab: int
+    quantize_seconds: float
+    name: str
+    version: str
+    build_seconds: float
+
+
+# out directory, progress(done, total, what) or None -> its facts
+Builder = Callable[[Path, "Progress | None"], ModelFacts]
 
 
 def models_dir() -> Path:
@@ -59,7 +81,7 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def _build_smollm2(out: Path, progress=None) -> dict:
+def _build_smollm2(out: Path, progress: Progress | None = None) -> ModelFacts:
     gguf = smollm2_gguf()
     try:
         import torch
@@ -155,7 +177,7 @@ def _byte_chars() -> dict[int, str]:
     return table
 
 
-def _train_tokenizer(out: Path):
+def _train_tokenizer(out: Path) -> PreTrainedTokenizerFast:
     """Byte-level BPE without tokens for control bytes other than newline.
 
     xgrammar's rule for a string with maxLength admits every character but quote, backslash,
@@ -181,7 +203,7 @@ def _train_tokenizer(out: Path):
     return fast
 
 
-def _build_tiny(out: Path, progress=None) -> dict:
+def _build_tiny(out: Path, progress: Progress | None = None) -> ModelFacts:
     try:
         import torch
         from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
@@ -195,8 +217,9 @@ def _build_tiny(out: Path, progress=None) -> dict:
         vocab_size=(vocab + 63) // 64 * 64, hidden_size=64, intermediate_size=128,
         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, head_dim=32,
         max_position_embeddings=4096, rms_norm_eps=1e-5, tie_word_embeddings=True,
-        bos_token_id=tok.convert_tokens_to_ids("<|endoftext|>"), eos_token_id=eos,
-        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),
+        # one token (a str) gives one id: the stub's `int | list[int]` is for a list of tokens
+        bos_token_id=tok.convert_tokens_to_ids("<|endoftext|>"), eos_token_id=eos,  # type: ignore[arg-type]
+        pad_token_id=tok.convert_tokens_to_ids("<|endoftext|>"),  # type: ignore[arg-type]
         # transformers 5 still takes (and saves) torch_dtype; kept so the tiny model stays as it was made
         torch_dtype="float32",  # type: ignore[call-arg]
     )
@@ -218,8 +241,14 @@ def _build_tiny(out: Path, progress=None) -> dict:
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
 CALIBRATION_SCREENS = Path(__file__).parent / "data" / "calibration"   # the dumps it is made from
 BASE_VERSIONS = {"smollm2-135m": "v1", "tiny-random": "v2"}
+class QuantOptions(TypedDict):
+    """The `agent-host quantize` options (quantize.Options) a quantized model is made with."""
+    scheme: str
+    symmetric: bool
+
+
 # name -> (the model it is made from, the `agent-host quantize` options)
-QUANTIZED: dict[str, tuple[str, dict]] = {
+QUANTIZED: dict[str, tuple[str, QuantOptions]] = {
     "smollm2-135m-w4a16": ("smollm2-135m", {"scheme": "w4a16", "symmetric": True}),
     "smollm2-135m-w4a16-asym": ("smollm2-135m", {"scheme": "w4a16", "symmetric": False}),
     "smollm2-135m-w8a8": ("smollm2-135m", {"scheme": "w8a8", "symmetric": True}),
@@ -227,7 +256,7 @@ QUANTIZED: dict[str, tuple[str, dict]] = {
 }
 
 
-def calibration_samples() -> list[dict]:
+def calibration_samples() -> list[Json]:
     """The agent's own first turns (system prompt, tools) on twelve real phones' screens held
     out from every measure, kept as data here because serving sits below the agent; a test
     checks they equal what the agent sends today (cli.quantize.agent_samples)."""
@@ -248,8 +277,8 @@ def _quantized_key(name: str) -> str:
     return "q" + h.hexdigest()[:10]
 
 
-def _quantized_builder(name: str) -> Callable[..., dict]:
-    def build(out: Path, progress=None) -> dict:
+def _quantized_builder(name: str) -> Builder:
+    def build(out: Path, progress: Progress | None = None) -> ModelFacts:
         from agent_host.serving import quantize as q
 
         base, kw = QUANTIZED[name]
@@ -258,7 +287,7 @@ def _quantized_builder(name: str) -> Callable[..., dict]:
         # quantize() makes its own temporary directory and renames it: into `out`'s place
         staged = out / "checkpoint"
         facts = q.quantize(src, staged, opts, calibration_samples(),
-                           **({"progress": progress} if progress else {}))
+                           progress=progress or (lambda done, total, what: None))
         for f in staged.iterdir():
             f.rename(out / f.name)
         staged.rmdir()
@@ -273,11 +302,11 @@ DEQUANTIZED = {"smollm2-135m-w4a16-dequant": "smollm2-135m-w4a16",
                "tiny-random-w4a16-dequant": "tiny-random-w4a16"}
 
 
-def _dequantized_builder(name: str) -> Callable[..., dict]:
-    def build(out: Path, progress=None) -> dict:
+def _dequantized_builder(name: str) -> Builder:
+    def build(out: Path, progress: Progress | None = None) -> ModelFacts:
         from agent_host.serving.dequant import dequantize
 
-        return dequantize(ensure_model(DEQUANTIZED[name], progress), out)
+        return {"source": dequantize(ensure_model(DEQUANTIZED[name], progress), out)}
     return build
 
 
@@ -285,7 +314,7 @@ def _dequantized_builder(name: str) -> Callable[..., dict]:
 
 # name -> (version, builder). Bump the version when a builder's output changes; quantized
 # models are versioned by a hash of their inputs.
-KNOWN: dict[str, tuple[str, Callable[..., dict]]] = {
+KNOWN: dict[str, tuple[str, Builder]] = {
     "smollm2-135m": (BASE_VERSIONS["smollm2-135m"], _build_smollm2),
     "tiny-random": (BASE_VERSIONS["tiny-random"], _build_tiny),
     **{name: (_quantized_key(name), _quantized_builder(name)) for name in QUANTIZED},
@@ -310,7 +339,7 @@ def _quiet_transformers() -> None:
 
 
 @contextlib.contextmanager
-def _no_tqdm():
+def _no_tqdm() -> Iterator[None]:
     """tqdm's bars off while a model is built: the build's progress goes through `progress` (a
     bar on a terminal, plain lines in a log). transformers' GGUF conversion draws a tqdm bar of
     its own that disable_progress_bar does not reach; off a terminal its carriage returns made
@@ -322,7 +351,7 @@ def _no_tqdm():
         return
     init = std.tqdm.__dict__["__init__"]   # a partialmethod (tqdm's TQDM_* environment defaults)
 
-    def quiet(self, *args, **kw):
+    def quiet(self: object, *args: object, **kw: object) -> None:
         kw["disable"] = True
         init.__get__(self, type(self))(*args, **kw)
 
@@ -338,7 +367,7 @@ def is_made(name: str) -> bool:
     return (model_path(name) / MARKER).is_file()
 
 
-def ensure_model(name: str, progress=None) -> Path:
+def ensure_model(name: str, progress: Progress | None = None) -> Path:
     """The directory of model `name`, building it (offline) on first use. `progress(done,
     total, what)` hears about long builds (quantization)."""
     if name not in KNOWN:
@@ -363,7 +392,8 @@ def ensure_model(name: str, progress=None) -> Path:
             t0 = time.monotonic()
             with _no_tqdm():
                 info = KNOWN[name][1](tmp, progress)
-            info.update(name=name, version=KNOWN[name][0], build_seconds=round(time.monotonic() - t0, 1))
+            info.update({"name": name, "version": KNOWN[name][0],
+                         "build_seconds": round(time.monotonic() - t0, 1)})
             (tmp / MARKER).write_text(json.dumps(info, indent=2))
             os.rename(tmp, target)
         except BaseException:

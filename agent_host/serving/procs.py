@@ -87,7 +87,7 @@ _spawner_lock = threading.Lock()
 
 
 def spawn(argv: list[str], *, env: dict[str, str], log_path: Path,
-          death_signal: int = signal.SIGTERM) -> subprocess.Popen:
+          death_signal: int = signal.SIGTERM) -> subprocess.Popen[bytes]:
     """Start `argv` in a new session (its own process group), output appended to `log_path`.
 
     PR_SET_PDEATHSIG fires when the forking *thread* exits, so a call from any thread but the
@@ -103,7 +103,7 @@ def spawn(argv: list[str], *, env: dict[str, str], log_path: Path,
     return _spawner.submit(_spawn, argv, env, log_path, death_signal).result()
 
 
-def _spawn(argv: list[str], env: dict[str, str], log_path: Path, death_signal: int) -> subprocess.Popen:
+def _spawn(argv: list[str], env: dict[str, str], log_path: Path, death_signal: int) -> subprocess.Popen[bytes]:
     from agent_host.config.records import open_own
     log_path.parent.mkdir(parents=True, exist_ok=True)
     # open_own: a FIFO in the log's place would block this open for ever (and a link would
@@ -116,7 +116,7 @@ def _spawn(argv: list[str], env: dict[str, str], log_path: Path, death_signal: i
         )
 
 
-def stop_group(pgid: int, *, grace: float = 10.0, proc: subprocess.Popen | None = None) -> bool:
+def stop_group(pgid: int, *, grace: float = 10.0, proc: subprocess.Popen[bytes] | None = None) -> bool:
     """SIGTERM the group, wait up to `grace` seconds, then SIGKILL what is left.
 
     Returns True if the group had to be killed. Reaps `proc` (our direct child) if given.
@@ -173,7 +173,7 @@ class PidRecord:
         return pidfile_dir() / f"{self.pid}.json"
 
 
-def write_pidfile(proc: subprocess.Popen, *, build_id: str, port: int | None, argv: list[str]) -> PidRecord:
+def write_pidfile(proc: subprocess.Popen[bytes], *, build_id: str, port: int | None, argv: list[str]) -> PidRecord:
     me = os.getpid()
     rec = PidRecord(pid=proc.pid, start_time=proc_start_time(proc.pid), controller_pid=me,
                     controller_start_time=proc_start_time(me), build_id=build_id, port=port, argv=argv)

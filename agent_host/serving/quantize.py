@@ -26,8 +26,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from agent_host.errors import UserError
+
+if TYPE_CHECKING:
+    from agent_host.config.loading import JsonData
+    from agent_host.config.requests import Json
 
 WORKER = Path(__file__).with_name("quantize_worker.py")
 QUANT_FACTS = "agent-host-quantize.json"
@@ -37,6 +42,72 @@ SCHEMES = ("w4a16", "w8a8")
 HEADS = ("keep", "quantize")
 # Decoder architectures whose linear layers are q/k/v/o + gate/up/down (sizes read from config).
 LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+
+
+class ModelConfig(TypedDict, total=False):
+    """The keys of a Hugging Face config.json that quantizing reads (the file has many more)."""
+    architectures: list[str]
+    hidden_size: int
+    num_attention_heads: int
+    head_dim: int | None
+    num_key_value_heads: int | None
+    intermediate_size: int
+    vocab_size: int
+    num_hidden_layers: int
+    tie_word_embeddings: bool
+    quantization_config: JsonData
+
+
+class WorkerRequest(TypedDict):
+    """What `_run_worker` asks quantize_worker.py (as JSON in a file)."""
+    model: str
+    out: str
+    scheme: str
+    group_size: int | None
+    symmetric: bool
+    head: str
+    seed: int
+    max_seq_len: int
+    dtype: str
+    samples: list[Json]          # calibration samples: {"text"} or {"messages", "tools"}
+    linear_layers: int
+
+
+class Calibration(TypedDict):
+    samples: int
+    tokens: int
+    max_seq_len: int
+    sha256: str
+    seed: int
+
+
+class WorkerFacts(TypedDict):
+    """What quantize_worker.py reports it did (its `done` event)."""
+    recipe: str
+    scheme: dict[str, JsonData]   # compressed-tensors' QuantizationScheme, dumped
+    calibration: Calibration
+    versions: dict[str, str]      # distribution -> version ("absent")
+    dtype: str
+    quantize_seconds: float
+
+
+class HeadFacts(TypedDict):
+    quantized: bool
+    untied: bool
+    tied_in_source: bool
+    notes: list[str]
+
+
+class QuantFacts(WorkerFacts):
+    """The worker's facts and the plan's: `agent-host-quantize.json` (QUANT_FACTS)."""
+    source_model: str
+    architecture: str
+    weights: str
+    group_size: int | None
+    group_size_reason: str
+    symmetric: bool
+    head: HeadFacts
+    seconds: float
 
 
 @dataclass
@@ -84,7 +155,7 @@ def quantize_env_missing() -> str | None:
     return None
 
 
-def linear_sizes(config: dict) -> dict[str, tuple[int, int]]:
+def linear_sizes(config: ModelConfig) -> dict[str, tuple[int, int]]:
     """(input, output) size of each kind of linear layer of a Llama-like decoder."""
     h = config["hidden_size"]
     heads = config["num_attention_heads"]
@@ -115,7 +186,7 @@ def plan(model: Path | str, opts: Options) -> Plan:
     if not list(model.glob("*.safetensors")):
         raise UserError(f"{model}: no *.safetensors weights")
     try:
-        config = json.loads(cfg_path.read_text())
+        config: ModelConfig = json.loads(cfg_path.read_text())
     except ValueError as exc:
         raise UserError(f"{cfg_path}: not JSON ({exc})") from None
     if config.get("quantization_config"):
@@ -178,9 +249,9 @@ def check_output(out: Path | str) -> Path:
 Progress = Callable[[int, int, str], None]
 
 
-def quantize(model: Path | str, out: Path | str, opts: Options, samples: list[dict], *,
+def quantize(model: Path | str, out: Path | str, opts: Options, samples: list[Json], *,
              progress: Progress = lambda done, total, what: None,
-             log_path: Path | None = None) -> dict:
+             log_path: Path | None = None) -> QuantFacts:
     """Quantize `model` into `out` (which must not exist); returns the facts written to
     `out/agent-host-quantize.json`. On any failure nothing is left at `out`."""
     p = plan(model, opts)
@@ -190,16 +261,17 @@ def quantize(model: Path | str, out: Path | str, opts: Options, samples: list[di
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     t0 = time.monotonic()
     try:
-        facts = _run_worker(p, tmp, opts, samples, progress, log_path or _beside(tmp, ".log"))
+        worker = _run_worker(p, tmp, opts, samples, progress, log_path or _beside(tmp, ".log"))
         head = opts.head
-        facts.update({
+        facts: QuantFacts = {
+            **worker,
             "source_model": str(p.model), "architecture": p.architecture, "weights": opts.scheme,
             "group_size": p.group_size, "group_size_reason": p.group_reason,
             "symmetric": opts.symmetric if opts.scheme == "w4a16" else True,
             "head": {"quantized": head == "quantize", "untied": head == "quantize" and p.tied,
                      "tied_in_source": p.tied, "notes": p.notes},
             "seconds": round(time.monotonic() - t0, 1),
-        })
+        }
         (tmp / QUANT_FACTS).write_text(json.dumps(facts, indent=2))
         tmp.chmod(0o755)
         os.rename(tmp, out)
@@ -212,11 +284,12 @@ def quantize(model: Path | str, out: Path | str, opts: Options, samples: list[di
             _beside(tmp, ".log").unlink(missing_ok=True)
 
 
-def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[dict], progress: Progress,
-                log_path: Path) -> dict:
-    n_layers = json.loads((p.model / "config.json").read_text())["num_hidden_layers"]
+def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[Json], progress: Progress,
+                log_path: Path) -> WorkerFacts:
+    config: ModelConfig = json.loads((p.model / "config.json").read_text())
+    n_layers = config["num_hidden_layers"]
     per_layer = 7   # q, k, v, o, gate, up, down: the progress total
-    req = {"model": str(p.model), "out": str(tmp), "scheme": opts.scheme, "group_size": p.group_size,
+    req: WorkerRequest = {"model": str(p.model), "out": str(tmp), "scheme": opts.scheme, "group_size": p.group_size,
            "symmetric": opts.symmetric, "head": opts.head, "seed": opts.seed,
            "max_seq_len": opts.max_seq_len, "dtype": opts.dtype, "samples": samples,
            "linear_layers": n_layers * per_layer + (opts.head == "quantize")}
@@ -227,7 +300,8 @@ def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[dict], progress
     # returns, and a failure's message is that log's last line.
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "TRANSFORMERS_VERBOSITY": "error", "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"}
-    facts, error = None, None
+    facts: WorkerFacts | None = None
+    error: str | None = None
     try:
         with open(log_path, "w") as log:
             proc = subprocess.Popen([str(quantize_python()), str(WORKER), str(req_path)],
@@ -263,10 +337,11 @@ def _beside(tmp: Path, suffix: str) -> Path:
     return tmp.parent / (tmp.name + suffix)
 
 
-def quantization_facts(checkpoint: Path | str) -> dict | None:
+def quantization_facts(checkpoint: Path | str) -> QuantFacts | None:
     """The quantization facts of a checkpoint agent-host made, or None."""
     path = Path(checkpoint) / QUANT_FACTS
     try:
-        return json.loads(path.read_text())
+        facts: QuantFacts = json.loads(path.read_text())   # written by `quantize`
+        return facts
     except (OSError, ValueError):
         return None

@@ -18,14 +18,24 @@ import random
 import sys
 import time
 from importlib import metadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # for the type checker only: at run time this environment has no agent_host
+    from compressed_tensors.quantization import QuantizationScheme
+    from llmcompressor.modifiers.gptq import GPTQModifier
+    from loguru import Message
+    from transformers import PreTrainedTokenizerBase
+
+    from agent_host.config.requests import Json
+    from agent_host.serving.quantize import WorkerFacts, WorkerRequest
 
 
-def emit(**kw) -> None:
+def emit(**kw: object) -> None:
     print(json.dumps(kw), flush=True)
 
 
 def _versions() -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for dist in ("llmcompressor", "compressed-tensors", "transformers", "torch"):
         try:
             out[dist] = metadata.version(dist)
@@ -34,7 +44,7 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _render(tok, samples: list[dict]) -> list[str]:
+def _render(tok: PreTrainedTokenizerBase, samples: list[Json]) -> list[str]:
     texts = []
     for s in samples:
         if "text" in s:
@@ -45,7 +55,7 @@ def _render(tok, samples: list[dict]) -> list[str]:
     return texts
 
 
-def _recipe(req: dict, ignore: list[str]):
+def _recipe(req: WorkerRequest, ignore: list[str]) -> tuple[GPTQModifier, QuantizationScheme]:
     from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme
     from llmcompressor.modifiers.gptq import GPTQModifier
 
@@ -68,7 +78,7 @@ def _recipe(req: dict, ignore: list[str]):
 
 
 def main(path: str) -> int:
-    req = json.loads(open(path).read())
+    req: WorkerRequest = json.loads(open(path).read())
     t0 = time.monotonic()
     import torch
     from datasets import Dataset
@@ -82,7 +92,7 @@ def main(path: str) -> int:
     total = req["linear_layers"]
     done = [0]
 
-    def sink(message) -> None:  # llmcompressor logs one line per batch of modules it quantizes
+    def sink(message: Message) -> None:  # llmcompressor logs one line per batch of modules it quantizes
         text = message.record["message"]
         if text.startswith("Quantizing ") and "module(s)" in text:
             done[0] += int(text.split()[1])
@@ -120,7 +130,7 @@ def main(path: str) -> int:
     gen = getattr(model, "generation_config", None)
     if gen is not None:
         gen.save_pretrained(req["out"])
-    facts = {
+    facts: WorkerFacts = {
         "recipe": "llmcompressor GPTQModifier (oneshot)",
         "scheme": scheme.model_dump(mode="json", exclude_none=True),
         "calibration": {"samples": len(texts), "tokens": sum(len(e["input_ids"]) for e in enc),

@@ -12,10 +12,14 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import httpx
 
 from agent_host.serving.endpoint import Endpoint
+
+if TYPE_CHECKING:
+    from agent_host.config.requests import Json
 
 
 class NotReady(Exception):
@@ -53,7 +57,7 @@ def _watched(what: str, timeout: float, fn: Callable[[], httpx.Response]) -> htt
         raise httpx.ReadTimeout(f"{exc} (the server kept the request open)") from None
 
 
-def _json_object(r: httpx.Response, what: str) -> dict:
+def _json_object(r: httpx.Response, what: str) -> Json:
     """The body as a JSON object, else ValueError naming what came back."""
     try:
         body = r.json()

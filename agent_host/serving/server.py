@@ -49,7 +49,8 @@ def new_api_key() -> str:
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]   # (host, port) of an AF_INET socket
+        return port
 
 
 def port_free(port: int) -> bool:
@@ -84,7 +85,7 @@ class ManagedServer:
         self.api_key = new_api_key()
         self._fixed_port = port
         self.port: int | None = port
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.spec: LaunchSpec | None = None
         self._endpoint: Endpoint | None = None
         self._pidrec: procs.PidRecord | None = None
@@ -142,7 +143,7 @@ class ManagedServer:
     def __enter__(self) -> ManagedServer:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     def __repr__(self) -> str:

@@ -8,23 +8,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import httpx
 
 from agent_host.serving import metrics
 from agent_host.serving.endpoint import Endpoint
 
+if TYPE_CHECKING:
+    from agent_host.config.requests import Json
+
+# A build's figures: requests, wall_s, decode_tok_s, mean_ttft_s, prefill_tok_s, prompt_tokens,
+# generation_tokens (None where the server gave no data)
+Figures = dict[str, float | None]
+# llama-server's `timings` of one response: prompt_n, prompt_ms, predicted_n, predicted_ms, ...
+Timings = dict[str, float]
+
 # Prefill is measured on uncached tokens: the shared system prompt would otherwise hit the
 # prefix cache from the second request on (each server kind's no_prefix_cache_args).
 
 
-def measure(ep: Endpoint, prompts: list[list[dict]], *, max_tokens: int = 64,
-            hook: Callable[[str], None] = lambda s: None) -> dict:
+def measure(ep: Endpoint, prompts: list[list[Json]], *, max_tokens: int = 64,
+            hook: Callable[[str], None] = lambda s: None) -> Figures:
     """Send each prompt once; figures from the server's metrics delta (None where missing)."""
     headers = {"Authorization": f"Bearer {ep.api_key}"} if ep.api_key else {}
     before = metrics.snapshot(ep) if ep.metrics_url else None
-    own = {} if ep.metrics_url else {"cache_prompt": False}   # llama-server's prefix cache off
-    timings: list[dict] = []
+    own: dict[str, bool] = {} if ep.metrics_url else {"cache_prompt": False}   # llama-server's prefix cache off
+    timings: list[Timings] = []
     t0 = time.monotonic()
     for i, msgs in enumerate(prompts):
         hook(f"{ep.build_id}: request {i + 1}/{len(prompts)}")
@@ -46,7 +56,7 @@ def measure(ep: Endpoint, prompts: list[list[dict]], *, max_tokens: int = 64,
             "prompt_tokens": prompt_tokens, "generation_tokens": s.get("generation_tokens")}
 
 
-def from_timings(timings: list[dict], wall: float) -> dict:
+def from_timings(timings: list[Timings], wall: float) -> Figures:
     """The figures from llama-server's per-response `timings` (prompt_n/ms, predicted_n/ms)."""
     tot = {k: sum(float(t.get(k) or 0) for t in timings)
            for k in ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")}
@@ -59,11 +69,15 @@ def from_timings(timings: list[dict], wall: float) -> dict:
             "prompt_tokens": int(tot["prompt_n"]) or None, "generation_tokens": int(tot["predicted_n"]) or None}
 
 
-def ratios(rows: dict[str, dict], reference: str,
-           keys: tuple[str, ...] = ("decode_tok_s", "mean_ttft_s", "prefill_tok_s")) -> dict[str, dict]:
+def ratios(rows: dict[str, Figures], reference: str,
+           keys: tuple[str, ...] = ("decode_tok_s", "mean_ttft_s", "prefill_tok_s")) -> dict[str, Figures]:
     """Each build's figure over the reference's, per key (None where either is missing)."""
     ref = rows.get(reference) or {}
-    out = {}
+    out: dict[str, Figures] = {}
     for bid, row in rows.items():
-        out[bid] = {k: (row[k] / ref[k]) if row.get(k) and ref.get(k) else None for k in keys}
+        out[bid] = {k: _over(row.get(k), ref.get(k)) for k in keys}
     return out
+
+
+def _over(value: float | None, ref: float | None) -> float | None:
+    return value / ref if value and ref else None

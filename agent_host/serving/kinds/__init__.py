@@ -9,16 +9,34 @@ and to `config.builds.ServerKind` (a test checks the two agree).
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Protocol
 
 from agent_host.config.builds import Build
 from agent_host.errors import UserError
 from agent_host.serving.kinds import llama_cpp, openai, policy, vllm
+from agent_host.serving.spec import LaunchSpec
 
-KINDS: dict[str, ModuleType] = {m.KIND: m for m in (vllm, llama_cpp, policy, openai)}
+
+class ServerKind(Protocol):
+    """What every kind's module defines (the module itself is the value: mypy checks each
+    against this)."""
+    @property
+    def KIND(self) -> str: ...               # the name builds use (`server:`)
+    @property
+    def MANAGED(self) -> bool: ...           # agent-host starts and stops it
+    @property
+    def LOCAL_MODEL(self) -> bool: ...       # it serves files on this machine
+    @property
+    def KEY_ENV(self) -> tuple[str, ...]: ...   # where its server reads its API key
+
+    def plan(self, build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSpec: ...
 
 
-def kind(build: Build) -> ModuleType:
+_MODULES: tuple[ServerKind, ...] = (vllm, llama_cpp, policy, openai)
+KINDS: dict[str, ServerKind] = {m.KIND: m for m in _MODULES}
+
+
+def kind(build: Build) -> ServerKind:
     try:
         return KINDS[build.server]
     except KeyError:
