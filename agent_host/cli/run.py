@@ -15,6 +15,7 @@ from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError
 
 if TYPE_CHECKING:   # annotations only: the runs layer is imported when a run starts (CLI start time)
+    from rich.console import Console
     from agent_host.runs.run import RunResult
 
 EXAMPLES = """\
@@ -162,7 +163,31 @@ def _plan(args: argparse.Namespace, tasks: list) -> int:
         from agent_host.config.hosts import find_build
         together, why = _together([find_build(b, args.host_profile) for b in _csv(args.builds)])
         out.print(f"order with --interleave / --until-decided: {why}", highlight=False)
+    _plan_variations(args, tasks, out)
     return 0
+
+
+def _plan_variations(args: argparse.Namespace, tasks: list, out: Console) -> None:
+    """Which kinds each --vary condition applies on this phone profile, and what it leaves to
+    the virtual phone (cmd vphone) or out for a task's own reasons."""
+    from collections import Counter
+
+    from agent_host.config.phone_variation import applicable
+    from agent_host.config.phones import load_phone_profile
+    from agent_host.config.variation import VIRTUAL_ONLY, parse_vary
+
+    profile = load_phone_profile(args.phone_profile)
+    for cond in vary_conditions(args):
+        kinds = parse_vary(cond)
+        if not kinds:
+            out.print(f"--vary {cond}: every episode on the phone as its setup leaves it", highlight=False, soft_wrap=True)
+            continue
+        virtual_only = [k for k in kinds if k in VIRTUAL_ONLY and not profile.simulated]
+        taken = Counter(k for t in tasks for k in applicable(t, kinds, profile.simulated))
+        parts = [f"{k} on {taken[k]} of {len(tasks)} instances" for k in kinds if k not in virtual_only]
+        out.print(f"--vary {cond} on phone profile {profile.id}: " + "; ".join(parts)
+                  + (f"; not applied (virtual phone only): {', '.join(virtual_only)}" if virtual_only else ""),
+                  highlight=False, soft_wrap=True)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -83,3 +83,16 @@ def test_vary_flag_errors_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and says in err[0], err
     assert not (tmp_path / "r").exists()
+
+
+def test_the_plan_says_which_variations_a_real_phone_takes(capsys):
+    assert main(["run", "--plan", "--tasks", "wifi-on,dark-theme-on,contact-number-lookup", "--phone-profile",
+                 "pixel-android14", "--vary", "none,full"]) == 0
+    out = capsys.readouterr().out
+    assert "--vary none: every episode on the phone as its setup leaves it" in out
+    full = next(line for line in out.splitlines() if line.startswith("--vary full"))
+    assert "not applied (virtual phone only): launcher, interruption" in full
+    assert "dark on 3 of 4 instances" in full           # dark-theme-on's two instances keep their theme
+    assert "distractors on 2 of 4 instances" in full    # the contact lookups' contacts
+    assert main(["run", "--plan", "--tasks", "wifi-on", "--vary", "full"]) == 0
+    assert "not applied" not in capsys.readouterr().out  # the virtual phone takes every kind
