@@ -163,7 +163,7 @@ def _sms(rng: random.Random, n: int, task: TaskInstance) -> list[str]:
 
 def _calls(rng: random.Random, n: int, task: TaskInstance) -> list[str]:
     return [f"content insert --uri content://call_log/calls --bind number:s:{_number(rng)} "
-            f"--bind type:i:{rng.choice((1, 2))} --bind date:l:{_OLD_MS + i * 3_600_000} --bind duration:i:0"
+            f"--bind type:i:1 --bind date:l:{_OLD_MS + i * 3_600_000} --bind duration:i:0"
             for i in range(n)]
 
 
