@@ -64,7 +64,7 @@ def _requires(episode: PlannedEpisode, apps: dict[str, str] | None = None) -> tu
     return episode.task.needs(apps)
 
 
-def read_phone_facts(serials: Sequence[str], apps: dict[str, str] | None = None) -> dict[str, PhoneFacts]:
+def read_phones_facts(serials: Sequence[str], apps: dict[str, str] | None = None) -> dict[str, PhoneFacts]:
     """Each phone's facts; `apps` (name -> package): the apps the run's tasks open, for the
     manifest's `apps_installed` row (each task's own apps are decided from the package list)."""
     from agent_host.phone.device import Phone
@@ -112,7 +112,7 @@ def servable_tasks(tasks: Sequence[TaskInstance], phones: Sequence[str], say: Ca
     from agent_host.runs.plan import plan
     apps = dict(profile.apps) if profile is not None else None
     with PhoneLocks(phones):
-        sched = schedule(plan(["plan"], tasks, 1, 0), read_phone_facts(phones, apps=needed_apps(tasks, apps)),
+        sched = schedule(plan(["plan"], tasks, 1, 0), read_phones_facts(phones, apps=needed_apps(tasks, apps)),
                          apps=apps)
     for line in sched.lines():
         say(line, highlight=False)

@@ -17,7 +17,7 @@ from agent_host.runs.lock import RunLock
 from agent_host.runs.manifest import build_manifest
 from agent_host.runs.phone_lock import PhoneLocks
 from agent_host.runs.plan import plan
-from agent_host.runs.requirements import read_phone_facts, schedule
+from agent_host.runs.requirements import read_phones_facts, schedule
 from agent_host.runs.store import RunStore
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def _scheduled(planned: list[PlannedEpisode], phones: Sequence[str], profile: Ph
     require, and the apps they open, through the phone profile's packages."""
     from agent_host.config.tasks import needed_apps
     apps = dict(profile.apps) if profile is not None else None
-    sched = schedule(planned, read_phone_facts(phones, apps=needed_apps([p.task for p in planned], apps)),
+    sched = schedule(planned, read_phones_facts(phones, apps=needed_apps([p.task for p in planned], apps)),
                      apps=apps)
     if planned and not sched.planned:
         raise UserError("no phone given can serve any selected task: " + "; ".join(sched.lines()[:5])
