@@ -119,3 +119,9 @@ def label(goals: Sequence[bool], *, complete_step: int | None = None,
     if held_from is not None:
         return judged("undone")
     return judged("nav_fail")
+
+
+def solved(outcome: str, infeasible_task: bool) -> bool:
+    """Whether an episode's label is what the rates count as a success: `success`, or on an
+    infeasible task a claim of infeasibility (the right answer there)."""
+    return outcome == ("infeasible_claimed" if infeasible_task else "success")

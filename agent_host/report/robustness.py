@@ -24,7 +24,7 @@ from agent_host.config.records import EpisodeRecord, iter_episode_log
 from agent_host.config.variation import KINDS
 from agent_host.report import stats
 from agent_host.report.model import BlindReplay, KindRow, Robustness, RobustnessRow, finite
-from agent_host.report.selection import HEADLINE_VARIANT, select_latest
+from agent_host.report.selection import HEADLINE_VARIANT, is_success, select_latest
 
 BLIND = Path("baselines") / "blind-replay"
 PLAIN = "none"
@@ -75,7 +75,7 @@ def caused(records: Sequence[EpisodeRecord], build: str, kind: str) -> KindRow:
     def outcomes(cond: str) -> dict[tuple[str, int], bool]:
         sel = select_latest(r for r in records if r.build == build and r.vary == cond
                             and r.variant == HEADLINE_VARIANT)
-        return {(r.task, r.repeat): r.outcome == "success" for r in sel.counted}
+        return {(r.task, r.repeat): is_success(r) for r in sel.counted}
     plain, varied = outcomes(PLAIN), outcomes(kind)
     pairs = sorted(set(plain) & set(varied))
     return KindRow(build=build, kind=kind, pairs=len(pairs),
@@ -92,7 +92,7 @@ def blind_replay(run_dir: Path) -> BlindReplay | None:
     sel = select_latest(r for r in iter_episode_log(log) if r.variant == HEADLINE_VARIANT)
     if not sel.counted:
         return None
-    won = sum(1 for r in sel.counted if r.outcome == "success")
+    won = sum(1 for r in sel.counted if is_success(r))
     vary = sorted({r.vary for r in sel.counted})
     return BlindReplay(episodes=len(sel.counted), success=won, rate=won / len(sel.counted), vary=", ".join(vary))
 

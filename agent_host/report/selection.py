@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from agent_host.config.outcome import solved
 from agent_host.config.records import EpisodeRecord
 from agent_host.report import detector
 
@@ -46,7 +47,7 @@ def instance_of(rec: EpisodeRecord) -> str:
 def effective_label(rec: EpisodeRecord) -> str:
     """The outcome as the rates count it (infeasible tasks: a correct claim is a success)."""
     if rec.infeasible:
-        if rec.outcome == "infeasible_claimed":
+        if solved(rec.outcome, True):
             return "success"
         if rec.outcome == "success":        # task_complete on an infeasible task
             return "premature"

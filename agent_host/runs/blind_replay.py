@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from agent_host.config.outcome import solved
 from agent_host.config.manifest import MANIFEST, RunManifest, load_manifest
 from agent_host.config.records import EpisodeRecord, iter_episode_log
 from agent_host.errors import UserError
@@ -54,14 +55,15 @@ def _preferred(rec: EpisodeRecord) -> tuple[int, int, str]:
 
 
 def record(run_dir: Path, manifest: RunManifest, build: str | None) -> Recording:
-    """The calls of `build`'s (default: the run's baseline) successful base episodes."""
+    """The calls of `build`'s (default: the run's baseline) successful base episodes (on an
+    infeasible task, the right claim of infeasibility)."""
     builds = [b.get("id") for b in manifest.builds]
     chosen = build or manifest.baseline or (builds[0] if builds else None)
     if chosen not in builds:
         raise UserError(f"--build: {chosen!r} is not a build of {run_dir} ({', '.join(map(str, builds))})")
     best: dict[str, EpisodeRecord] = {}
     for rec in iter_episode_log(run_dir / EPISODES):
-        if rec.build != chosen or rec.variant != "base" or rec.outcome != "success":
+        if rec.build != chosen or rec.variant != "base" or not solved(rec.outcome, rec.infeasible):
             continue
         key = rec.task
         if key not in best or _preferred(rec) < _preferred(best[key]):
@@ -113,7 +115,7 @@ def summarise(out_dir: Path, recording: Recording) -> dict[str, Any]:
     from agent_host.runs.store import RunStore
 
     done = RunStore(out_dir).finished()
-    success = sum(1 for r in done.values() if r.outcome == "success")
+    success = sum(1 for r in done.values() if solved(r.outcome, r.infeasible))
     return {"build": recording.build, "replayed": len(done), "success": success,
             "success_rate": success / len(done) if done else 0.0, "not_recorded": recording.missing,
             "outcomes": {r.task: r.outcome for r in sorted(done.values(), key=lambda r: r.task)}}
