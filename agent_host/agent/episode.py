@@ -197,7 +197,8 @@ class _Files:
         if self.loop is not None:
             return self.loop.state
         v = self.verdict0
-        return LoopState(goals=[v.goal], asked=[v.asked], clean=[v.clean]) if v is not None else LoopState(goals=[])
+        return (LoopState(goals=[v.goal], asked=[v.asked], clean=[v.clean], untouched=[v.untouched])
+                if v is not None else LoopState(goals=[]))
 
     def close(self, endpoint: Endpoint, task: TaskInstance) -> None:
         self.log.close()
@@ -290,7 +291,7 @@ def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, file
     files.log.write(StepRecord(step=0, observation=first.text, package=first.screen.package or None,
                                screenshot=name0, times=times, wall_s=round(watchdog.elapsed(t0), 4),
                                round_trips=tally_record(tally), goal=verdict.goal, asked=verdict.asked,
-                               clean=verdict.clean, check_detail=verdict.detail))
+                               clean=verdict.clean, untouched=verdict.untouched, check_detail=verdict.detail))
     # a base variant's check must not hold yet (its goal cannot: the asked-for change is still
     # to be made); a verify variant's goal must hold
     held = verdict.goal if task.variant == "verify" else bool(verdict.asked)
@@ -374,7 +375,8 @@ def _record(task: TaskInstance, phone: Phone, endpoint: Endpoint, identity: Epis
     goals = state.goals
     j = label(goals, complete_step=state.complete_step, infeasible_step=state.infeasible_step,
               infeasible_task=bool(task.infeasible), error=error if error or goals else "no goal recorded",
-              exhausted=state.exhausted is not None, asked=state.asked, clean=state.clean)
+              exhausted=state.exhausted is not None, asked=state.asked, clean=state.clean,
+              untouched=state.untouched)
     share, share_source = episode_cached_share(state.usage_after_first, server_metrics)
     return EpisodeRecord(
         episode_id=identity.episode_id, run_id=identity.run_id, attempt=identity.attempt,

@@ -116,6 +116,7 @@ class LoopState:
     goals: list[bool]
     asked: list[bool | None] = field(default_factory=list)   # the goal's halves, per step (judge/checks.py)
     clean: list[bool | None] = field(default_factory=list)
+    untouched: list[bool | None] = field(default_factory=list)
     steps: int = 0
     wasted: int = 0
     complete_step: int | None = None
@@ -183,7 +184,8 @@ class StepLoop:
         self._judging: Future[None] | None = None      # the last step's verdict, coming in beside
         self._judge_pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
         self.messages: list[Json] = [{"role": "system", "content": prompts.system_prompt(self.apps)}]
-        self.state = LoopState(goals=[initial.goal], asked=[initial.asked], clean=[initial.clean])
+        self.state = LoopState(goals=[initial.goal], asked=[initial.asked], clean=[initial.clean],
+                               untouched=[initial.untouched])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
         self._context_tokens = 0                 # prompt + reply tokens of the latest request
         self.requests: list[Json] = []           # each answered request: step, attempt, end, options, sha256
@@ -311,6 +313,7 @@ class StepLoop:
         st.goals.append(verdict.goal)
         st.asked.append(verdict.asked)
         st.clean.append(verdict.clean)
+        st.untouched.append(verdict.untouched)
         st.steps = turn.n
         for k in ("observe", "model", "act", "settle", "judge"):
             setattr(st.times, k, getattr(st.times, k) + getattr(times, k))
@@ -322,7 +325,7 @@ class StepLoop:
             screenshot=turn.shot, usage=usage, raw_output=turn.raw_output(), action=turn.action,
             retry_error=turn.retry_error, times=times, wall_s=wall_s, round_trips=tally_record(turn.tally),
             cached_share=cached_share(usage), goal=verdict.goal, asked=verdict.asked, clean=verdict.clean,
-            check_detail=verdict.detail))
+            untouched=verdict.untouched, check_detail=verdict.detail))
 
     # -- helpers --------------------------------------------------------------------------------
 

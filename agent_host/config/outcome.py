@@ -15,8 +15,10 @@ Precedence (exactly one label):
    (the context window, or the per-reply token cap on every retry of a step). It is neither
    a navigation failure nor an infrastructure error, so it gets its own label, and the
    report keeps it out of navigation and recognition.
-2. I exists: `collateral` when something in the task's scope had changed (not clean(I): an
-   infeasible task's expected change is none, so a change made before giving up is damage);
+2. I exists: `collateral` when something in the task's scope had changed since setup (not
+   untouched(I); a change made before giving up is damage, on any task; records from before
+   `untouched` was kept use not clean(I), which on a feasible task is also false before any
+   change);
    otherwise `infeasible_claimed` (on any task; the report counts it as a success only on
    infeasible tasks).
 3. D exists:
@@ -71,11 +73,14 @@ def _first(goals: Sequence[bool], start: int, value: bool) -> int | None:
 def label(goals: Sequence[bool], *, complete_step: int | None = None,
           infeasible_step: int | None = None, infeasible_task: bool = False,
           error: str | None = None, exhausted: bool = False,
-          asked: Sequence[bool | None] | None = None, clean: Sequence[bool | None] | None = None) -> Judgement:
+          asked: Sequence[bool | None] | None = None, clean: Sequence[bool | None] | None = None,
+          untouched: Sequence[bool | None] | None = None) -> Judgement:
     """Label one episode. `goals[t]` = G(t) for t = 0 (after setup) .. last step; `asked[t]` and
-    `clean[t]` its two halves where they were judged (None: not judged, never collateral)."""
+    `clean[t]` its two halves where they were judged (None: not judged, never collateral);
+    `untouched[t]`: nothing in the task's scope changed since setup (records before it: None,
+    and an infeasible claim is then judged by `clean`)."""
     goals = [bool(g) for g in goals]
-    for name, seq in (("asked", asked), ("clean", clean)):
+    for name, seq in (("asked", asked), ("clean", clean), ("untouched", untouched)):
         if seq is not None and len(seq) != len(goals):
             raise ValueError(f"{name} has {len(seq)} values for {len(goals)} goals")
     if complete_step is not None and infeasible_step is not None:
@@ -101,7 +106,11 @@ def label(goals: Sequence[bool], *, complete_step: int | None = None,
             raise ValueError("an exhausted episode ended before task_complete / task_infeasible")
         return judged("exhausted")
     if infeasible_step is not None:
-        if clean is not None and clean[infeasible_step] is False:
+        # damage is a change at all: on a feasible task `clean` is false before any change
+        # (the asked one is missing), so it says nothing about giving up untouched
+        changed = (untouched[infeasible_step] is False if untouched is not None and untouched[infeasible_step] is not None
+                   else clean is not None and clean[infeasible_step] is False)
+        if changed:
             return judged("collateral")
         return judged("infeasible_claimed")
     if complete_step is not None:

@@ -97,6 +97,9 @@ class StepRecord(BaseModel):
     # `clean`, nothing else in the task's scope changed since setup.
     asked: bool | None = None
     clean: bool | None = None
+    # nothing in the task's scope changed since setup (giving up is judged by it: `clean` is
+    # false before any change on a feasible task); None in older records
+    untouched: bool | None = None
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -202,6 +202,7 @@ class Verdict:
     seconds: float = 0.0
     asked: bool | None = None      # the check alone (None: an infeasible task has none)
     clean: bool | None = None      # the scope changed by exactly the expected change
+    untouched: bool | None = None  # the scope did not change at all (what giving up is judged by)
 
 
 def expected_change(task: TaskInstance) -> dict[str, tuple[int, int]]:
@@ -261,7 +262,9 @@ class Judge:
         if not clean and any(d.added or d.removed for d in changes.values()):
             detail["state"] = _diff_detail(changes, self.expected)
         goal = bool(asked) and clean
-        return Verdict(goal, detail, time.monotonic() - t0, asked=asked, clean=clean if self.scope.kinds else None)
+        untouched = not any(d.added or d.removed for d in changes.values())
+        return Verdict(goal, detail, time.monotonic() - t0, asked=asked, clean=clean if self.scope.kinds else None,
+                       untouched=untouched if self.scope.kinds else None)
 
     def _clean(self, outputs: state.Outputs) -> tuple[bool, dict[str, state.KindDiff]]:
         if not self.scope.kinds:

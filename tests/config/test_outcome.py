@@ -165,3 +165,22 @@ def test_exhausted_is_never_nav_fail_and_error_still_wins():
     assert label([F, F], exhausted=True, error="server: gone").outcome == "error"
     with pytest.raises(ValueError):
         label([F, T], complete_step=1, exhausted=True)
+
+
+@pytest.mark.parametrize(
+    "clean, untouched, kw, outcome",
+    [
+        # a feasible task asks for a change, so before it `clean` (changed by exactly the asked
+        # change) is false: giving up having touched nothing is a claim, not damage
+        ([F, F], [T, T], dict(infeasible_step=1), "infeasible_claimed"),
+        # something was changed, then the agent gave up: damage
+        ([F, F], [T, F], dict(infeasible_step=1), "collateral"),
+        ([F, T], [T, F], dict(infeasible_step=1), "collateral"),
+        # an infeasible task asks for no change: the two agree
+        ([T, T], [T, T], dict(infeasible_step=1, infeasible_task=True), "infeasible_claimed"),
+        ([T, F], [T, F], dict(infeasible_step=1, infeasible_task=True), "collateral"),
+    ],
+)
+def test_an_infeasible_claim_is_collateral_only_when_something_changed(clean, untouched, kw, outcome):
+    assert label([F, F], asked=[F, F] if not kw.get("infeasible_task") else [None, None], clean=clean,
+                 untouched=untouched, **kw).outcome == outcome
