@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from agent_host.config.phones import load_phone_profile
 
     console = stdout_console()
+    # getattr: the Namespace may hold only some of check-solutions' flags (tests pass a few)
     specs = getattr(args, "tasks", None) or getattr(args, "paths", None) or []
     tasks = select_tasks(list(specs))
     if not tasks:
@@ -141,6 +142,7 @@ def _check_on(args: argparse.Namespace, console: Console, tasks: list[TaskInstan
             Phone.connect(serial)
         except PhoneError as exc:
             raise UserError(f"--phone {serial}: {exc} (is it listed by `adb devices`?)") from None
+    # getattr: as in run, a Namespace may hold only some of the flags
     out_root = Path(getattr(args, "out", None) or tempfile.mkdtemp(prefix="agent-host-check-solutions-"))
     vary, seeds = getattr(args, "vary", None) or "none", getattr(args, "seeds", None) or 1
 
