@@ -51,7 +51,7 @@ class Ran:
 
 
 def _ran(result: ShellResultLike) -> Ran:
-    merged = getattr(result, "output", None)
+    merged = getattr(result, "output", None)   # the world's interleaved output; no field of ShellResultLike
     if merged is None:
         # Without the world's interleaving, stderr goes first: adbutils' shell2() appends
         # `; echo X4EXIT:$?` and reads the exit code from the very end of the output.

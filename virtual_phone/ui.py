@@ -242,7 +242,7 @@ class Ui:
     def _pause_top(self) -> None:
         """onPause of the activity leaving the screen (Markor saves the open note then)."""
         if self.fg != LAUNCHER_PKG:
-            pause = getattr(self.top, "on_pause", None)
+            pause = getattr(self.top, "on_pause", None)   # a hook only some screens define
             if pause is not None:
                 pause(self)
 
@@ -281,7 +281,7 @@ class Ui:
 
     def type_text(self, text: str) -> None:
         """Keyboard input into whatever has focus (`input text`, pasted clipboard): one user input."""
-        typer = getattr(self.top, "type_text", None)
+        typer = getattr(self.top, "type_text", None)   # only screens with a text field define it
         if typer is not None and not self._modal_interruption():
             typer(text)
         self.invalidate()

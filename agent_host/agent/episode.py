@@ -466,7 +466,7 @@ METRICS_LIMIT_S = 10.0
 
 
 def _metrics(endpoint: Endpoint) -> dict[str, float] | None:
-    if not getattr(endpoint, "metrics_url", None):
+    if not endpoint.metrics_url:
         return None
     try:
         return watchdog.call(lambda: metrics.snapshot(endpoint), METRICS_LIMIT_S, "metrics")

@@ -345,7 +345,7 @@ class StepLoop:
         raw["finish_reason"] = reply.finish_reason
         if reply.reasoning:
             raw["reasoning_content"] = reply.reasoning
-        if getattr(reply, "cut", None):
+        if reply.cut:
             raw["cut"] = reply.cut  # what the reply caps cut, and the size it came in
         turn.raws.append(raw)
         self.messages.append(reply.message)

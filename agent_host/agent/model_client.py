@@ -68,7 +68,7 @@ class ModelClient:
                                                   event_hooks={"response": [read_bounded]}))
         self.tool_choice: str | None = "required"
         self.parallel: bool | None = False
-        self.calls_as_json = bool(getattr(endpoint, "calls_as_json", False))
+        self.calls_as_json = bool(endpoint.calls_as_json)
 
     def max_tokens(self) -> int:
         """The per-reply token cap every request carries."""
@@ -77,9 +77,9 @@ class ModelClient:
     def _kwargs(self) -> Json:
         s = self.sampling
         kw: Json = {
-            "temperature": getattr(s, "temperature", 0.0) if s is not None else 0.0,
-            "top_p": getattr(s, "top_p", 1.0) if s is not None else 1.0,
-            "max_tokens": getattr(s, "max_tokens", 256) if s is not None else 256,
+            "temperature": s.temperature if s is not None else 0.0,
+            "top_p": s.top_p if s is not None else 1.0,
+            "max_tokens": s.max_tokens if s is not None else 256,
             "seed": self.seed,
         }
         if self.tool_choice:
@@ -142,6 +142,8 @@ class ModelClient:
             raise ServerError(f"malformed answer: not a chat completion ({type(exc).__name__}: {exc})"[:300]) from exc
 
     def _reply(self, resp: ChatCompletion | str | bytes, seconds: float, sent: Json | None = None) -> Reply:
+        # getattr below: the SDK builds a reply from the server's JSON without validating it,
+        # so a field may be absent or of another type (and reasoning_content is no SDK field)
         if isinstance(resp, (str, bytes)) or not getattr(resp, "choices", None):
             raise ServerError("server answered without choices" if not isinstance(resp, (str, bytes)) else
                               f"malformed answer: not JSON ({str(resp)[:120]!r})")

@@ -97,6 +97,7 @@ def _message(name: str, err: Json) -> str:
         return f"{name} needs the argument {key!r}"
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         field = ACTIONS[name].args.model_fields[err["loc"][0]]
+        # getattr: a field's metadata holds constraints of several kinds; only Ge and Le have ge, le
         lo = next((m.ge for m in field.metadata if getattr(m, "ge", None) is not None), None)
         hi = next((m.le for m in field.metadata if getattr(m, "le", None) is not None), None)
         return f"{key} must be between {lo:g} and {hi:g}"

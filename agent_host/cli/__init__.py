@@ -108,7 +108,7 @@ class Terminated(KeyboardInterrupt):
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
+    if not getattr(args, "func", None):   # no verb given: nothing set func
         parser.print_help()
         return 2
     # SIGTERM unwinds like Ctrl-C, so every `with` (servers, phones, adb servers) stops what it

@@ -8,12 +8,13 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError, check_dir_usable
 
 if TYPE_CHECKING:
+    from agent_host.config.builds import Sampling
     from agent_host.serving.endpoint import Endpoint
     from agent_host.config.phones import PhoneProfile
     from agent_host.config.tasks import TaskInstance
@@ -142,7 +143,7 @@ def _run(args: argparse.Namespace) -> int:
         return _episode_on(args, task, profile, endpoint, sampling)
 
 
-def _episode_on(args: argparse.Namespace, task: TaskInstance, profile: PhoneProfile, endpoint: Endpoint, sampling: Any) -> int:
+def _episode_on(args: argparse.Namespace, task: TaskInstance, profile: PhoneProfile, endpoint: Endpoint, sampling: Sampling | None) -> int:
     from agent_host.agent.episode import run_episode
     from agent_host.phone.device import Phone, PhoneError
     try:

@@ -16,7 +16,7 @@ def add_wait_flag(p: argparse.ArgumentParser) -> None:
 
 
 def wait_seconds(args: argparse.Namespace) -> float | None:
-    value = getattr(args, "wait_for_phone", None)
+    value = getattr(args, "wait_for_phone", None)   # tasks_check.run is also called with a Namespace without it
     if value is not None and (math.isnan(value) or value < 0):
         raise UserError(f"--wait-for-phone must be 0 or more seconds (got {value:g})")
     return value

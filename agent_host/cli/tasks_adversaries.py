@@ -14,9 +14,10 @@ import json
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError
 from agent_host.policy.adversaries import KINDS
@@ -44,7 +45,7 @@ class Played:
 
 
 def play(tasks: list[TaskInstance], serial: str, kinds: tuple[str, ...], *, out_root: Path, profile: PhoneProfile,
-         on_result: Any = None) -> list[Played]:
+         on_result: Callable[[Played], object] | None = None) -> list[Played]:
     """Every kind against every base instance of `tasks` on `serial`."""
     from agent_host.agent.episode import run_episode
     from agent_host.phone.device import Phone
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if fooled else 0
 
 
-def add_parser(verbs: Any) -> None:
+def add_parser(verbs: argparse._SubParsersAction) -> None:
     ad = verbs.add_parser(
         "adversaries", help="play generated adversaries against every task; fail if any succeeds",
         description="Play, for every task instance with a reference solution, adversaries generated from "

@@ -17,13 +17,17 @@ import argparse
 import json
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.policy.suite import RECOGNISE as VERIFY_SCRIPT
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agent_host.config.records import EpisodeRecord
     from agent_host.config.phones import PhoneProfile
     from agent_host.config.tasks import TaskInstance
 
@@ -32,13 +36,13 @@ def expected_outcome(task: TaskInstance) -> str:
     return "infeasible_claimed" if task.infeasible else "success"
 
 
-def select_tasks(specs: list[str] | None) -> list[Any]:
+def select_tasks(specs: list[str] | None) -> list[TaskInstance]:
     from agent_host.config.tasks import load_tasks
     tasks = load_tasks(specs or [], ("base", "verify"))
     return [t for t in tasks if t.solution or t.variant == "verify"]
 
 
-def _failure_detail(rec: Any, out: Path) -> str:
+def _failure_detail(rec: EpisodeRecord, out: Path) -> str:
     if rec.error:
         return rec.error
     detail = []
@@ -62,8 +66,9 @@ def _failure_detail(rec: Any, out: Path) -> str:
     return "; ".join(dict.fromkeys(detail))
 
 
-def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: PhoneProfile, console: Any = None,
-          on_result: Any = None, vary: str = "none", seeds: int = 1) -> list[tuple[Any, Any, Path]]:
+def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: PhoneProfile, console: object = None,
+          on_result: Callable[[TaskInstance, EpisodeRecord, Path], object] | None = None, vary: str = "none",
+          seeds: int = 1) -> list[tuple[TaskInstance, EpisodeRecord, Path]]:
     """Run the reference policy of each task instance on `serial`, once per seed (0..seeds-1)
     with the phone varied as `vary` says (config/variation.py); (task, record, dir) each."""
     from agent_host.agent.episode import run_episode
@@ -109,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from agent_host.config.phones import load_phone_profile
 
     console = stdout_console()
+    # getattr: the Namespace may hold only some of check-solutions' flags (tests pass a few)
     specs = getattr(args, "tasks", None) or getattr(args, "paths", None) or []
     tasks = select_tasks(list(specs))
     if not tasks:
@@ -126,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     return _check_on(args, console, tasks, profile, None)
 
 
-def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance], profile: PhoneProfile, serial: str | None) -> int:
+def _check_on(args: argparse.Namespace, console: Console, tasks: list[TaskInstance], profile: PhoneProfile, serial: str | None) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -136,6 +142,7 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
             Phone.connect(serial)
         except PhoneError as exc:
             raise UserError(f"--phone {serial}: {exc} (is it listed by `adb devices`?)") from None
+    # getattr: as in run, a Namespace may hold only some of the flags
     out_root = Path(getattr(args, "out", None) or tempfile.mkdtemp(prefix="agent-host-check-solutions-"))
     vary, seeds = getattr(args, "vary", None) or "none", getattr(args, "seeds", None) or 1
 
@@ -151,7 +158,7 @@ def _check_on(args: argparse.Namespace, console: Any, tasks: list[TaskInstance],
             bar = progress.add_task(tasks[0].key, total=len(tasks) * seeds)
             keys = iter([t.key for t in tasks for _ in range(seeds)][1:] + [""])
 
-            def done(task: TaskInstance, rec: Any, out: Path) -> None:
+            def done(task: TaskInstance, rec: EpisodeRecord, out: Path) -> None:
                 nonlocal failures
                 want = expected_outcome(task)
                 ok = rec.outcome == want

@@ -227,7 +227,7 @@ class Judge:
         self.profile = profile
         self.apps = dict(profile.apps) if profile is not None else None
         self.commands: list[str] = shell_commands(task.check)
-        self.scope = getattr(task, "scope", None) or Scope()
+        self.scope = task.scope or Scope()
         self.state_commands = state.commands(self.scope)
         self.expected = expected_change(task)
         self.phone_commands = [profile.command(c) if profile is not None else c

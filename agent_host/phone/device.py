@@ -128,9 +128,7 @@ def watch_round_trips(adb_device: adbutils.AdbDevice) -> None:
     """Count every adb stream `adb_device` opens on the device (each shell call and each
     uiautomator2 JSON-RPC request is one; uiautomator2 opens its HTTP streams through the
     same AdbDevice) into the tally of the step making the call."""
-    opener = getattr(adb_device, "open_transport", None)
-    if opener is None:
-        return
+    opener = adb_device.open_transport
 
     def open_transport(command: str | None = None, *args: object, **kwargs: object) -> adbutils.AdbConnection:
         tally = _TALLY.get()

@@ -135,7 +135,7 @@ def read_phone_facts(phone: Phone, apps: Mapping[str, str] | None = None) -> Pho
     calendar id and time zone; one shell batch. `apps` (name -> package): the apps whose
     absence the `apps_installed` row names (default: every alias of DEFAULT_APPS; a run passes
     the apps of its tasks through its phone profile)."""
-    serial = getattr(phone, "serial", "")
+    serial = getattr(phone, "serial", "")   # a stand-in with shell_batch alone serves too (tests' world phone)
     names = list(_TASK_COMMANDS)
     res = dict(zip(names, phone.shell_batch([_TASK_COMMANDS[n] for n in names])))
     cal = writable_calendar(res["calendars"].output) if res["calendars"].ok else None
@@ -190,7 +190,7 @@ def phone_facts(phone: Phone) -> PhoneFacts:
 def bind_task(task: TaskInstance, phone: Phone) -> TaskInstance:
     """The task instance with its `{phone.*}` placeholders filled from this phone's facts:
     call it before running a task's steps or judging it (run_episode does)."""
-    if not getattr(task, "needs_phone_facts", False):
+    if not task.needs_phone_facts:
         return task
     return bind_phone(task, phone_facts(phone))
 

@@ -44,6 +44,7 @@ from pydantic import ValidationError
 
 from agent_host.config.actions import ACTIONS, BARE_ACTIONS, MAX_WAIT_S, script_model, split_selector
 from agent_host.config.loading import Loc, format_loc, line_of, load_yaml
+from agent_host.config.requests import Json
 from agent_host.errors import ConfigError
 from agent_host.phone.render import parse_rendered
 from agent_host.phone.screen import Element
@@ -126,8 +127,8 @@ class PolicyScript:
                 raise fail(prefix + (i,), str(exc)) from None
         return cls(items=tuple(items), source=source, **opts)
 
-    def answer(self, messages: list[dict[str, Any]], body: dict[str, Any] | None = None,
-               task: str | None = None) -> dict[str, Any]:
+    def answer(self, messages: list[Json], body: Json | None = None,
+               task: str | None = None) -> Json:
         """The policy protocol PolicyServer speaks: the assistant message for a request (one
         script for every task, so `task` is not needed)."""
         return play(self, messages)
@@ -179,7 +180,7 @@ def parse_item(raw: object) -> Item:
 # -- playing a script against a request (pure) --------------------------------------------
 
 
-def message_text(message: dict[str, Any]) -> str:
+def message_text(message: Json) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
@@ -188,7 +189,7 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
-def latest_observation(messages: list[dict[str, Any]]) -> list[Element]:
+def latest_observation(messages: list[Json]) -> list[Element]:
     """The elements of the most recent user/tool message that holds an observation."""
     for m in reversed(messages):
         if m.get("role") in ("user", "tool"):
@@ -198,7 +199,7 @@ def latest_observation(messages: list[dict[str, Any]]) -> list[Element]:
     return []
 
 
-def position(messages: list[dict[str, Any]]) -> tuple[int, int]:
+def position(messages: list[Json]) -> tuple[int, int]:
     """(script item to play next, retries already spent on it) for a request's messages."""
     pos = retries = 0
     for m in messages:
@@ -220,14 +221,14 @@ def position(messages: list[dict[str, Any]]) -> tuple[int, int]:
     return pos, retries
 
 
-def _call(item_no: int | str, name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
+def _call(item_no: int | str, name: str, arguments: str | Json) -> Json:
     if not isinstance(arguments, str):
         arguments = json.dumps(arguments, ensure_ascii=False)
     return {"id": f"call_p{item_no}_{secrets.token_hex(4)}", "type": "function",
             "function": {"name": name, "arguments": arguments}}
 
 
-def play(script: PolicyScript, messages: list[dict[str, Any]]) -> dict[str, Any]:
+def play(script: PolicyScript, messages: list[Json]) -> Json:
     """The assistant message the script answers to these request messages."""
     pos, spent = position(messages)
     if pos >= len(script.items):
@@ -258,7 +259,7 @@ def play(script: PolicyScript, messages: list[dict[str, Any]]) -> dict[str, Any]
     return {"role": "assistant", "content": None, "tool_calls": [_call(pos, item.kind, args)]}
 
 
-def _after(script: PolicyScript, pos: int) -> dict[str, Any]:
+def _after(script: PolicyScript, pos: int) -> Json:
     if script.after == "say":
         return {"role": "assistant", "content": "The policy script has ended."}
     if script.after == "wait":

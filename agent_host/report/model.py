@@ -14,9 +14,11 @@ from typing import Any, List
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agent_host.config.requests import Json
 from agent_host.errors import UserError
 
 
+# Any: any JSON-like value; the same shape comes back (tuples as lists), NaN and infinities as None
 def finite(x: Any) -> Any:
     """The same structure with NaN and infinities as None, so the JSON is strict."""
     if isinstance(x, float):
@@ -32,6 +34,7 @@ class _M(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
+# Any: pydantic's Field() is typed Any, so that it can stand as the default of a field of any type
 def _renamed(new: str, old: str) -> Any:
     """A field that schema 3 and earlier wrote as `old` (schema 4 renamed the task instance's
     `unit` and `units` to `instance` and `instances`: the report's unit is the task)."""
@@ -143,7 +146,7 @@ class BuildSummary(_M):
 
     @model_validator(mode="before")
     @classmethod
-    def _schema_2(cls, data: Any) -> Any:
+    def _schema_2(cls, data: Any) -> Any:   # Any: a before-validator gets and returns the input as given
         """Schema 2 named sensitivity `recognition_verify` (the same count: success on verify
         variants). Its `success` included verify variants; the value is kept as written."""
         if isinstance(data, dict) and isinstance(data.get("rates"), dict):
@@ -320,7 +323,7 @@ class Results(_M):
     statistics: dict[str, Any]
     warnings: list[str]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Json:
         """The JSON form (what results.json holds and the templates read)."""
         return self.model_dump(mode="json", by_alias=True)
 

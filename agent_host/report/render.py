@@ -21,19 +21,20 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, ParamSpec, TypeVar
 
 import jinja2
 from markupsafe import Markup
 
-from agent_host.config.records import NotRegularFile, StepRecord, read_regular, write_text_atomic
+from agent_host.config.records import EpisodeRecord, NotRegularFile, StepRecord, read_regular, write_text_atomic
+from agent_host.config.requests import Json
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.report import selection
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
 from agent_host.report.load import Run, load_run, load_steps
 from agent_host.report.model import Results, finite
 from agent_host.report.results import analyse, csv_rows
-from agent_host.report.breakdown import task_facts
+from agent_host.report.breakdown import TaskFacts, task_facts
 from agent_host.report.tables import (breakdown_table, builds_table, comparisons_table, config_table, outcomes_table,
                                       pass_k_table, per_task_table, provenance_table, replay_gaps_table, replay_table,
                                       sequential_table, speed_table, task_files_table, trivial_table,
@@ -41,6 +42,10 @@ from agent_host.report.tables import (breakdown_table, builds_table, comparisons
 from agent_host.config.replay_log import ROLES
 from agent_host.report.replay import load_summaries, viewer_lines, with_replay
 from agent_host.report.state import start_state, state_diff
+from agent_host.report.tables import Table
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 TEMPLATES = Path(__file__).with_name("templates")
 PAGES = "trajectories"
@@ -56,7 +61,7 @@ OUTCOME_COLOURS = {
 }
 
 
-def json_for_script(data: Any) -> Markup:
+def json_for_script(data: object) -> Markup:
     """JSON safe inside <script type="application/json">: no `<`, `>` or `&` survive raw."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
@@ -78,7 +83,7 @@ def _env(autoescape: bool) -> jinja2.Environment:
 
 # --------------------------------------------------------------------------- charts
 
-def _svg(fig: Any, salt: str) -> Markup:
+def _svg(fig: Figure, salt: str) -> Markup:
     import matplotlib
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     buf = io.StringIO()
@@ -88,14 +93,18 @@ def _svg(fig: Any, salt: str) -> Markup:
     return Markup(text[text.index("<svg"):])
 
 
-def _literal_text(plot: Any) -> Any:
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _literal_text(plot: Callable[P, R]) -> Callable[P, R]:
     """`plot` with every text of its figure shown as written: a build named `$\\frac{x$` is a
     name, not a formula matplotlib's mathtext would refuse to parse (text is parsed when drawn,
     so the whole plot, drawing included, runs with parsing off)."""
     import functools
 
     @functools.wraps(plot)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
         import matplotlib
         with matplotlib.rc_context({"text.parse_math": False}):
             return plot(*args, **kwargs)
@@ -185,7 +194,7 @@ class ShotStore:
         return self._by_path[path]
 
     @staticmethod
-    def _encode(data: bytes) -> dict[str, Any] | None:
+    def _encode(data: bytes) -> Json | None:
         from PIL import Image, features
         try:
             with Image.open(io.BytesIO(data)) as im:  # raises DecompressionBombError past Pillow's pixel limit
@@ -211,7 +220,7 @@ class ShotStore:
             return None
         return {"src": f"data:{mime};base64," + base64.b64encode(buf.getvalue()).decode(), "w": w, "h": h}
 
-    def encode_batch(self) -> list[dict[str, Any] | None]:
+    def encode_batch(self) -> list[Json | None]:
         """Per path added since the last call: {"i": index into `srcs`, "w", "h"}, or None
         (unreadable, not an image); contents not seen in an earlier batch are encoded now."""
         from concurrent.futures import ThreadPoolExecutor
@@ -252,7 +261,7 @@ class ShotStore:
         return [None if d is None else self._seen[d] for d in digests]
 
 
-def _step_row(s: StepRecord) -> dict[str, Any]:
+def _step_row(s: StepRecord) -> Json:
     """One step as the viewer shows it. `asked` and `clean` (the goal's two halves) are None in
     records from before the whole-state judge; the scope's diff leaves `check` for `state`."""
     raw = s.raw_output
@@ -267,8 +276,8 @@ def _step_row(s: StepRecord) -> dict[str, Any]:
     }
 
 
-def _viewer_episode(run: Run, r: Any, screenshots: bool, store: ShotStore, pending: list[tuple[dict[str, Any], int]],
-                    task_meta: dict[str, Any], warnings: list[str], read_folder: bool = True) -> dict[str, Any]:
+def _viewer_episode(run: Run, r: EpisodeRecord, screenshots: bool, store: ShotStore, pending: list[tuple[Json, int]],
+                    task_meta: dict[str, TaskFacts], warnings: list[str], read_folder: bool = True) -> Json:
     """One episode's viewer row with its steps and screenshots (added to `store`); with
     `read_folder` False, the row alone (its folder could not be read)."""
     steps: list[StepRecord] = []
@@ -294,7 +303,7 @@ def _viewer_episode(run: Run, r: Any, screenshots: bool, store: ShotStore, pendi
                 row = {"name": p.name, "shot": None}
                 pending.append((row, store.add(inside)))
                 extra.append(row)
-    facts = task_meta.get(r.task) or {}
+    facts: TaskFacts | dict[str, object] = task_meta.get(r.task) or {}
     return {
         "id": r.episode_id, "build": r.build, "instance": selection.instance_of(r), "task": r.task,
         "app": facts.get("app"), "kinds": facts.get("kinds", []),
@@ -313,7 +322,7 @@ def _viewer_episode(run: Run, r: Any, screenshots: bool, store: ShotStore, pendi
 CHUNK = 50   # episodes read (steps, screenshots) before they are handed on: a batch of screenshots to encode
 
 
-def viewer_episodes(run: Run, screenshots: bool, warnings: list[str]) -> Iterator[dict[str, Any]]:
+def viewer_episodes(run: Run, screenshots: bool, warnings: list[str]) -> Iterator[Json]:
     """Every final episode's viewer row with its steps and its own screenshots (`shots`, the
     data its rows' `shot` indices point into), in the viewer's order, a chunk at a time: a
     run's steps are never all held at once (at 200 000 episodes they were most of a 1.9 GB
@@ -351,7 +360,7 @@ def viewer_episodes(run: Run, screenshots: bool, warnings: list[str]) -> Iterato
     warnings += store.warnings + run.refused
 
 
-def _episode_shots(ep: dict[str, Any], srcs: list[str]) -> list[str]:
+def _episode_shots(ep: Json, srcs: list[str]) -> list[str]:
     """The episode's own list of the images it shows, its rows' indices renumbered into it."""
     local: dict[int, int] = {}
     for row in [*ep["steps"], *ep["extra_shots"]]:
@@ -361,12 +370,12 @@ def _episode_shots(ep: dict[str, Any], srcs: list[str]) -> list[str]:
     return [srcs[i] for i in local]
 
 
-def viewer_head(run: Run, baseline: str) -> dict[str, Any]:
+def viewer_head(run: Run, baseline: str) -> Json:
     """What report.html embeds of the viewer: the episodes' rows are trajectories/index.js."""
     return {"builds": run.builds(), "baseline": baseline, "colours": OUTCOME_COLOURS, "index": INDEX}
 
 
-def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> dict[str, Any]:
+def viewer_data(run: Run, baseline: str, screenshots: bool = True) -> Json:
     """The whole viewer in memory (every episode with its steps): for tests and small runs;
     a report streams `viewer_episodes` into its pages instead."""
     warnings: list[str] = []
@@ -405,7 +414,7 @@ def _csv_text(header: list[str], rows: Iterable[list[object]], batch: int = 2000
     yield buf.getvalue()
 
 
-def _tables(results: Results) -> dict[str, Any]:
+def _tables(results: Results) -> dict[str, Table]:
     return {"builds": builds_table(results), "comparisons": comparisons_table(results),
             "breakdown": breakdown_table(results), "trivial": trivial_table(results),
             "outcomes": outcomes_table(results, selection.BAR_LABELS), "pass_k": pass_k_table(results),
@@ -415,12 +424,12 @@ def _tables(results: Results) -> dict[str, Any]:
             "robustness": robustness_table(results), "variation_kinds": variation_kinds_table(results)}
 
 
-def render_markdown(results: Results, replays: list[dict[str, Any]] | None = None) -> str:
+def render_markdown(results: Results, replays: list[Json] | None = None) -> str:
     return _env(False).get_template("report.md.j2").render(r=results, tables=_tables(results),
                                                            replays=replays or [], roles=ROLES)
 
 
-def _page(n: int, ep: dict[str, Any]) -> str | None:
+def _page(n: int, ep: Json) -> str | None:
     """Move the episode's steps and screenshots out of `ep` into the text of its page, leaving
     `ep` its row with a reference to the page (`page`); None when it has nothing to show but
     its row (most episodes of a large run have no folder; a page each made 100 000 files)."""
@@ -432,7 +441,7 @@ def _page(n: int, ep: dict[str, Any]) -> str | None:
     return f"agentHostEpisode({n}, {json_for_script(page)});\n"
 
 
-def write_pages(out_dir: Path, episodes: Iterable[dict[str, Any]]) -> None:
+def write_pages(out_dir: Path, episodes: Iterable[Json]) -> None:
     """Write each episode's page (atomically) as its episode comes, and the episodes' rows
     into trajectories/index.js, so report.html's size does not grow with the run's episode
     count; then remove the pages of an earlier report that this one no longer has (so the
@@ -465,7 +474,7 @@ def write_pages(out_dir: Path, episodes: Iterable[dict[str, Any]]) -> None:
             old.unlink()
 
 
-def render_html(results: Results, viewer: dict[str, Any], replays: list[dict[str, Any]] | None = None) -> str:
+def render_html(results: Results, viewer: Json, replays: list[Json] | None = None) -> str:
     js = (TEMPLATES / "viewer.js").read_text(encoding="utf-8").replace("</", "<\\/")
     css = (TEMPLATES / "report.css").read_text(encoding="utf-8").replace("</", "")
     # Only this exact script may run (CSP hash): an injected <script> would be blocked even
@@ -479,6 +488,7 @@ def render_html(results: Results, viewer: dict[str, Any], replays: list[dict[str
         script_hash=Markup(f"'sha256-{digest}'"))
 
 
+# Any: the report files' paths, results.json's data and the typed model in one dict, read by key
 def write_reports(run_dir: str | Path, baseline: str | None = None, out: str | Path | None = None,
                   screenshots: bool = True, target: float = 0.10) -> dict[str, Any]:
     """Read a run directory and write the four report files into `out` (default: the run

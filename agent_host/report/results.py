@@ -10,6 +10,7 @@ from typing import Any
 from agent_host.config.builds import SERVER_KINDS
 from agent_host.config.manifest import RunManifest
 from agent_host.config.records import EpisodeRecord
+from agent_host.config.requests import Json
 from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.errors import UserError
 from agent_host.report import detector, intervals, power, selection, sequential, speed, stats
@@ -54,7 +55,7 @@ def _versions(versions: object) -> dict[str, object]:
     return out
 
 
-def _provenance(run: Run) -> dict[str, Any]:
+def _provenance(run: Run) -> Json:
     m = run.manifest
     given = m.set_fields()    # a field the manifest does not hold shows as null, not as its default
     builds = []
@@ -125,7 +126,7 @@ def _speed(s: BuildSummaryPart | None) -> SpeedPart | dict[str, float | None]:
     return (s.get("speed") if s else None) or {}
 
 
-def _measured_beside(b: str, base: str, by: dict[str, BuildSummaryPart], fid: dict[str, Any]) -> list[str]:
+def _measured_beside(b: str, base: str, by: dict[str, BuildSummaryPart], fid: Json) -> list[str]:
     """What else the run measured of build `b` against the reference: fidelity (when the probe
     ran) and the speed ratios (when `b` has counted episodes)."""
     lines = []

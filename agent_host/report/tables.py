@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from agent_host.report.format import interval, md_cell, num, pct, pval, signed_pp
-from agent_host.report.model import BuildSummary, Comparison, GroupRow, Results, TaskRow
+from agent_host.config.requests import Json
+from agent_host.report.model import BuildSummary, Comparison, GroupRow, PassK, Results, TaskRow
 from agent_host.report.replay import rate_text
 
 
@@ -36,6 +37,7 @@ class Table:
     caption: str = ""
     cls: str = ""                  # HTML: the table's CSS class
 
+    # Any: a table's items are whatever its columns' fill functions read (builds, rows, tuples, JSON)
     @classmethod
     def of(cls, columns: list[Column], items: Sequence[Any], caption: str = "", css: str = "") -> Table:
         return cls(columns, [[c.fill(x) for c in columns] for x in items], caption, css)
@@ -188,8 +190,8 @@ def outcomes_table(results: Results, labels: Sequence[str]) -> Table:
 
 def pass_k_table(results: Results) -> Table:
     """Two rows per build, pass^k and pass@k, a column per k."""
-    def at(k: int) -> Callable[[tuple[BuildSummary, str, list[Any]]], Cell]:
-        def fill(row: tuple[BuildSummary, str, list[Any]]) -> Cell:
+    def at(k: int) -> Callable[[tuple[BuildSummary, str, list[PassK]]], Cell]:
+        def fill(row: tuple[BuildSummary, str, list[PassK]]) -> Cell:
             x = row[2][k - 1] if k <= len(row[2]) else None
             return Cell(pct(x.value), title=f"{x.n_tasks} tasks") if x is not None else Cell("")
         return fill
@@ -283,11 +285,11 @@ def _provenance_rows(results: Results) -> list[tuple[str, Cell]]:
     ]
 
 
-def _pairs(d: Any, sep: str = " ") -> str:
+def _pairs(d: Json | None, sep: str = " ") -> str:
     return sep.join(f"{k}={v}" for k, v in (d or {}).items())
 
 
-def _facts(b: dict[str, Any]) -> str:
+def _facts(b: Json) -> str:
     parts = [f"{b['bits_per_weight']} bpw" if b.get("bits_per_weight") else "",
              f"g{b['group_size']}" if b.get("group_size") else "", b.get("kernel") or ""]
     return " ".join(p for p in parts if p)
@@ -336,12 +338,12 @@ def provenance_table(results: Results) -> Table:
 # -- a replay's section (report/replay.py's summaries, one per reference build) ----------------
 
 
-def replay_table(replay: dict[str, Any], roles: Sequence[str]) -> Table:
+def replay_table(replay: Json, roles: Sequence[str]) -> Table:
     """Per candidate: the share of the reference's steps it answered alike, by role."""
     def by_role(role: str) -> Column:
         return Column(role, lambda bc: Cell(rate_text(bc[1]["by_role"].get(role)), cls=""))
 
-    def divergence(c: dict[str, Any]) -> Cell:
+    def divergence(c: Json) -> Cell:
         firsts = c["first_divergence"]
         return Cell(f"{sum(1 for d in firsts if d.get('step'))}/{len(firsts)} episodes", cls="")
 
@@ -356,7 +358,7 @@ def replay_table(replay: dict[str, Any], roles: Sequence[str]) -> Table:
     return Table.of(cols, list(replay["candidates"].items()))
 
 
-def replay_gaps_table(gaps: list[dict[str, Any]]) -> Table:
+def replay_gaps_table(gaps: list[Json]) -> Table:
     """A candidate's largest log-prob gaps; each episode links to that step in the viewer."""
     cols = [Column("episode", lambda g: Cell(g["episode_id"], cls="", link="replay-link",
                                              filters=(("episode", g["episode_id"]), ("step", str(g["step"]))))),

@@ -15,15 +15,19 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from agent_host.config.outcome import solved
 from agent_host.config.manifest import MANIFEST, RunManifest, load_manifest
 from agent_host.config.records import EpisodeRecord, iter_episode_log
+from agent_host.config.requests import Json
 from agent_host.errors import UserError
 from agent_host.runs.store import EPISODES
+
+if TYPE_CHECKING:
+    from agent_host.config.tasks import TaskInstance
 
 BLIND_DIR = Path("baselines") / "blind-replay"
 BUILD_ID = "blind-replay"
@@ -38,7 +42,7 @@ class Recording:
     missing: list[str] = field(default_factory=list)
 
 
-def _calls(episode_dir: Path) -> list[dict[str, Any]]:
+def _calls(episode_dir: Path) -> list[Json]:
     """The tool calls an episode made, in order, as `raw` policy items (played as sent)."""
     out = []
     for line in (episode_dir / "steps.jsonl").read_text(encoding="utf-8").splitlines():
@@ -106,11 +110,11 @@ def replay_seed(manifest: RunManifest) -> int:
     return (manifest.seed or 0) + 1
 
 
-def planned_keys(recording: Recording, tasks: Sequence[Any]) -> list[Any]:
+def planned_keys(recording: Recording, tasks: Sequence[TaskInstance]) -> list[TaskInstance]:
     return [t for t in tasks if t.key in recording.calls]
 
 
-def summarise(out_dir: Path, recording: Recording) -> dict[str, Any]:
+def summarise(out_dir: Path, recording: Recording) -> Json:
     """The replay's score: successes among the instances replayed (errors not counted)."""
     from agent_host.runs.store import RunStore
 

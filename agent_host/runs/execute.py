@@ -88,11 +88,11 @@ def _notify(hook: ProgressHook, progress: BuildProgress, rec: EpisodeRecord | No
 def _harness_error(ep: PlannedEpisode, build: Build, serial: str, why: str) -> EpisodeRecord:
     now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
     return EpisodeRecord(episode_id=ep.episode_id, build=build.id, model=build.id, task=ep.task.id,
-                         task_id=getattr(ep.task, "task_id", None),
-                         task_file=str(getattr(ep.task, "source", "") or ""), variant=ep.variant,
-                         infeasible=bool(getattr(ep.task, "infeasible", False)), repeat=ep.repeat,
+                         task_id=ep.task.task_id,
+                         task_file=str(ep.task.source), variant=ep.variant,
+                         infeasible=ep.task.infeasible, repeat=ep.repeat,
                          seed=ep.seed, phone=serial, outcome="error", error=why,
-                         max_steps=getattr(ep.task, "max_steps", 0), started_at=now, ended_at=now)
+                         max_steps=ep.task.max_steps, started_at=now, ended_at=now)
 
 
 def _probe(serial: str, within: float) -> Phone:
@@ -177,8 +177,8 @@ class _Pool:
 def limits_for(build: Build, opts: RunOptions) -> tuple[float, float]:
     """(seconds per model request, wall-clock seconds per episode): the run's flag, else the
     build's field, else the default."""
-    return (opts.request_timeout or getattr(build, "request_timeout_s", None) or REQUEST_TIMEOUT_S,
-            opts.episode_timeout or getattr(build, "episode_timeout_s", None) or EPISODE_TIMEOUT_S)
+    return (opts.request_timeout or build.request_timeout_s or REQUEST_TIMEOUT_S,
+            opts.episode_timeout or build.episode_timeout_s or EPISODE_TIMEOUT_S)
 
 
 def run_build(build: Build, episodes: list[PlannedEpisode], store: RunStore, pool: _Pool,

@@ -61,7 +61,7 @@ def build_manifest(*, run_id: str, builds: Sequence[Build], tasks: Sequence[Task
     (limits, scheduling, the sequential block, a demo's notes)."""
     task_files: dict[str, str] = {}
     for t in tasks:
-        if getattr(t, "source", None):
+        if t.source:
             task_files[str(t.source)] = t.sha256
     data = {
         "schema_version": SCHEMA_VERSION,
@@ -74,10 +74,10 @@ def build_manifest(*, run_id: str, builds: Sequence[Build], tasks: Sequence[Task
         "platform": platform.platform(),
         "git": git_revision(),
         "builds": [{**b.model_dump(mode="json"), "env": redact_env(b.env)} for b in builds],
-        "tasks": [{"key": t.key, "id": t.id, "task_id": getattr(t, "task_id", None), "variant": t.variant,
-                   "source": str(getattr(t, "source", "")),
-                   "infeasible": bool(getattr(t, "infeasible", False)), "app": getattr(t, "app", None),
-                   "tags": list(getattr(t, "tags", None) or [])} for t in tasks],
+        "tasks": [{"key": t.key, "id": t.id, "task_id": t.task_id, "variant": t.variant,
+                   "source": str(t.source),
+                   "infeasible": t.infeasible, "app": t.app,
+                   "tags": list(t.tags)} for t in tasks],
         "task_files": task_files,
         "repeats": repeats,
         "seed": seed,

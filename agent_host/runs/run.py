@@ -98,7 +98,7 @@ def check_before_run(builds: Sequence[Build], tasks: Sequence[TaskInstance], pro
             except UserError as exc:  # names file:line: field; say which build it is for
                 raise UserError(f"build {b.id}: script {exc}") from None
     from agent_host.config.tasks import app_names
-    known = set(getattr(profile, "apps", {}) or {})
+    known = set(profile.apps)
     for t in tasks:
         missing = sorted({n for n in app_names(t) if "." not in n} - known)
         if missing:

@@ -107,6 +107,7 @@ def main(path: str) -> int:
     dtype = {"bfloat16": torch.bfloat16, "float32": torch.float32}[req["dtype"]]
     model = AutoModelForCausalLM.from_pretrained(req["model"], dtype=dtype)
     head = req["head"]
+    # getattr: transformers' config and model classes differ by architecture in what they hold
     if head == "quantize" and getattr(model.config, "tie_word_embeddings", False):
         # A tied head shares the embedding's tensor: untie so the head alone is quantized.
         model.config.tie_word_embeddings = False
