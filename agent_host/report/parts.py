@@ -61,16 +61,6 @@ class SharePart(TypedDict):
     fraction: float | None
 
 
-class InstanceRowPart(TypedDict):
-    task: str
-    variant: str
-    infeasible: bool
-    k: int
-    n: int
-    rate: float | None
-    low: float | None
-    high: float | None
-    errors: int
 
 
 class BalancedPart(TypedDict):
@@ -249,6 +239,13 @@ class TaskBuildPart(TypedDict):
     low: float | None
     high: float | None
     errors: int
+
+
+class InstanceRowPart(TaskBuildPart):
+    """stats.instance_row: a task build cell with the instance it is of."""
+    task: str
+    variant: str
+    infeasible: bool
 
 
 class TaskRowPart(TypedDict):
