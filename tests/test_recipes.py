@@ -170,7 +170,7 @@ def test_a_server_kind_is_its_row_its_module_and_its_line(repo: Path):
         '''), encoding="utf-8")
     _insert(repo / "agent_host/serving/kinds/__init__.py", "from agent_host.serving.kinds import llama_cpp, openai, policy, vllm",
             "\nfrom agent_host.serving.kinds import echo")
-    _insert(repo / "agent_host/serving/kinds/__init__.py", "for m in (vllm, llama_cpp, policy, openai", ", echo")
+    _insert(repo / "agent_host/serving/kinds/__init__.py", "_MODULES: tuple[ServerKind, ...] = (vllm, llama_cpp, policy, openai", ", echo")
     _insert(repo / "docs/architecture.md", "| `serving/kinds/llama_cpp.py` |",
             "| `serving/kinds/echo.py` | `server: echo`: a throwaway kind |\n", before=True)
     _insert(repo / "docs/builds.md", "`policy` (scripted policy server), ", "`echo` (a throwaway), ")
