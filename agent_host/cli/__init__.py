@@ -77,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         # Ctrl-C before _main's own handling: importing the verbs' modules takes a second or so
         return _interrupted(exc)
+    except RuntimeError as exc:
+        if (cause := interrupt_cause(exc)) is None:
+            raise
+        return _interrupted(cause)
 
 
 def entry() -> None:
@@ -134,6 +138,23 @@ def _main(argv: list[str] | None) -> int:
         return 141
     except KeyboardInterrupt as exc:   # Terminated (SIGTERM) included
         return _interrupted(exc)
+    except RuntimeError as exc:
+        if (cause := interrupt_cause(exc)) is None:
+            raise
+        return _interrupted(cause)
+
+
+def interrupt_cause(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) behind `exc`, if it is one Python wrapped: a KeyboardInterrupt
+    raised while a class is being made (pydantic's models run `__set_name__` during an import)
+    reaches the caller as a RuntimeError caused by it, so a Ctrl-C at start-up printed a
+    traceback about once in thirty."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__
+    return None
 
 
 def _interrupted(exc: KeyboardInterrupt) -> int:
