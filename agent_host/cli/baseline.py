@@ -54,6 +54,7 @@ def _blind_replay(args: argparse.Namespace) -> int:
     from agent_host.cli.phone import serial_or_virtual
     from agent_host.cli.steps import run_progress
     from agent_host.config.manifest import MANIFEST
+    from agent_host.config.records import BLIND_REPLAY
     from agent_host.config.variation import parse_vary
     from agent_host.runs import blind_replay as br
 
@@ -62,7 +63,7 @@ def _blind_replay(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     manifest = br.source_manifest(args.run_dir)
-    out = args.out or args.run_dir / br.BLIND_DIR
+    out = args.out or args.run_dir / BLIND_REPLAY
     recording = br.record(args.run_dir, manifest, args.build)
     if not recording.calls:
         raise UserError(f"{args.run_dir}: {recording.build} has no successful base episode to replay")

@@ -103,6 +103,12 @@ class StepRecord(BaseModel):
     check_detail: dict[str, Any] = Field(default_factory=dict)
 
 
+# The run directory's names (docs/concepts.md, "Run layout")
+EPISODES = "episodes.jsonl"                            # the run's episode log
+STEPS = "steps.jsonl"                                  # an episode folder's step log
+BLIND_REPLAY = Path("baselines") / "blind-replay"      # a blind replay of the run (runs/blind_replay.py)
+
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
@@ -291,6 +297,12 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def read_step_log(episode_dir: Path) -> list[StepRecord]:
+    """An episode folder's `steps.jsonl`, step 0 first (a regular file only)."""
+    text = read_regular(episode_dir / STEPS).decode("utf-8")
+    return [StepRecord.model_validate_json(line) for line in text.splitlines() if line.strip()]
 
 
 def read_episode_log(path: Path, warnings: list[str] | None = None) -> list[EpisodeRecord]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent_host.config.manifest import MANIFEST, ManifestError, RunManifest, manifest_for_report, read_manifest_json
-from agent_host.config.records import EpisodeRecord, NotRegularFile, StepRecord, iter_episode_log, read_regular
+from agent_host.config.records import EPISODES, EpisodeRecord, NotRegularFile, StepRecord, iter_episode_log, read_regular
 from agent_host.errors import UserError
 from agent_host.report.compact import compact
 
@@ -119,7 +119,7 @@ def load_run(run_dir: str | Path) -> Run:
         raise UserError(f"{run_dir}: no such run directory")
     warnings: list[str] = []
     manifest = _read_manifest(run_dir, warnings)
-    log = run_dir / "episodes.jsonl"
+    log = run_dir / EPISODES
     if not log.exists():   # one that is there but not a regular file is named by the reader
         raise UserError(f"{log}: no episode log; is {run_dir} a run directory?")
     if not _stays_inside(run_dir, log):

@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent_host.config.manifest import RunManifest
-from agent_host.config.records import EpisodeRecord, iter_episode_log
+from agent_host.config.records import BLIND_REPLAY, EPISODES, EpisodeRecord, iter_episode_log
 from agent_host.config.variation import KINDS
 from agent_host.report import stats
 from agent_host.report.model import BlindReplay, KindRow, Robustness, RobustnessRow, finite
 from agent_host.report.selection import HEADLINE_VARIANT, is_success, select_latest
 
-BLIND = Path("baselines") / "blind-replay"
 PLAIN = "none"
 
 
@@ -86,7 +85,7 @@ def caused(records: Sequence[EpisodeRecord], build: str, kind: str) -> KindRow:
 
 def blind_replay(run_dir: Path) -> BlindReplay | None:
     """The blind replay kept in the run, if one was played: its success over base instances."""
-    log = run_dir / BLIND / "episodes.jsonl"
+    log = run_dir / BLIND_REPLAY / EPISODES
     if not log.is_file():
         return None
     sel = select_latest(r for r in iter_episode_log(log) if r.variant == HEADLINE_VARIANT)

@@ -5,31 +5,24 @@ For each task instance of a run, the tool calls of the reference build's success
 at the screen, on a fresh episode whose phone is varied from another seed. A suite whose
 instances a blind replay still solves cannot rank builds: what it measures there is memory of a
 path, not reading the screen. The replay is an ordinary run (resumable, reported), kept inside
-the run it replays (`baselines/blind-replay/`), so that run's report can show its score beside
+the run it replays (config/records.py `BLIND_REPLAY`), so that run's report can show its score beside
 the other trivial policies'.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from agent_host.config.outcome import solved
 from agent_host.config.manifest import MANIFEST, RunManifest, load_manifest
-from agent_host.config.records import EpisodeRecord, iter_episode_log
+from agent_host.config.records import EPISODES, EpisodeRecord, iter_episode_log, read_step_log
 from agent_host.config.requests import Json
 from agent_host.errors import UserError
-from agent_host.runs.store import EPISODES
 
-if TYPE_CHECKING:
-    from agent_host.config.tasks import TaskInstance
-
-BLIND_DIR = Path("baselines") / "blind-replay"
 BUILD_ID = "blind-replay"
 POLICY, HOSTS = "recorded-calls.yaml", "host-profile.yaml"
 
@@ -44,14 +37,8 @@ class Recording:
 
 def _calls(episode_dir: Path) -> list[Json]:
     """The tool calls an episode made, in order, as `raw` policy items (played as sent)."""
-    out = []
-    for line in (episode_dir / "steps.jsonl").read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        action = json.loads(line).get("action")
-        if action and action.get("name"):
-            out.append({"raw": {"name": action["name"], "arguments": action.get("args") or {}}})
-    return out
+    return [{"raw": {"name": s.action.name, "arguments": s.action.args}}
+            for s in read_step_log(episode_dir) if s.action is not None]
 
 
 def _preferred(rec: EpisodeRecord) -> tuple[int, int, str]:
@@ -61,10 +48,10 @@ def _preferred(rec: EpisodeRecord) -> tuple[int, int, str]:
 def record(run_dir: Path, manifest: RunManifest, build: str | None) -> Recording:
     """The calls of `build`'s (default: the run's baseline) successful base episodes (on an
     infeasible task, the right claim of infeasibility)."""
-    builds = [b.get("id") for b in manifest.builds]
+    builds = manifest.build_ids()
     chosen = build or manifest.baseline or (builds[0] if builds else None)
     if chosen not in builds:
-        raise UserError(f"--build: {chosen!r} is not a build of {run_dir} ({', '.join(map(str, builds))})")
+        raise UserError(f"--build: {chosen!r} is not a build of {run_dir} ({', '.join(builds)})")
     best: dict[str, EpisodeRecord] = {}
     for rec in iter_episode_log(run_dir / EPISODES):
         if rec.build != chosen or rec.variant != "base" or not solved(rec.outcome, rec.infeasible):
@@ -108,10 +95,6 @@ def source_manifest(run_dir: Path) -> RunManifest:
 def replay_seed(manifest: RunManifest) -> int:
     """Another seed than the run's: the replayed phones differ from the recorded ones."""
     return (manifest.seed or 0) + 1
-
-
-def planned_keys(recording: Recording, tasks: Sequence[TaskInstance]) -> list[TaskInstance]:
-    return [t for t in tasks if t.key in recording.calls]
 
 
 def summarise(out_dir: Path, recording: Recording) -> Json:

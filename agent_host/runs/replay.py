@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import httpx
 
 from agent_host.agent.reply import reply_action
-from agent_host.config.records import EpisodeRecord, StepRecord, read_regular
+from agent_host.config.records import EpisodeRecord, read_step_log
 from agent_host.config.replay_log import REFERENCE_PASS, ReplayLog, replay_dir
 from agent_host.config.requests import RequestLog, calls_schema, load_request_log, with_json_call
 from agent_host.errors import UserError
@@ -92,12 +92,7 @@ def match_of(ref: tuple[str | None, dict[str, Any] | None], cand: tuple[str | No
 
 
 def _goals(episode_dir: Path) -> dict[int, bool]:
-    out = {}
-    for line in read_regular(episode_dir / "steps.jsonl").decode("utf-8").splitlines():
-        if line.strip():
-            rec = StepRecord.model_validate_json(line)
-            out[rec.step] = rec.goal
-    return out
+    return {rec.step: rec.goal for rec in read_step_log(episode_dir)}
 
 
 def reference_episodes(run_dir: Path, reference: str, tasks: Sequence[str] | None = None

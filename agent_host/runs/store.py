@@ -18,11 +18,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from agent_host.config.records import EPISODES
 from agent_host.config.manifest import MANIFEST, RunManifest, load_manifest, write_manifest
 from agent_host.config.records import EpisodeRecord, NotOwnFile, open_own, read_episode_log
 from agent_host.errors import UserError
 
-EPISODES = "episodes.jsonl"
 
 
 def read_records(path: Path) -> list[EpisodeRecord]:
