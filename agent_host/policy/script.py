@@ -239,13 +239,13 @@ def play(script: PolicyScript, messages: list[Json]) -> Json:
     if item.kind == "raw":
         return {"role": "assistant", "content": None,
                 "tool_calls": [_call(pos, item.args["name"], item.raw_arguments or "")]}
-    interruption = next((e for e in latest_observation(messages) or [] if e.rid in DISMISS_IDS), None)
+    elements = latest_observation(messages)      # parsed once: the interruption check and the selector
+    interruption = next((e for e in elements or [] if e.rid in DISMISS_IDS), None)
     if interruption is not None:
         return {"role": "assistant", "content": None,
                 "tool_calls": [_call(f"{pos}d", "tap", {"index": interruption.index})]}
     args = dict(item.args)
     if item.selector:
-        elements = latest_observation(messages)
         hit = find(elements, **item.selector) if elements else None
         if hit is None:
             if spent < script.retries:

@@ -24,7 +24,7 @@ from agent_host.config.records import BLIND_REPLAY, EPISODES, EpisodeRecord, ite
 from agent_host.config.variation import KINDS
 from agent_host.report import stats
 from agent_host.report.model import BlindReplay, KindRow, Robustness, RobustnessRow, finite
-from agent_host.report.selection import HEADLINE_VARIANT, is_success, select_latest
+from agent_host.report.selection import HEADLINE_VARIANT, instance_of, is_success, select_latest
 
 PLAIN = "none"
 
@@ -53,19 +53,13 @@ def gap(records: Sequence[EpisodeRecord], build: str, condition: str) -> Robustn
     """Success without and with `condition` over the instances both have, and the difference."""
     recs = _paired(records, build, condition)
     c = stats.compare(_as(build, PLAIN), _as(build, condition), recs)
-    common = set(c["per_task"])
-    both = [r for r in recs if (r.task, r.variant) in {_key(i) for i in common}]
+    common = set(c["per_task"])      # instance names, as selection.instance_of makes them
+    both = [r for r in recs if instance_of(r) in common]
     rates = {cond: stats.build_summary(_as(build, cond), both)["rates"]["success"]["mean"]
              for cond in (PLAIN, condition)}
     return RobustnessRow(build=build, condition=condition, plain=rates[PLAIN], varied=rates[condition],
                          diff=finite(c["mean_diff"]), low=finite(c["low"]), high=finite(c["high"]), n_tasks=c["n_tasks"],
                          n_instances=c["n_instances"], method=c["method"])
-
-
-def _key(instance: str) -> tuple[str, str]:
-    """An instance name of the report (`task` or `task@verify`) as (task, variant)."""
-    task, _, variant = instance.partition("@")
-    return task, variant or HEADLINE_VARIANT
 
 
 def caused(records: Sequence[EpisodeRecord], build: str, kind: str) -> KindRow:
