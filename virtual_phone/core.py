@@ -88,6 +88,7 @@ class AppHost(Protocol):
     apps: dict[str, App]
     fs: VirtualFS  # Files and Markor show (and change) the file system itself
     model: str  # the device name storage roots are labelled with
+    suggestions: tuple[int, int]  # Settings' suggestion cards: (count, seed)
 
     def launch(self, pkg: str, fresh: bool = False) -> bool: ...
     def open(self, screen: Screen) -> None: ...

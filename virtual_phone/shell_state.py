@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 
 from .apps.interruptions import KINDS as INTERRUPTIONS
+from .apps.settings import SUGGESTIONS_MAX
 from .shell_base import Commands, Out, fail, ok
 
 _VPHONE_USAGE = ("usage: cmd vphone launcher-order [SEED] | interrupt permission|rate|headsup AFTER | "
-                 "interrupt none | reset")
+                 "interrupt none | suggestions [N SEED] | reset")
 
 
 def _fmt_duration(ms: int) -> str:
@@ -141,7 +142,8 @@ class StateCommands(Commands):
 
     def _vphone(self, a: list[str]) -> Out:
         """`cmd vphone ...`: the virtual phone's own knobs, which a real phone does not have (it
-        answers "Can't find service: vphone"): the launcher's icon order and interruptions."""
+        answers "Can't find service: vphone"): the launcher's icon order, interruptions and Settings'
+        suggestion cards."""
         w = self.w
         if a == ["launcher-order"]:
             return ok(f"{w.launcher.order_seed}\n")
@@ -155,8 +157,15 @@ class StateCommands(Commands):
         if len(a) == 3 and a[0] == "interrupt" and a[1] in INTERRUPTIONS and a[2].isdigit():
             w.arm_interruption(a[1], int(a[2]))
             return Out()
+        if a == ["suggestions"]:
+            return ok("%d %d\n" % w.suggestions)
+        if len(a) == 3 and a[0] == "suggestions" and a[1].isdigit() and a[2].isdigit() and int(a[1]) <= SUGGESTIONS_MAX:
+            w.suggestions = (int(a[1]), int(a[2]))
+            w.invalidate()
+            return Out()
         if a == ["reset"]:
             w.launcher.order_seed = 0
+            w.suggestions = (0, 0)
             w.disarm_interruption()
             return Out()
         return fail(f"Error: {_VPHONE_USAGE}: got {' '.join(a) or 'nothing'}\n", 255)

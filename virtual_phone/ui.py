@@ -65,6 +65,9 @@ class Ui:
         # then (kind, app label) while it is on screen.
         self.interrupt_armed: tuple[str, int] | None = None
         self.interruption: tuple[str, str] | None = None
+        # `cmd vphone suggestions N SEED`: suggestion cards above Settings' home list, as a real
+        # phone shows "Finish setting up", "Add fingerprint"... (they move every row below them)
+        self.suggestions: tuple[int, int] = (0, 0)
 
     def wait_unlocked(self, event: threading.Event, seconds: float) -> bool:
         """Wait up to `seconds` for `event` with this thread's hold on the lock let go, so RPC and

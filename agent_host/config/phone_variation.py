@@ -6,6 +6,7 @@ added to its setup and teardown (`apply`). The kinds and levels are config/varia
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import asdict, dataclass, field
 
 from agent_host.config.scope import texts_of
@@ -28,6 +29,7 @@ class Variation:
     clock_24h: bool | None = None
     interruption: str | None = None
     interrupt_after: int | None = None
+    suggestions: tuple[int, int] | None = None      # Settings' suggestion cards: (count, seed)
     distractors: dict[str, int] = field(default_factory=dict)   # state kind -> rows added
 
     def as_dict(self) -> dict[str, object]:
@@ -63,6 +65,7 @@ def choose(task: TaskInstance, spec: str, seed: int, *, simulated: bool) -> Vari
     dark, h24 = rng.random() < 0.5, rng.random() < 0.5
     interruption, after = rng.choice(INTERRUPTIONS), rng.randrange(0, 3)
     counts = {kind: rng.randint(2, 4) for kind in DISTRACTORS}
+    cards = (rng.randint(1, 3), rng.randrange(1, 2**31))
     on = set(kinds)
     return Variation(
         spec=spec, seed=s, kinds=kinds,
@@ -73,6 +76,7 @@ def choose(task: TaskInstance, spec: str, seed: int, *, simulated: bool) -> Vari
         clock_24h=h24 if "clock_24h" in on else None,
         interruption=interruption if "interruption" in on else None,
         interrupt_after=after if "interruption" in on else None,
+        suggestions=cards if "suggestions" in on else None,
         distractors={k: n for k, n in counts.items() if k in task.scope.kinds} if "distractors" in on else {})
 
 
@@ -94,6 +98,8 @@ def setup_commands(v: Variation, task: TaskInstance) -> list[str]:
     rng = random.Random(v.seed)
     for kind, n in v.distractors.items():
         cmds += DISTRACTORS[kind](rng, n, task)
+    if v.suggestions is not None:
+        cmds.append("cmd vphone suggestions %d %d" % v.suggestions)
     if v.interruption is not None:
         cmds.append(f"cmd vphone interrupt {v.interruption} {v.interrupt_after}")
     return cmds
@@ -102,7 +108,7 @@ def setup_commands(v: Variation, task: TaskInstance) -> list[str]:
 def teardown_commands(v: Variation) -> list[str]:
     """What undoes the settings a variation set (its rows go with the next clean start)."""
     cmds: list[str] = []
-    if v.launcher_seed is not None or v.interruption is not None:
+    if v.launcher_seed is not None or v.interruption is not None or v.suggestions is not None:
         cmds.append("cmd vphone reset")
     if v.font_scale is not None:
         cmds.append("settings put system font_scale 1.0")
@@ -125,7 +131,7 @@ def apply(task: TaskInstance, v: Variation) -> TaskInstance:
 
 
 # -- distractors: rows of other names, numbers and times that no task asks about ---------------------
-# Numbers are in 650-555-02xx (tasks use 01xx), times long before any task's own rows, events
+# Numbers are in 650-555-02xx (tasks use 01xx), texts and calls read and from other numbers, events
 # in May 2027 (tasks use December 2026 and January 2027), texts read, files not PDFs.
 
 _NAMES = ("Abel Torres", "Bea Nakamura", "Mara Ortiz", "Zoe Keller", "Hana Sato", "Olu Adebayo",
@@ -137,6 +143,7 @@ _FILES = ("old-notes-2019.txt", "IMG_20190311_101500.jpg", "boarding-2019.txt", 
 # Markor shows its notebook, /sdcard/Documents/Markor: its distractor notes go there
 _FOLDER_INTO = {"/sdcard/Documents": "/sdcard/Documents/Markor"}
 _OLD_MS = 1735689600000        # 2025-01-01: older than any task's own texts and calls
+_SUITE_MORNING = (1764576000000, 1764581400000)   # 2025-12-01 08:00-09:30 UTC, when the tasks' own rows are
 
 
 def _number(rng: random.Random) -> str:
@@ -154,17 +161,43 @@ def _contacts(rng: random.Random, n: int, task: TaskInstance) -> list[str]:
     return out
 
 
+# A task that asks about recency ("the latest code", "whoever called me last") or whose check is
+# an answer gets its distractor texts and calls older than its own rows, where they cannot change
+# what it asks about; every other task gets them among its own rows, so the rows it acts on move
+# down the list (a memorised position misses them).
+_RECENCY = re.compile(r"\b(latest|last|most recent(ly)?|recent|just|earliest|first|newest|oldest)\b", re.I)
+_DATE = re.compile(r"\bdate:l:(\d{12,})")
+
+
+def _asks_answer(check: object) -> bool:
+    """Whether a check (as data) has an `answer` leaf anywhere in it."""
+    if isinstance(check, dict):
+        return "answer" in check or any(_asks_answer(v) for v in check.values())
+    return isinstance(check, list) and any(_asks_answer(v) for v in check)
+
+
+def _times(rng: random.Random, n: int, task: TaskInstance) -> list[int]:
+    """When `n` distractor texts or calls happened: older than anything the task could ask
+    about, or among the task's own rows (see `_RECENCY`)."""
+    own = [int(d) for d in _DATE.findall("\n".join(texts_of([s.model_dump() for s in task.setup])))]
+    if _asks_answer(task.check.model_dump(by_alias=True) if task.check else None) \
+            or _RECENCY.search(task.goal):
+        return [_OLD_MS + i * 3_600_000 for i in range(n)]
+    lo, hi = (min(own) - 1_800_000, max(own) + 1_800_000) if own else _SUITE_MORNING
+    return sorted(rng.randrange(lo, hi) // 60_000 * 60_000 for _ in range(n))
+
+
 def _sms(rng: random.Random, n: int, task: TaskInstance) -> list[str]:
     rows = [f'content insert --uri content://sms/inbox --bind address:s:{_number(rng)} --bind "body:s:{body}" '
-            f"--bind date:l:{_OLD_MS + i * 3_600_000} --bind read:i:1"
-            for i, body in enumerate(rng.sample(_BODIES, n))]
+            f"--bind date:l:{when} --bind read:i:1"
+            for body, when in zip(rng.sample(_BODIES, n), _times(rng, n, task))]
     return ["appops set com.android.shell WRITE_SMS allow", *rows, "appops set com.android.shell WRITE_SMS default"]
 
 
 def _calls(rng: random.Random, n: int, task: TaskInstance) -> list[str]:
     return [f"content insert --uri content://call_log/calls --bind number:s:{_number(rng)} "
-            f"--bind type:i:1 --bind date:l:{_OLD_MS + i * 3_600_000} --bind duration:i:0"
-            for i in range(n)]
+            f"--bind type:i:1 --bind date:l:{when} --bind duration:i:0"
+            for when in _times(rng, n, task)]
 
 
 def _calendar(rng: random.Random, n: int, task: TaskInstance) -> list[str]:

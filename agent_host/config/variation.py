@@ -14,7 +14,7 @@ after the task's setup, so what it adds is part of the start snapshot the judge 
 (never collateral); undone in teardown, since settings survive the next episode's clean start.
 What a real phone can take through adb (font scale, display size, dark theme, 12/24-hour clock,
 extra rows through the content providers and files) is applied everywhere; the launcher's icon
-order and the interruptions exist only on the virtual phone (`VIRTUAL_ONLY`, `cmd vphone`).
+order, the interruptions and Settings' suggestion cards exist only on the virtual phone (`VIRTUAL_ONLY`, `cmd vphone`).
 
 A kind never touches what the task itself is about: one whose settings the task's commands name
 (a dark-theme task is not given a dark theme) is left out by derivation (`KEYS`), and a task may
@@ -31,7 +31,8 @@ from pydantic import Field
 
 from agent_host.config.strict import Strict
 
-VaryKind = Literal["launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h", "interruption"]
+VaryKind = Literal["launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h", "interruption",
+                   "suggestions"]
 KINDS: tuple[str, ...] = VaryKind.__args__  # type: ignore[attr-defined]
 
 # What each kind changes, one line each (docs/tasks.md lists them; `--help` prints them).
@@ -45,16 +46,18 @@ WHAT: dict[str, str] = {
     "clock_24h": "the 12- or 24-hour clock",
     "interruption": "a permission dialog, a rate-this-app sheet or a heads-up notification after the "
                     "agent's first few inputs, to dismiss or work around (virtual phone)",
+    "suggestions": "one to three suggestion cards above Settings' home list (\"Set up Fingerprint Unlock\", "
+                   "\"Back up your phone\"...): every row below moves down (virtual phone)",
 }
 assert set(WHAT) == set(KINDS)
 
 LEVELS: dict[str, tuple[str, ...]] = {
     "none": (),
     # what a real phone could plausibly show at any time
-    "light": ("launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h"),
+    "light": ("launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h", "suggestions"),
     "full": KINDS,
 }
-VIRTUAL_ONLY = frozenset({"launcher", "interruption"})
+VIRTUAL_ONLY = frozenset({"launcher", "interruption", "suggestions"})
 
 # A kind is left out of a task whose own commands or checks name one of these: it is what the
 # task is about, so varying it would change the task's start state or answer.

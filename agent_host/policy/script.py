@@ -24,7 +24,9 @@ Playing: the script position is derived from the request alone (the server keeps
 state, so one server can serve many episodes at once): each assistant message in the request
 is one played turn. Tool-call ids carry the item played (`call_p<item>_...`), and a retry
 (`call_p<item>r...`) does not advance, so a selector that is not on screen yet is retried
-against the next observation. Element selectors (`text`, `text_contains`, `resource_id`,
+against the next observation. Where a list on screen scrolls, a selector not on screen first
+scrolls it toward its end (`swipe up` on the largest scrollable element, `call_p<item>s...`, up
+to SCROLLS times), as a person looks further down, then waits. Element selectors (`text`, `text_contains`, `resource_id`,
 `desc`) are resolved to an `index` against the observation in the latest user or tool
 message (phone/render.py parse_rendered, phone/select.py find). A selector that never resolves is answered
 with a reply without a tool call that says so.
@@ -51,7 +53,11 @@ from agent_host.phone.screen import Element
 from agent_host.phone.select import find
 
 AFTER = ("wait", "task_complete", "task_infeasible", "say")
-_ID_RE = re.compile(r"^call_p(\d+)([rd]?)_")
+_ID_RE = re.compile(r"^call_p(\d+)([rds]?)_")
+# A selector not on screen where a list scrolls: scroll it toward its end this many times, as a
+# person looks further down (Settings' suggestion cards push rows below the fold), before the
+# `wait` retries. A scroll (`call_p<item>s_`) neither advances nor spends a retry.
+SCROLLS = 4
 # The dismiss controls of the interruptions a varied phone shows (a permission dialog, a
 # rate-this-app sheet, a heads-up notification: config/variation.py): a script taps them away
 # before its next item, as a person would, without counting an item or a retry. A `raw` item
@@ -199,26 +205,30 @@ def latest_observation(messages: list[Json]) -> list[Element]:
     return []
 
 
-def position(messages: list[Json]) -> tuple[int, int]:
-    """(script item to play next, retries already spent on it) for a request's messages."""
-    pos = retries = 0
+def position(messages: list[Json]) -> tuple[int, int, int]:
+    """(script item to play next, retries and scrolls already spent on it) for a request's
+    messages."""
+    pos = retries = scrolls = 0
     for m in messages:
         if m.get("role") != "assistant":
             continue
         calls = m.get("tool_calls") or []
         mm = _ID_RE.match(str(calls[0].get("id", ""))) if calls else None
         if mm:
-            item = int(mm.group(1))
-            if mm.group(2) == "d":     # an interruption dismissed before `item`: stay
+            item, kind = int(mm.group(1)), mm.group(2)
+            if item != pos:
+                retries = scrolls = 0
+            if kind == "d":            # an interruption dismissed before `item`: stay
                 pos = item
-            elif mm.group(2):          # a retry of `item`: stay
-                retries = retries + 1 if item == pos else 1
-                pos = item
+            elif kind == "s":          # a scroll in search of `item`: stay
+                scrolls, pos = scrolls + 1, item
+            elif kind == "r":          # a retry of `item`: stay
+                retries, pos = retries + 1, item
             else:
-                pos, retries = item + 1, 0
+                pos, retries, scrolls = item + 1, 0, 0
         else:
-            pos, retries = pos + 1, 0
-    return pos, retries
+            pos, retries, scrolls = pos + 1, 0, 0
+    return pos, retries, scrolls
 
 
 def _call(item_no: int | str, name: str, arguments: str | Json) -> Json:
@@ -230,7 +240,7 @@ def _call(item_no: int | str, name: str, arguments: str | Json) -> Json:
 
 def play(script: PolicyScript, messages: list[Json]) -> Json:
     """The assistant message the script answers to these request messages."""
-    pos, spent = position(messages)
+    pos, spent, scrolled = position(messages)
     if pos >= len(script.items):
         return _after(script, pos)
     item = script.items[pos]
@@ -248,6 +258,11 @@ def play(script: PolicyScript, messages: list[Json]) -> Json:
     if item.selector:
         hit = find(elements, **item.selector) if elements else None
         if hit is None:
+            lists = [e for e in elements if e.scrollable]
+            if lists and scrolled < SCROLLS and spent == 0:
+                biggest = max(lists, key=lambda e: (e.bounds[2] - e.bounds[0]) * (e.bounds[3] - e.bounds[1]))
+                call = _call(f"{pos}s", "swipe", {"direction": "up", "index": biggest.index})
+                return {"role": "assistant", "content": None, "tool_calls": [call]}
             if spent < script.retries:
                 call = _call(f"{pos}r", "wait", {"seconds": script.retry_wait})
                 return {"role": "assistant", "content": None, "tool_calls": [call]}

@@ -4,6 +4,8 @@ virtual phone, and a task's `vary: skip` honoured."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agent_host.config.phone_variation import Variation, apply, choose, setup_commands, teardown_commands
@@ -72,6 +74,36 @@ def test_distractors_only_in_the_kinds_of_state_a_task_touches(suite):
         if not v.distractors:
             assert "distractors" not in v.kinds
     assert seen == {"contacts", "sms", "calls", "calendar", "files"}
+
+
+def _dates(cmds: list[str]) -> list[int]:
+    return [int(d) for d in re.findall(r"date:l:(\d+)", " ".join(cmds))]
+
+
+def test_distractor_texts_and_calls_go_among_a_tasks_rows_unless_it_asks_about_recency_or_an_answer(suite):
+    by_key = {t.key: t for t in suite}
+    old = 1740000000000           # 2025-02: every distractor before it is older than any task's own row
+    # acts on rows: the distractors land among its own texts, so the rows it acts on move
+    mark = by_key["sms-mark-read[0]"]
+    own = _dates([s.shell for s in mark.setup if getattr(s, "shell", None)])
+    for seed in range(5):
+        ds = _dates(setup_commands(choose(mark, "distractors", seed, simulated=True), mark))
+        assert ds and min(own) - 1_800_000 <= min(ds) and max(ds) <= max(own) + 1_800_000
+    # answers a question, or asks for the latest or last: older than anything it could ask about
+    for key in ("sms-unread-count[0]", "sms-bank-code[0]", "sms-missed-caller[0]", "calllog-last-caller[0]"):
+        t = by_key[key]
+        ds = _dates(setup_commands(choose(t, "distractors", 3, simulated=True), t))
+        assert ds and max(ds) < old, key
+
+
+def test_suggestion_cards_are_a_light_virtual_only_kind(suite):
+    t = suite[0]
+    v = choose(t, "light", 5, simulated=True)
+    assert "suggestions" in LEVELS["light"] and "suggestions" in VIRTUAL_ONLY
+    n, seed = v.suggestions
+    assert 1 <= n <= 3 and f"cmd vphone suggestions {n} {seed}" in setup_commands(v, t)
+    assert "cmd vphone reset" in teardown_commands(v)
+    assert choose(t, "light", 5, simulated=False).suggestions is None
 
 
 def test_apply_adds_after_setup_and_undoes_before_teardown(suite):

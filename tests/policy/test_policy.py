@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from agent_host.policy.script import PolicyScript, parse_item, play, position
+from agent_host.policy.script import SCROLLS, PolicyScript, parse_item, play, position
 from agent_host.errors import ConfigError
 
 OBS = """app: com.android.settings  screen: 1080x2400
@@ -88,6 +88,32 @@ def test_after_option_and_say():
     assert _args(r2)[0] == "task_complete"
 
 
+SCROLLING = OBS + """[4] RecyclerView id=recycler_view scroll
+[5] ScrollView id=main_content_scrollable_container scroll
+"""
+
+
+def test_a_selector_below_the_fold_scrolls_the_list_first_then_waits_then_gives_up():
+    script = PolicyScript.from_data({"actions": [{"tap": {"text": "Display"}}, {"press_back": {}}],
+                                     "retries": 1, "retry_wait": 0.25})
+    msgs = [_user(SCROLLING)]
+    for n in range(SCROLLS):
+        r = play(script, msgs)
+        name, args = _args(r)
+        assert name == "swipe" and args["direction"] == "up" and args["index"] in (4, 5)
+        msgs += [_assistant(r), {"role": "tool", "tool_call_id": r["tool_calls"][0]["id"], "content": "ok"}, _user(SCROLLING)]
+        assert position(msgs) == (0, 0, n + 1)
+    r = play(script, msgs)
+    assert _args(r)[0] == "wait"
+    msgs += [_assistant(r), _user(SCROLLING)]
+    r = play(script, msgs)
+    assert "tool_calls" not in r and "Display" in r["content"]
+    # found once scrolled into view: tapped, and the next item follows
+    shown = SCROLLING + '[6] TextView "Display" tap\n'
+    r = play(script, msgs[:3] + [_user(shown)])
+    assert _args(r) == ("tap", {"index": 6})
+
+
 def test_unresolved_selector_retries_then_gives_up():
     script = PolicyScript.from_data({"actions": [{"tap": {"text": "Nowhere"}}, {"press_back": {}}],
                                      "retries": 2, "retry_wait": 0.25})
@@ -96,7 +122,7 @@ def test_unresolved_selector_retries_then_gives_up():
         r = play(script, msgs)
         assert _args(r) == ("wait", {"seconds": 0.25})
         msgs += [_assistant(r), {"role": "tool", "tool_call_id": r["tool_calls"][0]["id"], "content": "ok"}, _user(OBS)]
-    assert position(msgs) == (0, 2)
+    assert position(msgs) == (0, 2, 0)
     r = play(script, msgs)
     assert "tool_calls" not in r and "Nowhere" in r["content"]
     msgs += [_assistant(r), _user(OBS)]

@@ -6,6 +6,7 @@ time_12_24`, `cmd vphone ...`), then the dump, the screenshot and input (docs/vi
 from __future__ import annotations
 
 import calendar
+import html
 import re
 import time
 
@@ -268,10 +269,43 @@ def test_launcher_order_seed_is_deterministic_and_varies() -> None:
 def test_vphone_command_errors() -> None:
     w = World(VirtualFS())
     for bad in ("cmd vphone", "cmd vphone launcher-order x", "cmd vphone interrupt popup 1",
-                "cmd vphone interrupt rate", "cmd vphone interrupt rate -1", "cmd vphone frobnicate"):
+                "cmd vphone interrupt rate", "cmd vphone interrupt rate -1", "cmd vphone frobnicate",
+                "cmd vphone suggestions 2", "cmd vphone suggestions 4 1", "cmd vphone suggestions x 1"):
         r = w.shell(bad)
         assert r.exit_code != 0 and r.stdout == b"", bad
         assert r.stderr.decode().startswith("Error: usage: cmd vphone") and r.stderr.count(b"\n") == 1, bad
+
+
+# --- Settings' suggestion cards -----------------------------------------------------------------
+
+def settings_rows(w: World) -> list[str]:
+    return [html.unescape(t) for t in re.findall(r'text="([^"]*)" resource-id="android:id/title"', w.dump())]
+
+
+def test_suggestion_cards_push_settings_rows_down_and_open_nothing_that_changes_state() -> None:
+    a, b = World(VirtualFS()), World(VirtualFS())
+    for w in (a, b):
+        sh(w, "monkey -p com.android.settings 1")
+    plain = settings_rows(a)
+    assert plain[0] == "Network & internet" and sh(a, "cmd vphone suggestions") == "0 0\n"
+    before = observed(a)
+    y_plain = center(a, text="Connected devices")[1]
+    for w in (a, b):
+        assert w.shell("cmd vphone suggestions 2 11").exit_code == 0
+    assert sh(a, "cmd vphone suggestions") == "2 11\n"
+    two = settings_rows(a)
+    assert two[2:] == plain[:len(two) - 2] and "Network & internet" not in two[:2]   # two cards on top
+    assert without_clock(a.dump()) == without_clock(b.dump())                          # same seed, same cards
+    assert center(a, text="Connected devices")[1] > y_plain
+    sh(b, "cmd vphone suggestions 2 12")
+    assert settings_rows(b)[:2] != two[:2]                                              # another seed, others
+    x, y = center(a, text=two[0])
+    sh(a, f"input tap {x} {y}")                                                         # a card opens a page
+    assert two[0] in a.dump()
+    sh(a, "input keyevent 4")
+    assert observed(a)[:3] == before[:3]                                                # and changes no setting
+    sh(a, "cmd vphone reset")
+    assert settings_rows(a) == plain and sh(a, "cmd vphone suggestions") == "0 0\n"
 
 
 # --- interruptions ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 
 from ..core import App, AppHost, Intent, IntentHandler, Screen
@@ -42,6 +43,25 @@ def _open(w: AppHost, cls: type[Screen]) -> Callback:
     return lambda: w.open(cls())
 
 
+# Settings' suggestion cards (`cmd vphone suggestions N SEED`): what Pixel's Settings shows
+# above its list until each is done or dismissed. Tapping one opens an inert page: none changes
+# any state a task reads.
+SUGGESTIONS = (
+    ("Finish setting up your Pixel", "Transfer apps and data, and more"),
+    ("Set up Fingerprint Unlock", "Unlock your phone with your fingerprint"),
+    ("Add an email account", "Get your mail on this phone"),
+    ("Back up your phone", "Keep photos, contacts and settings safe"),
+    ("Review your privacy settings", "Choose what apps can use"),
+    ("Set up Digital Wellbeing", "See how you spend time on your phone"),
+)
+SUGGESTIONS_MAX = 3
+
+
+def suggestions(count: int, seed: int) -> list[tuple[str, str]]:
+    """The `count` suggestion cards seed `seed` shows, in the order shown."""
+    return random.Random(seed).sample(SUGGESTIONS, min(count, SUGGESTIONS_MAX))
+
+
 class SettingsHome(Screen):
     pkg = PKG
     activity = "com.android.settings.Settings"
@@ -78,7 +98,9 @@ class SettingsHome(Screen):
         ]
 
     def build(self, w: AppHost) -> Node:
-        items: list[Item] = [Pref(title=t, summary=s, on_click=c, icon=True) for t, s, c in self.rows(w)]
+        cards: list[Item] = [Pref(title=t, summary=s, on_click=_generic(w, t), icon=True)
+                             for t, s in suggestions(*w.suggestions)]
+        items: list[Item] = [*cards, *(Pref(title=t, summary=s, on_click=c, icon=True) for t, s, c in self.rows(w))]
         top = 353
         lst = lay_out_list(items, top, NAV_TOP, self.scroll)
         lst.scrollable, lst.on_scroll = False, None  # the real home scrolls its outer ScrollView
