@@ -200,11 +200,11 @@ class _Files:
         return (LoopState(goals=[v.goal], asked=[v.asked], clean=[v.clean], untouched=[v.untouched])
                 if v is not None else LoopState(goals=[]))
 
-    def close(self, endpoint: Endpoint, task: TaskInstance) -> None:
+    def close(self, endpoint: Endpoint, task: TaskInstance, values: int | None = None) -> None:
         self.log.close()
         self.shots.close()
         if self.loop is not None:
-            _write_requests(self.out_dir, self.loop, endpoint, task)
+            _write_requests(self.out_dir, self.loop, endpoint, task, values)
 
 
 def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir: Path,
@@ -241,14 +241,15 @@ def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir
         task = bind_task(task, phone)   # {phone.calendar_id}, {phone.time:...}: this phone's values
         start = _set_up(task, phone, profile, files, settle_s)
         model = Bounded(ModelClient(endpoint, sampling=sampling, seed=identity.seed, timeout=request_timeout,
-                                    client=client, task=task.key), request_timeout, episode_timeout, t_start)
+                                    client=client, task=task.key, values=variation.values),
+                        request_timeout, episode_timeout, t_start)
         files.loop = _loop(start, phone, model, profile, files, settle_s)
         files.loop.run()
     except Exception as exc:
         error, unresponsive = _fault(exc, out_dir)
     finally:
         watchdog.leave(deadline)
-        files.close(endpoint, task)
+        files.close(endpoint, task, variation.values)
     _tear_down(task, phone, profile, out_dir, skip=unresponsive)
     rec = _record(task, phone, endpoint, identity, files, error, started_at, t_start,
                   _server_metrics(endpoint, metrics_before), variation)
@@ -396,12 +397,13 @@ def _record(task: TaskInstance, phone: Phone, endpoint: Endpoint, identity: Epis
         vary=identity.vary, variation=variation.as_dict() if variation.kinds else None)
 
 
-def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Endpoint, task: TaskInstance) -> None:
+def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Endpoint, task: TaskInstance,
+                    values: int | None = None) -> None:
     """requests.json: what every request sent, to rebuild it byte for byte (config/requests.py)."""
     from agent_host.config.requests import REQUESTS, RequestLog
     from agent_host.serving.endpoint import task_header
 
-    log = RequestLog(model=endpoint.model, headers=task_header(task.key), tools=loop.tools,
+    log = RequestLog(model=endpoint.model, headers=task_header(task.key, values), tools=loop.tools,
                      messages=loop.messages, requests=loop.requests)
     write_json_atomic(out_dir / REQUESTS, log.model_dump(mode="json"))
 

@@ -55,12 +55,13 @@ class ModelClient:
     """One OpenAI-compatible endpoint, called the way every build is measured."""
 
     def __init__(self, endpoint: Endpoint, *, sampling: Sampling | None = None, seed: int = 0,
-                 timeout: float = 600.0, client: openai.OpenAI | None = None, task: str | None = None):
+                 timeout: float = 600.0, client: openai.OpenAI | None = None, task: str | None = None,
+                 values: int | None = None):
         import openai
         self.endpoint = endpoint
         self.sampling = sampling
         self.seed = seed
-        self.headers = task_header(task) if task else {}
+        self.headers = task_header(task, values) if task else {}
         self.timeout = timeout    # total seconds per request, enforced by the watchdog
         self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
                                               timeout=timeout, max_retries=1,

@@ -71,7 +71,8 @@ def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: Ph
           seeds: int = 1) -> list[tuple[TaskInstance, EpisodeRecord, Path]]:
     """Run the reference policy of each task instance on `serial`, once per seed (0..seeds-1)
     with the phone varied as `vary` says (config/variation.py); (task, record, dir) each."""
-    from agent_host.agent.episode import run_episode
+    from agent_host.agent.episode import run_episode, varied_phone
+    from agent_host.config.tasks import with_values
     from agent_host.config.records import EpisodeIdentity
     from agent_host.policy.script import PolicyScript
     from agent_host.policy.server import PolicyServer
@@ -82,10 +83,12 @@ def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: Ph
     results = []
     for task in tasks:
         for s in range(seeds):
-            script = VERIFY_SCRIPT if task.variant == "verify" else task.solution
-            server = PolicyServer(PolicyScript.from_data(script, source=f"{task.source}: solution")).start()
             out = out_root / (task.key.replace("/", "_").replace("@", "_") + (f"__s{s}" if seeds > 1 else ""))
             identity = EpisodeIdentity.of("solution", task, repeat=s, seed=derive_seed(0, task.key, s), vary=vary)
+            # the solution of the data this episode's phone carries (its `vary.values` overlay)
+            played = with_values(task, varied_phone(task, identity, profile).values or 0)
+            script = VERIFY_SCRIPT if task.variant == "verify" else played.solution
+            server = PolicyServer(PolicyScript.from_data(script, source=f"{task.source}: solution")).start()
             try:
                 rec = run_episode(task, phone, server.endpoint("solution"), out_dir=out, profile=profile,
                                   screenshots=False, identity=identity)

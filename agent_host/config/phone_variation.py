@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from agent_host.config.scope import texts_of
 from agent_host.config.steps import ShellStep
-from agent_host.config.tasks import TaskInstance
+from agent_host.config.tasks import TaskInstance, with_values
 from agent_host.config.variation import (DENSITIES, FONT_SCALES, INTERRUPTIONS, KEYS, VIRTUAL_ONLY, parse_vary,
                                          vary_seed)
 
@@ -30,6 +30,7 @@ class Variation:
     interruption: str | None = None
     interrupt_after: int | None = None
     suggestions: tuple[int, int] | None = None      # Settings' suggestion cards: (count, seed)
+    values: int | None = None                       # the task's `vary.values` overlay played (1-based)
     distractors: dict[str, int] = field(default_factory=dict)   # state kind -> rows added
 
     def as_dict(self) -> dict[str, object]:
@@ -50,6 +51,8 @@ def applicable(task: TaskInstance, kinds: tuple[str, ...], simulated: bool) -> t
             continue
         if k == "distractors" and not any(kind in DISTRACTORS for kind in task.scope.kinds):
             continue
+        if k == "values" and not task.vary_values:
+            continue
         out.append(k)
     return tuple(out)
 
@@ -66,6 +69,7 @@ def choose(task: TaskInstance, spec: str, seed: int, *, simulated: bool) -> Vari
     interruption, after = rng.choice(INTERRUPTIONS), rng.randrange(0, 3)
     counts = {kind: rng.randint(2, 4) for kind in DISTRACTORS}
     cards = (rng.randint(1, 3), rng.randrange(1, 2**31))
+    overlay = 1 + rng.randrange(2**31) % max(1, len(task.vary_values))
     on = set(kinds)
     return Variation(
         spec=spec, seed=s, kinds=kinds,
@@ -77,6 +81,7 @@ def choose(task: TaskInstance, spec: str, seed: int, *, simulated: bool) -> Vari
         interruption=interruption if "interruption" in on else None,
         interrupt_after=after if "interruption" in on else None,
         suggestions=cards if "suggestions" in on else None,
+        values=overlay if "values" in on else None,
         distractors={k: n for k, n in counts.items() if k in task.scope.kinds} if "distractors" in on else {})
 
 
@@ -122,9 +127,12 @@ def teardown_commands(v: Variation) -> list[str]:
 
 
 def apply(task: TaskInstance, v: Variation) -> TaskInstance:
-    """`task` with the variation's commands after its setup and before its teardown."""
+    """`task` (with its `vary.values` overlay, where the variation picked one) with the
+    variation's commands after its setup and before its teardown."""
     if not v.kinds:
         return task
+    if v.values is not None:
+        task = with_values(task, v.values)
     setup = [*task.setup, *(ShellStep(shell=c) for c in setup_commands(v, task))]
     teardown = [*(ShellStep(shell=c) for c in teardown_commands(v)), *task.teardown]
     return task.model_copy(update={"setup": setup, "teardown": teardown})

@@ -12,6 +12,8 @@ config/actions.py). The phone layer runs steps (phone/steps.py), the judge evalu
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import json
 import re
@@ -151,6 +153,35 @@ def _semantic_errors(task: Task) -> list[tuple[Loc, str]]:
                 errs.append((("params", i), f"makes {format_loc(loc)} invalid: {msg}"))
     elif task.instance_id is not None:
         errs.append((("instance_id",), "instance_id needs params"))
+    errs += _values_errors(task)
+    return errs
+
+
+def _values_errors(task: Task) -> list[tuple[Loc, str]]:
+    """`vary.values`: each overlay names parameters the task has, and changes what every
+    parameter set sets up or checks (an overlay that changes nothing varies nothing)."""
+    if task.vary is None or not task.vary.values:
+        return []
+    if not task.params:
+        return [(("vary", "values"), "values overlay parameters: give the task params (one set and an "
+                                     "instance_id keep its id)")]
+    errs: list[tuple[Loc, str]] = []
+    keys = set(task.params[0])
+    for j, overlay in enumerate(task.vary.values):
+        unknown = sorted(set(overlay) - keys)
+        if unknown:
+            errs.append((("vary", "values", j), f"{unknown[0]!r} is not a parameter ({', '.join(sorted(keys))})"))
+            continue
+        for i, p in enumerate(task.params):
+            parts, bad = _instance_parts(task, {**p, **overlay})
+            if bad:
+                loc, msg = bad[0]
+                errs.append((("vary", "values", j), f"with params[{i}] makes {format_loc(loc)} invalid: {msg}"))
+                break
+            base = _instance_parts(task, p)[0]
+            if all(parts[k] == base[k] for k in ("setup", "check")):
+                errs.append((("vary", "values", j), f"changes neither the setup nor the check of params[{i}]"))
+                break
     return errs
 
 
@@ -239,6 +270,7 @@ class TaskInstance(BaseModel):
     change: Change = Field(default_factory=Change)   # what the base variant asks to change
     scope: Scope = Scope()           # the state the task touches (config/scope.py)
     vary_skip: tuple[str, ...] = ()  # the variation kinds its file leaves out (`vary.skip`)
+    vary_values: tuple[dict[str, ParamValue], ...] = ()   # its `vary.values` overlays (`with_values`)
 
     @property
     def needs_phone_facts(self) -> bool:
@@ -387,7 +419,8 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
                       teardown=teardown, check=check, max_steps=task.max_steps, tags=list(task.tags),
                       infeasible=task.infeasible, solution=solution, source=source, sha256=sha256,
                       notes=task.notes, requires=tuple(task.requires), change=task.change, scope=scope,
-                      vary_skip=tuple(task.vary.skip) if task.vary is not None else ())
+                      vary_skip=tuple(task.vary.skip) if task.vary is not None else (),
+                      vary_values=tuple(task.vary.values) if task.vary is not None else ())
         if "base" in variants:
             out.append(TaskInstance(key=iid, variant="base", setup=setup, **common))
         if "verify" in variants and has_verify(task):
@@ -420,6 +453,24 @@ def _instance_parts(task: Task, params: dict[str, ParamValue]) -> tuple[dict[str
                 loc = (name,) + tuple(x for x in e["loc"] if not (isinstance(x, str) and " " in x))
                 errors.append((loc, e["msg"]))
     return parts, errors
+
+
+@functools.lru_cache(maxsize=64)
+def _file_tasks(path: Path, sha256: str) -> dict[str, Task]:
+    return {t.id: t for t in load_task_file(path)}
+
+
+def with_values(instance: TaskInstance, k: int) -> TaskInstance:
+    """The instance played with its `k`-th `vary.values` overlay (1-based; 0: as it is) laid over
+    its parameters: expanded again from its file, keeping its id and key. What a varied phone's
+    `values` kind plays (config/phone_variation.py), and what a scripted suite answers for it."""
+    if k == 0 or not instance.vary_values:
+        return instance
+    task = _file_tasks(instance.source, instance.sha256)[instance.task_id]
+    params = {**instance.params, **instance.vary_values[(k - 1) % len(instance.vary_values)]}
+    one = task.model_copy(update={"params": [params], "instance_id": None})
+    out = expand(one, [instance.variant], source=instance.source, sha256=instance.sha256)[0]
+    return out.model_copy(update={"id": instance.id, "key": instance.key})
 
 
 def has_verify(task: Task) -> bool:

@@ -27,12 +27,12 @@ import hashlib
 import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from agent_host.config.strict import Strict
+from agent_host.config.strict import Strict, fail
 
 VaryKind = Literal["launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h", "interruption",
-                   "suggestions"]
+                   "suggestions", "values"]
 KINDS: tuple[str, ...] = VaryKind.__args__  # type: ignore[attr-defined]
 
 # What each kind changes, one line each (docs/tasks.md lists them; `--help` prints them).
@@ -48,6 +48,8 @@ WHAT: dict[str, str] = {
                     "agent's first few inputs, to dismiss or work around (virtual phone)",
     "suggestions": "one to three suggestion cards above Settings' home list (\"Set up Fingerprint Unlock\", "
                    "\"Back up your phone\"...): every row below moves down (virtual phone)",
+    "values": "the data a task asks about (a code, a time, a number, a count: one of its `vary.values` "
+              "parameter overlays), so its answer differs from the unvaried phone's",
 }
 assert set(WHAT) == set(KINDS)
 
@@ -70,10 +72,29 @@ KEYS: dict[str, re.Pattern[str]] = {
 
 
 
+# A parameter overlay's values (config/tasks.py's ParamValue)
+OverlayValue = str | int | float
+
+
 class VarySpec(Strict):
-    """A task's `vary:`: the kinds of variation it cannot take, and why."""
-    skip: list[VaryKind] = Field(min_length=1, description="variation kinds this task leaves out")
-    why: str = Field(min_length=1, description="why it cannot take them (shown by `tasks check-solutions`)")
+    """A task's `vary:`: the kinds of variation it cannot take, and why; the other values its
+    data may take on a varied phone."""
+    skip: list[VaryKind] = Field(default_factory=list, description="variation kinds this task leaves out")
+    why: str | None = Field(None, min_length=1,
+                            description="why it cannot take them (shown by `tasks check-solutions`)")
+    values: list[dict[str, OverlayValue]] = Field(
+        default_factory=list,
+        description="parameter overlays for the `values` kind: a varied episode plays the instance "
+                    "with one of them laid over its parameters (its setup, check, goal and solution "
+                    "substituted again), so the data it asks about, and its answer, differ")
+
+    @model_validator(mode="after")
+    def _why_with_skip(self) -> "VarySpec":
+        if self.skip and not self.why:
+            raise fail("why: say why the task cannot take the kinds it skips")
+        if not self.skip and not self.values:
+            raise fail("give skip (with why) or values")
+        return self
 
 
 FONT_SCALES = (0.85, 1.0, 1.15, 1.3)

@@ -320,7 +320,7 @@ class Adversary:
 
     # Any: OpenAI chat JSON (messages, body, the reply), its shape fixed by the API
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any] | None = None,
-               task: str | None = None) -> dict[str, Any]:
+               task: str | None = None, values: int = 0) -> dict[str, Any]:
         with self._lock:
             if self.start is None:
                 self.start = self._read()
@@ -330,7 +330,7 @@ class Adversary:
                         "id": "call_adversary", "type": "function",
                         "function": {"name": "task_infeasible", "arguments": '{"reason": "cannot be done"}'}}]}
             assert self._script is not None
-            reply = self._script.answer(messages, body, task)
+            reply = self._script.answer(messages, body, task, values)
             calls = reply.get("tool_calls") or []
             if calls and calls[0]["function"]["name"] in FINAL and self.applied is None:
                 self._mutate(self._read())

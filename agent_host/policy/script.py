@@ -134,9 +134,9 @@ class PolicyScript:
         return cls(items=tuple(items), source=source, **opts)
 
     def answer(self, messages: list[Json], body: Json | None = None,
-               task: str | None = None) -> Json:
+               task: str | None = None, values: int = 0) -> Json:
         """The policy protocol PolicyServer speaks: the assistant message for a request (one
-        script for every task, so `task` is not needed)."""
+        script for every task, so `task` and `values` are not needed)."""
         return play(self, messages)
 
     @classmethod

@@ -1,8 +1,9 @@
 """A policy behind a real OpenAI-compatible HTTP server (`agent-host policy serve`).
 
-`PolicyServer(policy)` answers /v1/chat/completions with `policy.answer(messages, body, task)` (a
+`PolicyServer(policy)` answers /v1/chat/completions with `policy.answer(messages, body, task, values)` (a
 policy/script.py PolicyScript, or a policy/suite.py SuitePolicy; `task` is the request's
-TASK_HEADER, the episode's task instance key, or None); usage counts are estimated
+TASK_HEADER, the episode's task instance key, or None; `values` its VALUES_HEADER, the
+`vary.values` overlay its phone carries, or 0); usage counts are estimated
 from the text, and `cached_tokens` from the longest prefix shared with a recent request, so
 prefix-cache accounting can be exercised without a model.
 """
@@ -18,7 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_host.serving.endpoint import TASK_HEADER, Endpoint, task_from_header
+from agent_host.serving.endpoint import (TASK_HEADER, VALUES_HEADER, Endpoint, task_from_header,
+                                        values_from_header)
 
 
 # Any: OpenAI chat messages, free-form JSON
@@ -44,7 +46,7 @@ class Policy(Protocol):
 
     # Any: OpenAI chat JSON (messages, body, the reply), its shape fixed by the API
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any],
-               task: str | None = None) -> dict[str, Any]: ...
+               task: str | None = None, values: int = 0) -> dict[str, Any]: ...
 
 
 class PolicyServer:
@@ -123,13 +125,13 @@ class PolicyServer:
     # -- answering --
 
     # Any: an OpenAI chat request and completion, free-form JSON
-    def complete(self, body: dict[str, Any], task: str | None = None) -> dict[str, Any]:
+    def complete(self, body: dict[str, Any], task: str | None = None, values: int = 0) -> dict[str, Any]:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ValueError("messages: a non-empty list is required")
         if body.get("stream"):
             raise ValueError("stream: not supported by the policy server")
-        message = self.script.answer(messages, body, task)
+        message = self.script.answer(messages, body, task, values)
         text = _serialize(messages)
         with self._lock:
             self.requests.append(body)
@@ -251,7 +253,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.policy.delay_ms:
             time.sleep(self.policy.delay_ms / 1000)
         try:
-            response = self.policy.complete(body, task_from_header(self.headers.get(TASK_HEADER)))
+            response = self.policy.complete(body, task_from_header(self.headers.get(TASK_HEADER)),
+                                            values_from_header(self.headers.get(VALUES_HEADER)))
         except ValueError as exc:
             self._error(400, str(exc))
             return

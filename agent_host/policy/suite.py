@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_host.config.loading import load_yaml
-from agent_host.config.tasks import load_tasks
+from agent_host.config.tasks import TaskInstance, load_tasks, with_values
 from agent_host.errors import ConfigError
 from agent_host.policy.script import PolicyScript, message_text, play
 
@@ -100,6 +100,7 @@ class SuitePolicy:
     flaws: dict[str, float] = field(default_factory=dict)
     source: str = "<suite>"
     by_instance: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # instance id -> solution
+    varied: dict[str, TaskInstance] = field(default_factory=dict)   # instance id -> it, where it has vary.values
     _scripts: dict[tuple[str, str | None, bool], PolicyScript] = field(default_factory=dict)
 
     # Any: a solution's actions as the policy YAML holds them
@@ -114,13 +115,16 @@ class SuitePolicy:
 
     # Any: OpenAI chat JSON (messages, body, the reply), its shape fixed by the API
     def answer(self, messages: list[dict[str, Any]], body: dict[str, Any],
-               task: str | None = None) -> dict[str, Any]:
+               task: str | None = None, values: int = 0) -> dict[str, Any]:
         goal = goal_of(messages)
         if goal is None:
             return {"role": "assistant", "content": f"policy suite {self.source}: no goal in the request"}
         instance, _, variant = (task or "").partition("@")
         flaw = flaw_for(body.get("seed"), goal, self.flaws)
-        if instance in self.by_instance:
+        if values and instance in self.varied:      # the phone carries a `vary.values` overlay
+            solution = with_values(self.varied[instance], values).solution
+            script = self.script_for(f"{instance}~{values}", solution, flaw, variant == "verify")
+        elif instance in self.by_instance:
             script = self.script_for(instance, self.by_instance[instance], flaw, variant == "verify")
         elif goal in self.solutions:
             script = self.script_for(goal, self.solutions[goal], flaw)
@@ -158,14 +162,17 @@ class SuitePolicy:
             raise ConfigError(f"{source}: flaws: probabilities from 0 to 1 that sum to at most 1")
         solutions: dict[str, list[dict[str, Any]]] = {}
         by_instance: dict[str, list[dict[str, Any]]] = {}
+        varied: dict[str, TaskInstance] = {}
         for task in load_tasks(specs, variants=("base",)):
             if task.solution:
                 solutions.setdefault(task.goal, task.solution)
                 by_instance[task.key] = task.solution
+                if task.vary_values:
+                    varied[task.key] = task
         if not solutions:
             raise ConfigError(f"{source}: suite: no task with a solution in {', '.join(specs)}")
         return cls(solutions=solutions, flaws={k: float(v) for k, v in flaws.items()}, source=source,
-                   by_instance=by_instance)
+                   by_instance=by_instance, varied=varied)
 
 
 def load_policy(path: Path | str) -> SuitePolicy | PolicyScript:

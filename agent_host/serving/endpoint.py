@@ -10,10 +10,17 @@ from urllib.parse import quote, unquote
 # it, because a goal alone does not tell apart instances that share it, or a verify variant.
 # Percent-encoded (UTF-8): an instance id from params may hold any text, a header ASCII only.
 TASK_HEADER = "X-Agent-Host-Task"
+# Which of the task's `vary.values` overlays the episode's phone carries (config/variation.py),
+# sent only when one does: a scripted suite answers that overlay's solution (its answer).
+VALUES_HEADER = "X-Agent-Host-Values"
 
 
-def task_header(key: str) -> dict[str, str]:
-    return {TASK_HEADER: quote(key, safe="")}
+def task_header(key: str, values: int | None = None) -> dict[str, str]:
+    return {TASK_HEADER: quote(key, safe=""), **({VALUES_HEADER: str(values)} if values else {})}
+
+
+def values_from_header(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 0
 
 
 def task_from_header(value: str | None) -> str | None:

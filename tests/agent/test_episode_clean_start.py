@@ -43,7 +43,7 @@ class HonestCounter:
     def __init__(self, phone: Phone, task: Any):
         self.phone, self.task, self.calls = phone, bind_task(task, phone), 0
 
-    def answer(self, messages: Any, body: Any = None, task: Any = None) -> dict[str, Any]:
+    def answer(self, messages: Any, body: Any = None, task: Any = None, values: int = 0) -> dict[str, Any]:
         self.calls += 1
         if self.calls == 1:
             out = self.phone.shell(_DAY_QUERY.format(**_day_bounds(self.phone))).output

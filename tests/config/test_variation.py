@@ -9,7 +9,7 @@ import re
 import pytest
 
 from agent_host.config.phone_variation import Variation, apply, choose, setup_commands, teardown_commands
-from agent_host.config.tasks import load_task_file, load_tasks, expand
+from agent_host.config.tasks import expand, load_task_file, load_tasks, with_values
 from agent_host.config.variation import KINDS, LEVELS, VIRTUAL_ONLY, parse_vary
 from agent_host.errors import ConfigError
 
@@ -140,6 +140,48 @@ def test_a_task_can_skip_kinds_and_must_say_why(tmp_path):
         load_task_file(path)
 
 
+VALUED = ("id: valued\ngoal: What is the code? Answer with it.\napp: messages\nmax_steps: 4\nverify: false\n"
+          "instance_id: valued\nparams: [{code: '111111'}]\n"
+          "setup: [{shell: 'echo {code} > /sdcard/Download/code.txt'}]\n"
+          "check: {answer: {expected: '{code}'}}\n"
+          "solution: [{answer: {text: '{code}'}}, {task_complete: {reason: 'the code is {code}'}}]\n")
+
+
+def test_values_overlays_replay_the_instance_with_other_data(tmp_path):
+    path = tmp_path / "valued.yaml"
+    path.write_text(VALUED + "vary: {values: [{code: '222222'}, {code: '333333'}]}\n")
+    [task] = load_task_file(path)
+    inst = expand(task, ("base",), source=path, sha256="x")[0]
+    assert inst.id == "valued" and len(inst.vary_values) == 2
+    picked = set()
+    for seed in range(12):
+        v = choose(inst, "full", seed, simulated=True)
+        assert v.values in (1, 2) and "values" in v.kinds
+        played = apply(inst, v)
+        code = ("222222", "333333")[v.values - 1]
+        assert played.id == inst.id and played.key == inst.key
+        assert played.check.answer.expected == code and played.solution[0] == {"answer": {"text": code}}
+        assert played.setup[0].shell == f"echo {code} > /sdcard/Download/code.txt"
+        picked.add(v.values)
+    assert picked == {1, 2}                                   # never the unvaried data, both overlays
+    assert choose(inst, "light", 1, simulated=True).values is None      # a light phone keeps the task's data
+    assert with_values(inst, 0) is inst
+
+
+def test_values_overlays_are_checked_when_the_file_loads(tmp_path):
+    path = tmp_path / "valued.yaml"
+    for vary, says in (("{values: [{cod: '2'}]}", "'cod' is not a parameter"),
+                       ("{values: [{code: '111111'}]}", "changes neither the setup nor the check"),
+                       ("{skip: [dark]}", "why"), ("{}", "give skip (with why) or values")):
+        path.write_text(VALUED + f"vary: {vary}\n")
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            load_task_file(path)
+    path.write_text(VALUED.replace("instance_id: valued\nparams: [{code: '111111'}]\n", "")
+                    .replace("{code}", "111111") + "vary: {values: [{code: '2'}]}\n")
+    with pytest.raises(ConfigError, match="give the task params"):
+        load_task_file(path)
+
+
 def test_levels_name_only_kinds():
     assert set(LEVELS["full"]) == set(KINDS)
-    assert not set(LEVELS["light"]) & {"interruption"}
+    assert not set(LEVELS["light"]) & {"interruption", "values"}

@@ -58,7 +58,7 @@ def test_task_header_carries_any_instance_id(policy_server):
     seen = []
 
     class Recorder:
-        def answer(self, messages, body, task=None):
+        def answer(self, messages, body, task=None, values=0):
             seen.append(task)
             return {"role": "assistant", "content": "ok"}
 

@@ -96,3 +96,31 @@ def test_the_plan_says_which_variations_a_real_phone_takes(capsys):
     assert "distractors on 2 of 4 instances" in full    # the contact lookups' contacts
     assert main(["run", "--plan", "--tasks", "wifi-on", "--vary", "full"]) == 0
     assert "not applied" not in capsys.readouterr().out  # the virtual phone takes every kind
+
+
+@pytest.mark.slow
+def test_values_overlays_reach_the_scripted_suite_through_the_header_and_change_the_answer(virtual_phone, tmp_path):
+    """Under `--vary values` a question task plays another data set: the phone, the check and
+    the oracle's answer all follow the overlay the episode's seed picked (the oracle learns it
+    from the values header, which requests.json keeps); a blind replay of the unvaried answer
+    fails there."""
+    from agent_host.serving.endpoint import VALUES_HEADER
+    out = tmp_path / "run"
+    assert main(["run", "--builds", "oracle", "--host-profile", str(_hosts(tmp_path)),
+                 "--tasks", "sms-bank-code,markor-wifi-password", "--phones", virtual_phone.serial,
+                 "--vary", "none,values", "--out", str(out), "--quiet"]) == 0
+    recs = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(recs) == 10 and all(r["outcome"] == "success" for r in recs)
+    answers = {}
+    for r in recs:
+        requests = json.loads((out / "episodes" / r["episode_id"] / "requests.json").read_text())
+        if r["vary"] == "values":
+            assert r["variation"]["values"] in (1, 2, 3)
+            assert requests["headers"][VALUES_HEADER] == str(r["variation"]["values"])
+        else:
+            assert VALUES_HEADER not in requests["headers"]
+        answers.setdefault(r["task"], {})[r["vary"]] = r["answer"]
+    for task, by in answers.items():
+        assert by["none"] != by["values"], task                    # another phone, another answer
+    recording = br.record(out, load_manifest(out / "manifest.json"), None)
+    assert len(recording.calls) == 5
