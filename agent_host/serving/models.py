@@ -242,9 +242,12 @@ def _build_tiny(out: Path, progress: Progress | None = None) -> ModelFacts:
 
 
 def _build_tiny_vlm(out: Path, progress: Progress | None = None) -> ModelFacts:
-    from agent_host.serving import tiny_vlm   # it builds on this module's tokenizer
+    from agent_host.serving import tiny_vlm   # the architecture; the tokenizer is made here
 
-    return tiny_vlm.build(out, progress)
+    tok = _train_tokenizer(out, extra_special=tuple(tiny_vlm.IMAGE_TOKENS))
+    parameters = tiny_vlm.build(out, tok, seed=TINY_SEED, chat_template=TEMPLATE.read_text())
+    return {"source": f"random (seed {TINY_SEED}), Idefics3-shaped", "parameters": parameters,
+            "tokenizer_vocab": len(tok)}
 
 
 # ------------------------------------------------------------------- quantized builds

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError
-from agent_host.serving.models import TEMPLATE, TINY_SEED, ModelFacts, _train_tokenizer
 
 if TYPE_CHECKING:
-    from agent_host.serving.quantize import Progress
+    from transformers import PreTrainedTokenizerFast
 
 TILE = 224            # px: the vision tower's image size, and the processor's tile
 LONG_SIDE = 2 * TILE  # px: the processor resizes an image's long side to this before tiling
@@ -37,7 +36,17 @@ def tokens_per_tile() -> int:
     return (TILE // PATCH) ** 2 // SCALE ** 2
 
 
-def build(out: Path, progress: Progress | None = None) -> ModelFacts:
+def _one_id(tok: PreTrainedTokenizerFast, token: str) -> int:
+    """The id of one token (the stub's `int | list[int]` is for a list of tokens)."""
+    i = tok.convert_tokens_to_ids(token)
+    assert isinstance(i, int), token
+    return i
+
+
+def build(out: Path, tok: PreTrainedTokenizerFast, *, seed: int, chat_template: str) -> int:
+    """Write the model and its processor into `out`, around `tok` (tiny-random's tokenizer
+    trained with IMAGE_TOKENS as special tokens, one id each, never split: the processor would
+    otherwise add them past the model's vocabulary); its parameter count."""
     try:
         import torch
         from transformers import GenerationConfig, Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
@@ -45,11 +54,7 @@ def build(out: Path, progress: Progress | None = None) -> ModelFacts:
     except ImportError as exc:
         raise UserError(f"building tiny-vlm needs transformers, tokenizers, pillow and torch "
                         f"(the vllm extra; run `make setup`): {exc}") from None
-    # The image tokens as special tokens of our own tokenizer (one id each, never split);
-    # the processor would otherwise add them after training, past the model's vocabulary.
-    tok = _train_tokenizer(out, extra_special=tuple(IMAGE_TOKENS))
-    eos = tok.convert_tokens_to_ids("<|im_end|>")
-    pad = tok.convert_tokens_to_ids("<|endoftext|>")
+    eos, pad, image = (_one_id(tok, t) for t in ("<|im_end|>", "<|endoftext|>", "<image>"))
     config = Idefics3Config(
         text_config={"model_type": "llama", "vocab_size": (len(tok) + 63) // 64 * 64, "hidden_size": 64,
                      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
@@ -59,9 +64,9 @@ def build(out: Path, progress: Progress | None = None) -> ModelFacts:
         # head_dim 32 in the tower too: vLLM's CPU attention needs head_dim >= 32
         vision_config={"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,
                        "num_attention_heads": 2, "patch_size": PATCH, "image_size": TILE},
-        scale_factor=SCALE, image_token_id=tok.convert_tokens_to_ids("<image>"),
+        scale_factor=SCALE, image_token_id=image,
         tie_word_embeddings=True, pad_token_id=pad)
-    torch.manual_seed(TINY_SEED)
+    torch.manual_seed(seed)
     # transformers' stub wraps .to oddly (it expects a model, not a dtype)
     model = Idefics3ForConditionalGeneration(config).to(torch.float32)  # type: ignore[arg-type]
     with torch.no_grad():  # as tiny-random: larger weights than the default init, less uniform output
@@ -72,6 +77,5 @@ def build(out: Path, progress: Progress | None = None) -> ModelFacts:
     GenerationConfig(eos_token_id=eos, pad_token_id=pad).save_pretrained(out)
     images = Idefics3ImageProcessorPil(size={"longest_edge": LONG_SIDE}, max_image_size={"longest_edge": TILE})
     Idefics3Processor(image_processor=images, tokenizer=tok, image_seq_len=tokens_per_tile(),
-                      chat_template=TEMPLATE.read_text()).save_pretrained(out)
-    return {"source": f"random (seed {TINY_SEED}), Idefics3-shaped",
-            "parameters": sum(p.numel() for p in model.parameters()), "tokenizer_vocab": len(tok)}
+                      chat_template=chat_template).save_pretrained(out)
+    return sum(p.numel() for p in model.parameters())
