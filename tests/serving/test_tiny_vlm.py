@@ -113,6 +113,20 @@ def test_a_tool_call_comes_back_parsed_with_a_screenshot(tiny_vlm, screenshot):
     assert again.choices[0].message.tool_calls[0].function == calls[0].function   # greedy: the same
 
 
+def test_the_builds_hermes_parser_reads_a_call_after_a_screenshot(tiny_vlm, screenshot):
+    """tool_choice="auto": the reply is text, read by the build's tool_call_parser (hermes). A
+    random model never writes <tool_call> by itself, so its text is held to that format."""
+    ep = tiny_vlm.endpoint
+    assert tiny_vlm.build.tool_call_parser == "hermes"
+    form = r'<tool_call>\n\{"name": "tap", "arguments": \{"index": [0-9]\}\}\n</tool_call>'
+    r = _ask(ep, [SYSTEM, _user("Goal: open the clock.", screenshot)], tools=TOOLS, tool_choice="auto",
+             max_tokens=64, extra_body={"structured_outputs": {"regex": form}})
+    calls = r.choices[0].message.tool_calls
+    assert calls and calls[0].function.name == "tap", r.choices[0].message
+    jsonschema.validate(json.loads(calls[0].function.arguments), SCHEMAS["tap"])
+    assert not r.choices[0].message.content    # the whole reply was the call
+
+
 def test_more_images_than_the_build_allows_are_refused(tiny_vlm, screenshot):
     ep = tiny_vlm.endpoint
     with pytest.raises(BadRequestError, match="image"):
