@@ -175,3 +175,17 @@ def test_a_text_builds_requests_file_has_no_image_field(episode):
     data = json.loads((out / REQUESTS).read_text())
     assert "history_images" not in data and not (out / "images").exists()
     assert "image" not in (out / "steps.jsonl").read_text()
+
+
+def test_a_task_solution_may_tap_by_the_phones_pixels(episode, virtual_phone, virtual_profile, tmp_path):
+    from agent_host.cli.tasks_check import check
+
+    pixels = _solution_points(episode, "wifi-on", ObservationSpec(coordinates="pixels"))
+    source = (Path(__file__).resolve().parents[2] / "tasks" / "wifi-on.yaml").read_text()
+    head = source.split("solution:", 1)[0]
+    (tmp_path / "wifi-on-xy.yaml").write_text(
+        head.replace("id: wifi-on", "id: wifi-on-xy") + "solution:\n"
+        + "".join(f"  - {json.dumps(item)}\n" for item in pixels))
+    task = load_tasks([str(tmp_path / "wifi-on-xy.yaml")], ["base"])[0]
+    ((_, rec, _),) = check([task], virtual_phone.serial, out_root=tmp_path / "check", profile=virtual_profile)
+    assert rec.outcome == "success", rec
