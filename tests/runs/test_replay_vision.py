@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_host.config.requests import body_sha256, load_request_log
+from fixtures_report import viewer_of
 
 pytestmark = pytest.mark.slow
 
@@ -72,3 +73,12 @@ builds:
     data = json.loads(out.stdout)
     assert data["candidates"]["twin"]["matches"]["same_tool"] + \
         data["candidates"]["twin"]["matches"]["same_action"] == 4
+
+    # the viewer shows each step's sent image (270x600, marks and all) beside the phone's screenshot
+    out = cli("report", str(tmp_path / "run"))
+    assert out.returncode == 0, out.stderr
+    (ep,) = viewer_of(tmp_path / "run" / "report.html")["episodes"]
+    sent = [s["sent"]["shot"] for s in ep["steps"] if s.get("sent")]
+    assert len(sent) == 4 and all((x["w"], x["h"]) == (270, 600) for x in sent)
+    assert all(ep["shots"][x["i"]].startswith("data:image/") for x in sent)
+    assert ep["steps"][3]["action"]["point"] == [542, 1202]
