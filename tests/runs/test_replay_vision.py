@@ -82,3 +82,6 @@ builds:
     assert len(sent) == 4 and all((x["w"], x["h"]) == (270, 600) for x in sent)
     assert all(ep["shots"][x["i"]].startswith("data:image/") for x in sent)
     assert ep["steps"][3]["action"]["point"] == [542, 1202]
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "sees: som long side 600" in md          # the configured builds' facts
+    assert "| prompt tok / step |" in md            # the speed table: a vision build's prompts carry images
