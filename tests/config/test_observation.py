@@ -55,3 +55,17 @@ def test_the_worked_vision_profile_validates():
     assert [s.mode for s in specs] == ["som", "som"] and all(s.frame == "pixels" for s in specs)
     with pytest.raises(ValueError):
         Build.model_validate({"id": "x", "weight_path": "bf16", "server": "vllm", "observation": "video"})
+
+
+def test_a_blind_replay_plays_recorded_points_in_the_recorded_frame(tmp_path):
+    from agent_host.config.hosts import find_build
+    from agent_host.runs import blind_replay as br
+
+    seen = {"observation": "som", "long_side": 600, "history_images": 1}
+    hosts = br.write_policy(tmp_path, br.Recording("ref", {"wifi-on": [{"raw": {"name": "tap_xy",
+                                                                                "arguments": {"x": 1, "y": 2}}}]},
+                                                   seen=seen))
+    build = find_build(br.BUILD_ID, hosts)
+    assert build.observation_spec() == ObservationSpec(mode="som", long_side=600)
+    plain = find_build(br.BUILD_ID, br.write_policy(tmp_path / "t", br.Recording("ref", {})))
+    assert plain.observation_spec() == ObservationSpec()
