@@ -1,5 +1,5 @@
-"""A vision build's run replayed: `agent-host run` with a scripted `som` build that taps by
-coordinates, then `agent-host replay` against a second build, which must receive the
+"""A vision build's run replayed: `agent-host run --observation som` with a scripted build that
+taps by coordinates, then `agent-host replay` against a second build, which must receive the
 reference's exact screenshots (each request's body hashes to what the reference sent)."""
 
 from __future__ import annotations
@@ -42,16 +42,18 @@ description: a scripted set-of-marks build and a twin that sees what it is sent
 hardware_class: x86-avx2
 builds:
   - {{id: ref, weight_path: scripted, server: policy, script: {tmp_path / 'ref.yaml'},
-     observation: som, long_side: 600, history_images: 1}}
+     long_side: 600, history_images: 1}}
   - {{id: twin, weight_path: remote, server: openai, base_url: {twin.base_url}, model: policy}}
 """)
     phone = VirtualPhone(adb_port=adb_server_port).start()
     try:
-        out = cli("run", "--builds", "ref", "--host-profile", str(hosts), "--tasks", "wifi-on",
+        # the build is a text build; the run's flag makes it see the screen, recorded in the manifest
+        out = cli("run", "--builds", "ref", "--host-profile", str(hosts), "--tasks", "wifi-on", "--observation", "som",
                   "--phones", phone.serial, "--out", str(tmp_path / "run"), "--quiet", "--no-report")
     finally:
         phone.stop()
     assert out.returncode == 0, out.stdout + out.stderr
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["builds"][0]["observation"] == "som"
     (episode,) = (tmp_path / "run" / "episodes").iterdir()
     log = load_request_log(episode)
     assert log.history_images == 1 and len(log.requests) == 4
