@@ -69,3 +69,17 @@ def test_a_blind_replay_plays_recorded_points_in_the_recorded_frame(tmp_path):
     assert build.observation_spec() == ObservationSpec(mode="som", long_side=600)
     plain = find_build(br.BUILD_ID, br.write_policy(tmp_path / "t", br.Recording("ref", {})))
     assert plain.observation_spec() == ObservationSpec()
+
+
+def test_the_episode_verbs_flags_are_a_builds_fields():
+    import argparse
+
+    from agent_host.cli.episode import observation
+    from agent_host.errors import UserError
+
+    args = argparse.Namespace(observation="screenshot", coordinates="normalized", max_pixels=None, long_side=600,
+                              history_images=2)
+    assert observation(args) == ObservationSpec(mode="screenshot", coordinates="normalized", long_side=600,
+                                                history_images=2)
+    with pytest.raises(UserError, match=r"^--history-images: Input should be less than or equal to 32$"):
+        observation(argparse.Namespace(**{**vars(args), "history_images": 99}))
