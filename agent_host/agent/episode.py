@@ -39,6 +39,7 @@ from agent_host.agent.model_client import Reply
 from agent_host.agent.loop import (ContextExceeded, LoopState, ModelClient, Observation, ServerError, StepLoop,
                                    observe_xml, cached_share, render_key, tally_record)
 from agent_host.config.builds import Sampling
+from agent_host.config.observation import TEXT, ObservationSpec
 from agent_host.config.outcome import label
 from agent_host.config.phones import PhoneProfile
 from agent_host.config.records import EpisodeIdentity, EpisodeRecord, PhaseTimes, StepRecord, Usage, write_json_atomic
@@ -105,13 +106,14 @@ class _Shots:
         self.futures: list[Future[None]] = []
         self.pending: Future[str | None] | None = None   # save() gives the file name it wrote
         self.failures: list[str] = []
+        self.latest: PngImage | None = None     # the last screen captured (a vision build's prompt image)
 
     def capture(self, name: str, phone: Phone) -> str | None:
         """Start capturing the current screen into `name`; `barrier()` waits for it."""
         if not self.enabled:
             return None
         self.barrier()
-
+        self.latest = None     # a capture that fails leaves no image, not the last step's
         self.pending = submit_beside(self.capture_pool, lambda: self.save(name, phone.screenshot()))
         return name
 
@@ -133,10 +135,25 @@ class _Shots:
     def save(self, name: str, img: PngImage | None) -> str | None:
         if not self.enabled or img is None:
             return None
+        self.latest = img
         def write() -> None:
             (self.out_dir / name).write_bytes(png_bytes(img))
         self.futures.append(submit_beside(self.pool, write))
         return name
+
+    def taken(self) -> PngImage | None:
+        """The screen captured for this step, once the capture in flight is in."""
+        self.barrier()
+        return self.latest
+
+    def store(self, ref: str, data: bytes) -> None:
+        """A prompt image, written once by content (images/<sha>.png), beside the step."""
+        path = self.out_dir / ref
+        def write() -> None:
+            path.parent.mkdir(exist_ok=True)
+            if not path.exists():
+                path.write_bytes(data)
+        self.futures.append(submit_beside(self.pool, write))
 
     def close(self) -> None:
         try:
@@ -158,7 +175,8 @@ class _StepLog:
         self.on_step = on_step
 
     def write(self, rec: StepRecord) -> None:
-        self.f.write(rec.model_dump_json() + "\n")
+        # a text build's line as it always was: `image` only where a prompt carried one
+        self.f.write(rec.model_dump_json(exclude={"image"} if rec.image is None else None) + "\n")
         self.f.flush()
         os.fsync(self.f.fileno())
         if self.on_step is not None:
@@ -213,15 +231,16 @@ def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir
                 on_step: Callable[[StepRecord], object] | None = None, settle_s: float = SETTLE_S,
                 request_timeout: float = 120.0, client: openai.OpenAI | None = None,
                 screenshots: bool = True, identity: EpisodeIdentity | None = None,
-                episode_timeout: float | None = None) -> EpisodeRecord:
+                episode_timeout: float | None = None, observation: ObservationSpec = TEXT) -> EpisodeRecord:
     """Run one episode of `task` on `phone` against `endpoint`; always returns a record.
 
     `sampling`: the build's Sampling (temperature, top_p, max_tokens); `seed` goes into every
     chat request; `on_step(StepRecord)` is called after each step is written (step 0 too);
     `client`: an openai.OpenAI to use instead of one made from `endpoint` (tests);
     `identity`: the episode's id, build, repeat, seed, attempt and run (from the run's plan;
-    without it one is made from `build_id`, `repeat` and `seed`). `episode.json` is written
-    here, once."""
+    without it one is made from `build_id`, `repeat` and `seed`); `observation`: what the
+    build is shown (a vision build's screenshots are taken whatever `screenshots` says).
+    `episode.json` is written here, once."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started_at, t_start = _now(), time.monotonic()
@@ -230,7 +249,7 @@ def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir
     variation = varied_phone(task, identity, profile)
     task = apply_variation(task, variation)
     metrics_before = _metrics(endpoint)
-    files = _Files(out_dir, on_step, screenshots)
+    files = _Files(out_dir, on_step, screenshots or observation.images)
     error: str | None = None
     unresponsive = False
     # The backstop behind every phone and model call of the episode: a call that never
@@ -243,7 +262,7 @@ def run_episode(task: TaskInstance, phone: Phone, endpoint: Endpoint, *, out_dir
         model = Bounded(ModelClient(endpoint, sampling=sampling, seed=identity.seed, timeout=request_timeout,
                                     client=client, task=task.key, values=variation.values),
                         request_timeout, episode_timeout, t_start)
-        files.loop = _loop(start, phone, model, profile, files, settle_s)
+        files.loop = _loop(start, phone, model, profile, files, settle_s, observation)
         files.loop.run()
     except Exception as exc:
         error, unresponsive = _fault(exc, out_dir)
@@ -304,7 +323,7 @@ def _set_up(task: TaskInstance, phone: Phone, profile: PhoneProfile | None, file
 
 
 def _loop(start: _Start, phone: Phone, model: Bounded, profile: PhoneProfile | None, files: _Files,
-          settle_s: float) -> StepLoop:
+          settle_s: float, observation: ObservationSpec) -> StepLoop:
     shots = files.shots
 
     def screenshot(n: int) -> str | None:
@@ -317,7 +336,8 @@ def _loop(start: _Start, phone: Phone, model: Bounded, profile: PhoneProfile | N
     return StepLoop(goal=start.task.goal, phone=phone, model=model, judge=start.judge, profile=profile,
                     max_steps=start.task.max_steps, first=start.first, initial=start.verdict,
                     screenshot=screenshot, before_act=shots.barrier, write_step=files.log.write,
-                    settle_s=settle_s, settle_min_s=settle_min_s(profile), settle_confirm=settle_confirm(profile))
+                    settle_s=settle_s, settle_min_s=settle_min_s(profile), settle_confirm=settle_confirm(profile),
+                    observation=observation, image=shots.taken, store_image=shots.store)
 
 
 # What ended an episode early, by kind of failure, and the prefix its `error` gets: none of
@@ -404,8 +424,9 @@ def _write_requests(out_dir: Path, loop: StepLoop, endpoint: Endpoint, task: Tas
     from agent_host.serving.endpoint import task_header
 
     log = RequestLog(model=endpoint.model, headers=task_header(task.key, values), tools=loop.tools,
-                     messages=loop.messages, requests=loop.requests)
-    write_json_atomic(out_dir / REQUESTS, log.model_dump(mode="json"))
+                     messages=loop.messages, requests=loop.requests,
+                     history_images=loop.spec.history_images if loop.spec.images else None)
+    write_json_atomic(out_dir / REQUESTS, log.dump())
 
 
 def episode_cached_share(after_first: Usage, server_metrics: dict[str, float] | None

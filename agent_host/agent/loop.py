@@ -29,22 +29,27 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from agent_host import watchdog
 from agent_host.agent import prompt as prompts
 from agent_host.agent.model_client import ContextExceeded, ModelClient, Reply, ServerError
 from agent_host.agent.perform import act, describe_result
 from agent_host.agent.reply import Parsed, parse_reply
 from agent_host.agent.tools import FINAL_TOOLS, tool_schemas
+from agent_host.agent import vision
+from agent_host.config.observation import TEXT, Frame, ObservationSpec, image_size
 from agent_host.config.phones import PhoneProfile
 from agent_host.config.records import Action, Exhaustion, PhaseTimes, RoundTrips, StepRecord, Usage
-from agent_host.config.requests import Json
+from agent_host.config.requests import Json, expand_images
 from agent_host.judge.checks import Judge, Verdict
 from agent_host.phone.device import Phone, PhoneError, RoundTripTally, counting_into, submit_beside
 from agent_host.phone.parse import parse
 from agent_host.phone.render import render
 from agent_host.phone.screen import Screen
 from agent_host.watchdog import timed
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 __all__ = ["ContextExceeded", "LoopState", "ModelClient", "Observation", "ServerError", "StepLoop",
            "observe_xml"]
@@ -148,6 +153,7 @@ class _Turn:
     usage: Usage = field(default_factory=Usage)
     raws: list[Json] = field(default_factory=list)   # every reply of the step, as the record keeps it
     shot: str | None = None
+    image: str | None = None         # the image the model was shown (images/<sha>.png), vision builds
     retry_error: str | None = None
     parsed: Parsed | None = None
     action: Action | None = None
@@ -165,14 +171,21 @@ class StepLoop:
                  screenshot: Callable[[int], str | None] | None = None,
                  before_act: Callable[[], None] | None = None,
                  write_step: Callable[[StepRecord], None] | None = None,
-                 settle_s: float = 3.0, settle_min_s: float = 0.0, settle_confirm: bool = False):
+                 settle_s: float = 3.0, settle_min_s: float = 0.0, settle_confirm: bool = False,
+                 observation: ObservationSpec = TEXT, image: Callable[[], Image | None] | None = None,
+                 store_image: Callable[[str, bytes], None] | None = None):
         self.goal = goal
         self.phone = phone
         self.model = model
         self.judge = judge
         self.profile = profile
         self.apps = sorted(profile.apps) if profile is not None else []
-        self.tools = tool_schemas(self.apps)
+        self.spec = observation
+        self.image = image or (lambda: None)       # the screenshot in flight, once taken (vision builds)
+        self.store_image = store_image or (lambda ref, data: None)
+        self.images: dict[str, bytes] = {}        # images/<sha>.png -> PNG, what the prompts reference
+        frame = self.frame(first.screen)
+        self.tools = tool_schemas(self.apps, coordinates=frame is not None)
         self.max_steps = max_steps
         self.obs = first
         self.screenshot = screenshot or (lambda step: None)
@@ -183,7 +196,8 @@ class StepLoop:
         self.settle_confirm = settle_confirm
         self._judging: Future[None] | None = None      # the last step's verdict, coming in beside
         self._judge_pool = ThreadPoolExecutor(1, thread_name_prefix="judge")
-        self.messages: list[Json] = [{"role": "system", "content": prompts.system_prompt(self.apps)}]
+        self.messages: list[Json] = [{"role": "system", "content": prompts.system_prompt(
+            self.apps, frame=frame.describe() if frame is not None else None)}]
         self.state = LoopState(goals=[initial.goal], asked=[initial.asked], clean=[initial.clean],
                                untouched=[initial.untouched])
         self._carry_error: str | None = None     # an unanswered invalid reply of the last step
@@ -216,7 +230,9 @@ class StepLoop:
     def _step(self, turn: _Turn) -> bool:
         with timed(turn.times, "observe"):
             turn.shot = self.screenshot(turn.n)
-        self._prompt(turn.n)
+            if self.spec.images:     # the model sees it: the capture is in series here
+                turn.image = self._shown(turn.obs.screen)
+        self._prompt(turn.n, turn.image)
         try:
             turn.parsed = self._decide(turn)
         except ContextExceeded as exc:
@@ -233,14 +249,40 @@ class StepLoop:
 
     # -- the phases of a step -------------------------------------------------------------------
 
-    def _prompt(self, n: int) -> None:
+    def frame(self, screen: Screen) -> Frame | None:
+        """The build's coordinate frame on this screen (None: no point actions)."""
+        return Frame.of(self.spec, screen.width or 1080, screen.height or 2400)
+
+    def _shown(self, screen: Screen) -> str:
+        """The step's screenshot as the model is shown it, stored once by content: its reference."""
+        shot = self.image()
+        if shot is None:
+            raise PhoneError("no screenshot of the screen for the vision build's observation")
+        ref, data = vision.encode(vision.shown_image(shot, screen, self.spec))
+        if ref not in self.images:
+            self.images[ref] = data
+            self.store_image(ref, data)
+        return ref
+
+    def _prompt(self, n: int, image: str | None = None) -> None:
         """The user message with the screen (and last step's unanswered invalid reply)."""
-        text = prompts.first_message(self.goal, self.obs.text, self.max_steps) if n == 1 else \
-            prompts.step_message(n, self.obs.text)
+        seen = self.obs.text
+        if image is not None:
+            size = image_size(self.obs.screen.width or 1080, self.obs.screen.height or 2400, self.spec)
+            seen = vision.observation_text(self.spec, seen, size)
+        text = prompts.first_message(self.goal, seen, self.max_steps) if n == 1 else \
+            prompts.step_message(n, seen)
         if self._carry_error:
             text = f"Your last reply was not a valid tool call: {self._carry_error}.\n\n{text}"
             self._carry_error = None
-        self.messages.append({"role": "user", "content": text})
+        self.messages.append({"role": "user", "content": text if image is None else vision.content(text, image)})
+
+    def outgoing(self) -> list[Json]:
+        """The messages as sent: a vision build's image references as data URLs (the newest
+        `history_images`); a text build's conversation itself."""
+        if not self.spec.images:
+            return self.messages
+        return expand_images(self.messages, self.spec.history_images, self.images.__getitem__)
 
     def _decide(self, turn: _Turn) -> Parsed | None:
         """Ask the model; an invalid reply is fed back once. None: no valid call this step."""
@@ -249,7 +291,7 @@ class StepLoop:
         editable = {e.index for e in screen.elements if e.editable}
         for attempt in range(2):
             message = self._ask(turn)
-            p = parse_reply(message, indices=indices, apps=self.apps, editable=editable)
+            p = parse_reply(message, indices=indices, apps=self.apps, editable=editable, frame=self.frame(screen))
             if p.error is None:
                 return p
             if attempt == 0:
@@ -288,7 +330,8 @@ class StepLoop:
             self.state.wasted += 1   # nothing happened on the phone, but the world may move on
             return True, self._settled(turn, 0.0)
         with timed(turn.times, "act") as t_act:
-            turn.action = act(self.phone, p.name or "", p.args, turn.obs.screen, self.profile)
+            turn.action = act(self.phone, p.name or "", p.args, turn.obs.screen, self.profile,
+                              frame=self.frame(turn.obs.screen))
         result = describe_result(turn.action, turn.obs.screen)
         if p.name == "answer":
             self.state.answer = p.args["text"]
@@ -322,7 +365,7 @@ class StepLoop:
             add_usage(st.usage_after_first, usage)
         self.write_step(StepRecord(
             step=turn.n, observation=turn.obs.text, package=turn.obs.screen.package or None,
-            screenshot=turn.shot, usage=usage, raw_output=turn.raw_output(), action=turn.action,
+            screenshot=turn.shot, image=turn.image, usage=usage, raw_output=turn.raw_output(), action=turn.action,
             retry_error=turn.retry_error, times=times, wall_s=wall_s, round_trips=tally_record(turn.tally),
             cached_share=cached_share(usage), goal=verdict.goal, asked=verdict.asked, clean=verdict.clean,
             untouched=verdict.untouched, check_detail=verdict.detail))
@@ -335,7 +378,7 @@ class StepLoop:
                                                  confirm=self.settle_confirm, key=render_key))
 
     def _ask(self, turn: _Turn) -> Json:
-        reply = self.model.chat(self.messages, self.tools)
+        reply = self.model.chat(self.outgoing(), self.tools)
         if reply.sent is not None:
             self.requests.append({"step": turn.n, "attempt": len(turn.raws), **reply.sent})
         self._context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens

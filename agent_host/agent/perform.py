@@ -11,7 +11,9 @@ import json
 import time
 from collections.abc import Callable
 
+from agent_host.agent.tools import points
 from agent_host.config.actions import ACTIONS
+from agent_host.config.observation import Frame
 from agent_host.config.phones import PhoneProfile
 from agent_host.config.records import Action
 from agent_host.config.requests import Json
@@ -84,6 +86,28 @@ def _swipe(phone: Phone, args: Json, el: Element | None, screen: Screen, profile
     phone.swipe(start[0], start[1], end[0], end[1], 0.3)
 
 
+def _point(action: Action) -> tuple[int, int]:
+    assert action.point is not None, "act() maps a point action's coordinates to the phone first"
+    return action.point
+
+
+def _tap_xy(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+            action: Action) -> None:
+    phone.tap(*_point(action))
+
+
+def _long_press_xy(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+                   action: Action) -> None:
+    phone.long_press(*_point(action))
+
+
+def _swipe_xy(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
+              action: Action) -> None:
+    (x1, y1), end = _point(action), action.to
+    assert end is not None, "act() maps both of swipe_xy's points"
+    phone.swipe(x1, y1, end[0], end[1], float(args.get("duration", 0.3)))
+
+
 def _nothing(phone: Phone, args: Json, el: Element | None, screen: Screen, profile: PhoneProfile | None,
              action: Action) -> None:
     pass
@@ -111,6 +135,9 @@ PERFORM: dict[str, tuple[Perform, Describe]] = {
     "type_text": (_type_text, _typed),
     "swipe": (_swipe, lambda a, label: f"ok: swiped {a['direction']}"
               + (f" in element {a['index']}" if "index" in a else "")),
+    "tap_xy": (_tap_xy, lambda a, label: f"ok: tapped ({a['x']}, {a['y']})"),
+    "long_press_xy": (_long_press_xy, lambda a, label: f"ok: long-pressed ({a['x']}, {a['y']})"),
+    "swipe_xy": (_swipe_xy, lambda a, label: f"ok: swiped from ({a['x1']}, {a['y1']}) to ({a['x2']}, {a['y2']})"),
     "press_back": (lambda phone, *_: phone.press("back"), _plain("press_back")),
     "press_home": (lambda phone, *_: phone.press("home"), _plain("press_home")),
     "open_app": (lambda phone, args, el, screen, profile, action: phone.launch(_profile(profile).package(args["name"])),
@@ -131,10 +158,17 @@ def _element(args: Json, screen: Screen) -> Element | None:
     return next((e for e in screen.elements if e.index == args["index"]), None)
 
 
-def act(phone: Phone, name: str, args: Json, screen: Screen, profile: PhoneProfile | None) -> Action:
+def act(phone: Phone, name: str, args: Json, screen: Screen, profile: PhoneProfile | None,
+        frame: Frame | None = None) -> Action:
     """Perform a validated call; returns the Action with its screen point(s) (error set when the
-    phone could not do it for a reason that is the model's, e.g. a field that takes no text)."""
+    phone could not do it for a reason that is the model's, e.g. a field that takes no text).
+    A point action's coordinates, in the build's `frame`, are mapped to the phone's pixels here."""
     action = Action(name=name, args=args)
+    if ACTIONS[name].point:
+        assert frame is not None, "validation lets point actions through only with a frame"
+        phone_points = [frame.to_phone(x, y) for x, y in points(args)]
+        action.point = phone_points[0]
+        action.to = phone_points[1] if len(phone_points) > 1 else None
     el = _element(args, screen)
     if ACTIONS[name].element and "index" in args:
         assert el is not None, "validation lets only indices on screen through"

@@ -30,8 +30,9 @@ need is not on screen, scroll or look elsewhere. Reply with one tool call; if yo
 tool calls, reply with one JSON object {{"name": "<tool>", "arguments": {{...}}}}."""
 
 
-def system_prompt(apps: Iterable[str]) -> str:
-    return SYSTEM.format(tools="\n".join(prompt_lines(", ".join(sorted(set(apps))))))
+def system_prompt(apps: Iterable[str], frame: str | None = None) -> str:
+    """`frame`: the build's coordinate frame in words (None: no point actions, no line)."""
+    return SYSTEM.format(tools="\n".join(prompt_lines(", ".join(sorted(set(apps))), frame)))
 
 
 def first_message(goal: str, observation: str, max_steps: int) -> str:

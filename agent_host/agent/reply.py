@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from agent_host.agent.tools import ToolError, validate_call
+from agent_host.config.observation import Frame
 from agent_host.config.requests import Json, JsonValue
 
 
@@ -47,9 +48,9 @@ class Parsed:
 
 
 def parse_reply(message: Json, *, indices: list[int], apps: list[str],
-                editable: set[int] | None = None) -> Parsed:
+                editable: set[int] | None = None, frame: Frame | None = None) -> Parsed:
     """The first tool call of a reply, validated; `editable`: indices type_text may target
-    (None: any)."""
+    (None: any); `frame`: the build's coordinate frame (None: no point actions)."""
     calls = message.get("tool_calls") or []
     if calls:
         call = calls[0]
@@ -63,7 +64,7 @@ def parse_reply(message: Json, *, indices: list[int], apps: list[str],
         name, raw_args = found
         call_id = None
     try:
-        args = validate_call(name, raw_args, indices=indices, apps=apps)
+        args = validate_call(name, raw_args, indices=indices, apps=apps, frame=frame)
     except ToolError as exc:
         return Parsed(name=name, call_id=call_id, error=str(exc))
     if name == "type_text" and editable is not None and args["index"] not in editable:

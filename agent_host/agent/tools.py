@@ -16,14 +16,15 @@ from collections.abc import Iterable
 from pydantic import ValidationError
 
 from agent_host.config.actions import (ACTION_NAMES, ACTIONS, DIRECTIONS, ELEMENT_ACTIONS, FINAL_ACTIONS,
-                                       MAX_INDEX, MAX_WAIT_S)
+                                       MAX_INDEX, MAX_WAIT_S, offered)
+from agent_host.config.observation import Frame
 from agent_host.config.requests import Json, JsonValue
 
 TOOL_NAMES = ACTION_NAMES
 ELEMENT_TOOLS = ELEMENT_ACTIONS
 FINAL_TOOLS = FINAL_ACTIONS
 __all__ = ["DIRECTIONS", "ELEMENT_TOOLS", "FINAL_TOOLS", "MAX_INDEX", "MAX_WAIT_S", "TOOL_NAMES",
-           "ToolError", "parse_arguments", "tool_schemas", "validate_call"]
+           "ToolError", "parse_arguments", "points", "tool_schemas", "validate_call"]
 
 
 class ToolError(ValueError):
@@ -57,15 +58,16 @@ def _parameters(name: str, apps: list[str]) -> Json:
             "additionalProperties": False}
 
 
-def tool_schemas(apps: Iterable[str]) -> list[Json]:
-    """The tools, in OpenAI's `tools` format; `apps` are the aliases open_app accepts.
+def tool_schemas(apps: Iterable[str], coordinates: bool = False) -> list[Json]:
+    """The tools, in OpenAI's `tools` format; `apps` are the aliases open_app accepts;
+    `coordinates`: offer the point actions (tap_xy, ...) too (a build with a coordinate frame).
 
     Descriptions are terse: the system prompt explains each tool in text (prompt.py), and every
     token here is paid again in each request's prefill on a CPU server."""
     apps = sorted(set(apps))
     return [{"type": "function",
-             "function": {"name": name, "description": kind.summary, "parameters": _parameters(name, apps)}}
-            for name, kind in ACTIONS.items()]
+             "function": {"name": name, "description": ACTIONS[name].summary, "parameters": _parameters(name, apps)}}
+            for name in offered(coordinates)]
 
 
 def parse_arguments(arguments: JsonValue) -> Json:
@@ -116,14 +118,23 @@ def _message(name: str, err: Json) -> str:
     return f"{key}: {err['msg']}"
 
 
+def points(args: Json) -> list[tuple[int, int]]:
+    """The screen points a point action's arguments name, in its frame (tap_xy: one; swipe_xy: two)."""
+    if "x1" in args:
+        return [(args["x1"], args["y1"]), (args["x2"], args["y2"])]
+    return [(args["x"], args["y"])]
+
+
 def validate_call(name: str, arguments: JsonValue, *, indices: Iterable[int] | None = None,
-                  apps: Iterable[str] = ()) -> Json:
+                  apps: Iterable[str] = (), frame: Frame | None = None) -> Json:
     """Normalised arguments of a call, or ToolError. `indices`: the element indices on screen
-    (None: do not check them). Unknown extra arguments are dropped; numbers written as strings
-    ("3") are accepted, as several servers' tool parsers produce them."""
+    (None: do not check them); `frame`: the build's coordinate frame (None: no point actions).
+    Unknown extra arguments are dropped; numbers written as strings ("3") are accepted, as
+    several servers' tool parsers produce them."""
     kind = ACTIONS.get(name)
-    if kind is None:
-        raise ToolError(f"unknown tool {name!r}; the tools are: {', '.join(TOOL_NAMES)}")
+    names = offered(frame is not None)
+    if kind is None or name not in names:
+        raise ToolError(f"unknown tool {name!r}; the tools are: {', '.join(names)}")
     raw = {k: v for k, v in parse_arguments(arguments).items() if v is not None}
     try:
         args = kind.args.model_validate(raw).model_dump(exclude_none=True)
@@ -131,6 +142,11 @@ def validate_call(name: str, arguments: JsonValue, *, indices: Iterable[int] | N
         raise ToolError(_message(name, dict(exc.errors()[0]))) from None
     if "index" in args and indices is not None and args["index"] not in set(indices):
         raise ToolError(f"there is no element with index {args['index']} on the current screen")
+    if kind.point and frame is not None:
+        for x, y in points(args):
+            off = frame.outside(x, y)
+            if off is not None:
+                raise ToolError(off)
     if name == "open_app":
         known = sorted(set(apps))
         if args["name"] not in known:

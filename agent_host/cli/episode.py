@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_host.cli.locking import add_wait_flag, wait_seconds
+from agent_host.config.observation import OBSERVATION_MODES, ObservationSpec
 from agent_host.errors import UserError, check_dir_usable
 
 if TYPE_CHECKING:
@@ -71,6 +72,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--episode-timeout", type=float, default=None, metavar="S",
                    help="wall-clock seconds the episode may take (default: no limit)")
     p.add_argument("--no-screenshots", action="store_true", help="do not save step screenshots")
+    p.add_argument("--observation", choices=OBSERVATION_MODES, default="text",
+                   help="what the model is shown of the screen (docs/builds.md, Vision builds; default: text)")
+    p.add_argument("--coordinates", choices=("pixels", "normalized"), default=None,
+                   help="offer tap_xy/long_press_xy/swipe_xy in this frame (default: pixels for image observations)")
+    p.add_argument("--max-pixels", type=int, default=None, metavar="N", help="shrink the screenshot to at most N pixels")
+    p.add_argument("--long-side", type=int, default=None, metavar="PX", help="shrink the screenshot's long side to PX")
+    p.add_argument("--history-images", type=int, default=1, metavar="N", help="screenshots kept in a prompt (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON object (the episode record)")
     p.add_argument("--quiet", action="store_true", help="no per-step lines on stderr")
     add_wait_flag(p)
@@ -138,9 +146,24 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"{field}: {first.get('msg')}") from None
     if args.out:
         check_dir_usable(args.out, "--out")
+    observation(args)    # its flags checked before the phone is touched
     from agent_host.runs.phone_lock import PhoneLocks
     with PhoneLocks([args.phone], wait=wait_seconds(args)):
         return _episode_on(args, task, profile, endpoint, sampling)
+
+
+def observation(args: argparse.Namespace) -> ObservationSpec:
+    """The flags as a Build's observation fields, checked by its model (one place for the bounds)."""
+    from agent_host.config.builds import Build
+    from pydantic import ValidationError
+
+    fields = {"observation": args.observation, "coordinates": args.coordinates, "max_pixels": args.max_pixels,
+              "long_side": args.long_side, "history_images": args.history_images}
+    try:
+        return Build(id="episode", weight_path="-", server="openai", **fields).observation_spec()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise UserError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}") from None
 
 
 def _episode_on(args: argparse.Namespace, task: TaskInstance, profile: PhoneProfile, endpoint: Endpoint, sampling: Sampling | None) -> int:
@@ -165,7 +188,8 @@ def _episode_on(args: argparse.Namespace, task: TaskInstance, profile: PhoneProf
     rec = run_episode(task, phone, endpoint, out_dir=out, profile=profile, seed=args.seed,
                       sampling=sampling, build_id=args.build or args.model, repeat=args.repeat,
                       on_step=show, screenshots=not args.no_screenshots,
-                      request_timeout=args.request_timeout, episode_timeout=args.episode_timeout)
+                      request_timeout=args.request_timeout, episode_timeout=args.episode_timeout,
+                      observation=observation(args))
     if args.json:
         print(json.dumps({**rec.model_dump(mode="json"), "episode_dir": str(out)}, ensure_ascii=False))
     else:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from agent_host.cli.locking import add_wait_flag, wait_seconds
 from agent_host.errors import UserError
+from agent_host.config.observation import OBSERVATION_MODES
 
 if TYPE_CHECKING:   # annotations only: the runs layer is imported when a run starts (CLI start time)
     from rich.console import Console
@@ -70,6 +71,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "display size, dark theme, 12/24 h), full (light + interruptions), or kinds joined by "
                         "'+' (font_scale+dark). Several conditions, comma-separated (none,full), each play "
                         "every instance on the same seeds: the report pairs them (robustness). Default: light")
+    p.add_argument("--observation", choices=OBSERVATION_MODES, default=None,
+                   help="what every build is shown of the screen, overriding its `observation:` "
+                        "(docs/builds.md, Vision builds)")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/<run-id>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="resume this run: run only what is missing")
     p.add_argument("--host-profile", help="host profile the builds come from (default: all profiles)")
@@ -291,7 +295,8 @@ def _refuse_changes_on_resume(args: argparse.Namespace) -> None:
         ("--repeats", args.repeats, 1), ("--seed", args.seed, 0), ("--out", args.out, None),
         ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
         ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False),
-        ("--interleave", args.interleave, False), ("--vary", args.vary, None)) if value != default]
+        ("--interleave", args.interleave, False), ("--vary", args.vary, None),
+        ("--observation", args.observation, None)) if value != default]
     if given:
         raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
                         f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
@@ -377,6 +382,8 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
         from agent_host.serving.launch import preflight
 
         builds = [find_build(b, args.host_profile) for b in _csv(args.builds)]
+        if args.observation:   # recorded in the manifest's builds, so a resume plays the same
+            builds = [b.model_copy(update={"observation": args.observation}) for b in builds]
         for b in builds:
             preflight(b)
         if args.baseline and args.baseline not in {b.id for b in builds}:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_host.config.observation import TEXT, ObservationSpec
 from agent_host.errors import UserError, check_dir_usable
 from agent_host.policy.suite import RECOGNISE as VERIFY_SCRIPT
 
@@ -91,7 +92,7 @@ def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: Ph
             server = PolicyServer(PolicyScript.from_data(script, source=f"{task.source}: solution")).start()
             try:
                 rec = run_episode(task, phone, server.endpoint("solution"), out_dir=out, profile=profile,
-                                  screenshots=False, identity=identity)
+                                  screenshots=False, identity=identity, observation=solution_observation(task))
             finally:
                 server.stop()
             results.append((task, rec, out))
@@ -100,6 +101,15 @@ def check(tasks: list[TaskInstance], serial: str, *, out_root: Path, profile: Ph
             if rec.outcome == "error" and rec.error and rec.error.startswith("phone:"):
                 phone = Phone.connect(serial)  # the next task gets a fresh connection
     return results
+
+
+def solution_observation(task: TaskInstance) -> ObservationSpec:
+    """A solution is played as a text build; one that names points (tap_xy, ...) names the
+    phone's pixels, so it is played by a build with that frame."""
+    from agent_host.config.actions import POINT_ACTIONS
+
+    points = any(next(iter(item), None) in POINT_ACTIONS for item in task.solution)   # {tool: {args}}
+    return ObservationSpec(coordinates="pixels") if points else TEXT
 
 
 def _check_vary(vary: str, seeds: int) -> None:

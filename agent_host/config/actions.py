@@ -26,6 +26,8 @@ MAX_INDEX = 999
 MAX_TEXT = 500
 MAX_REASON = 300
 MAX_WAIT_S = 10.0
+MAX_COORDINATE = 100_000   # a sanity bound; the screen's own is checked against the build's frame
+MAX_SWIPE_S = 5.0
 DIRECTIONS = ("up", "down", "left", "right")
 SELECTOR_KEYS = ("text", "text_contains", "resource_id", "desc")
 
@@ -72,6 +74,22 @@ class SwipeArgs(Args):
     index: Index | None = None
 
 
+Coordinate = Annotated[int, Field(ge=0, le=MAX_COORDINATE), BeforeValidator(_no_bool)]
+
+
+class PointArgs(Args):
+    x: Coordinate
+    y: Coordinate
+
+
+class SwipeXYArgs(Args):
+    x1: Coordinate
+    y1: Coordinate
+    x2: Coordinate
+    y2: Coordinate
+    duration: float = Field(0.3, ge=0.05, le=MAX_SWIPE_S)
+
+
 class OpenAppArgs(Args):
     name: Annotated[str, BeforeValidator(_lower), Field(min_length=1, max_length=100)]
 
@@ -101,6 +119,8 @@ class ActionKind:
     element: bool = False         # `index` names an element on screen (a script may use a selector)
     final: bool = False           # ends the episode
     bare: bool = False            # a script may write it as a plain string (`- press_back`)
+    point: bool = False           # names screen points (x, y): offered only to a build with a
+                                  # coordinate frame (config/observation.py), checked against it
 
 
 ACTIONS: dict[str, ActionKind] = {a.name: a for a in (
@@ -111,6 +131,10 @@ ACTIONS: dict[str, ActionKind] = {a.name: a for a in (
     ActionKind("swipe", SwipeArgs, "Swipe up/down/left/right, in element [index] or across the screen.",
                'swipe(direction, index?): up/down/left/right. "up" shows content further down a list; on a '
                'slider, "right" drags it to the maximum, "left" to the minimum', element=True),
+    ActionKind("tap_xy", PointArgs, "Tap the point (x, y).", "tap_xy(x, y); long_press_xy(x, y)", point=True),
+    ActionKind("long_press_xy", PointArgs, "Touch and hold the point (x, y).", None, point=True),
+    ActionKind("swipe_xy", SwipeXYArgs, "Drag from (x1, y1) to (x2, y2) in duration seconds.",
+               "swipe_xy(x1, y1, x2, y2, duration=0.3): drag a finger from one point to another", point=True),
     ActionKind("press_back", NoArgs, "Press Back.", "press_back(); press_home()", bare=True),
     ActionKind("press_home", NoArgs, "Press Home.", None, bare=True),
     ActionKind("open_app", OpenAppArgs, "Open an app.", "open_app(name): name is one of {apps}"),
@@ -127,11 +151,23 @@ ACTION_NAMES = tuple(ACTIONS)
 FINAL_ACTIONS = tuple(n for n, a in ACTIONS.items() if a.final)
 ELEMENT_ACTIONS = tuple(n for n, a in ACTIONS.items() if a.element)
 BARE_ACTIONS = tuple(n for n, a in ACTIONS.items() if a.bare)
+POINT_ACTIONS = tuple(n for n, a in ACTIONS.items() if a.point)
 
 
-def prompt_lines(apps: str) -> list[str]:
-    """The system prompt's tool lines; `apps`: the open_app names, comma-separated."""
-    return [f"- {a.prompt.format(apps=apps, max_wait=MAX_WAIT_S)}" for a in ACTIONS.values() if a.prompt]
+def offered(coordinates: bool) -> tuple[str, ...]:
+    """The actions a build is offered: the coordinate ones only where it has a frame, so a
+    text build's tools and prompt stay as they always were."""
+    return tuple(n for n, a in ACTIONS.items() if coordinates or not a.point)
+
+
+def prompt_lines(apps: str, frame: str | None = None) -> list[str]:
+    """The system prompt's tool lines; `apps`: the open_app names, comma-separated; `frame`:
+    the coordinate frame in words (config/observation.py Frame.describe), None: no coordinate tools."""
+    prompts = [ACTIONS[n].prompt for n in offered(frame is not None)]
+    lines = [f"- {p.format(apps=apps, max_wait=MAX_WAIT_S)}" for p in prompts if p]
+    if frame is not None:
+        lines.append(f"- points: {frame}")
+    return lines
 
 
 # -- scripts (task solutions, policy scripts) ------------------------------------------------

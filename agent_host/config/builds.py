@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import Field, field_validator
 
+from agent_host.config.observation import CoordinateFrame, ObservationMode, ObservationSpec
 from agent_host.config.strict import Closed
 from agent_host.errors import ConfigError
 
@@ -136,6 +137,15 @@ class Build(Closed):
                     "where the library vLLM loads for this CPU does not register them")
     requires_packages: list[str] = Field(default_factory=list,
                                          description="Python distributions the server needs, e.g. vllm-omni")
+    # what the build is shown of the screen (docs/builds.md, "Vision builds"; config/observation.py)
+    observation: ObservationMode = Field("text", description="text, screenshot, screenshot+text or som")
+    coordinates: CoordinateFrame | None = Field(
+        None, description="the frame of tap_xy/long_press_xy/swipe_xy: pixels (of the image shown; the "
+                          "phone's for a text build) or normalized (0-1000); default: pixels for image "
+                          "observations, none (no coordinate tools) for text")
+    max_pixels: int | None = Field(None, ge=64, description="shrink the screenshot to at most this many pixels")
+    long_side: int | None = Field(None, ge=8, description="shrink the screenshot's long side to this")
+    history_images: int = Field(1, ge=0, le=32, description="screenshots kept in a prompt, the newest")
     verified: bool = Field(False, description="measured on real hardware of this class")
     runnable: bool = True
     notes: str = ""
@@ -162,6 +172,10 @@ class Build(Closed):
     @classmethod
     def _http_url(cls, v: str | None) -> str | None:
         return v if v is None else check_http_url(v)
+
+    def observation_spec(self) -> ObservationSpec:
+        return ObservationSpec(mode=self.observation, coordinates=self.coordinates, max_pixels=self.max_pixels,
+                               long_side=self.long_side, history_images=self.history_images)
 
     @property
     def traits(self) -> ServerTraits:

@@ -82,6 +82,7 @@ class StepRecord(BaseModel):
     observation: str                           # exactly the text the model saw
     package: str | None = None                 # foreground package at observation
     screenshot: str | None = None              # file name inside the episode folder
+    image: str | None = None                   # a vision build's prompt image (images/<sha>.png), marks and all
     usage: Usage = Field(default_factory=Usage)
     # message content + tool_calls; `cut`: what the reply caps cut (agent/model_client.REPLY_CAPS), field -> size sent
     raw_output: dict[str, Any] = Field(default_factory=dict)

@@ -9,17 +9,26 @@ n is `messages[end]` (the assistant message appended after it).
 `request_body` is the one definition of a request body (the model client sends it, replay
 rebuilds it); `body_sha256` hashes it in one canonical JSON form (sorted keys, no spaces,
 UTF-8), the form a test compares with what a real server received.
+
+A vision build's messages carry images (OpenAI `image_url` content parts). Each image is
+stored once, by content, as `images/<sha256>.png` in the episode folder, and the messages
+(the loop's and requests.json's) reference it by that path; `expand_images` is the one rule
+that makes a request's messages from them: the newest `history_images` references become
+PNG data URLs, older ones a short text part (so a prompt does not grow without bound). The
+rule depends only on the messages up to the request, so every body rebuilds byte for byte.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import secrets
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from agent_host.config.records import read_regular
 from agent_host.errors import UserError
@@ -32,6 +41,49 @@ JsonValue = Any
 
 REQUESTS = "requests.json"
 VERSION = 1
+IMAGE_DIR = "images"
+DROPPED_IMAGE = "(an earlier screenshot, no longer shown)"
+
+
+def _image_refs(messages: list[Json]) -> list[str]:
+    return [p["image_url"]["url"] for m in messages if isinstance(m.get("content"), list)
+            for p in m["content"] if isinstance(p, dict) and p.get("type") == "image_url"]
+
+
+def expand_images(messages: list[Json], keep: int, read: Callable[[str], bytes]) -> list[Json]:
+    """`messages` as sent: the newest `keep` image references as data URLs (`read(ref)` gives
+    the PNG bytes), older ones replaced by a text part; messages without images unchanged."""
+    refs = _image_refs(messages)
+    if not refs:
+        return messages
+    kept = len(refs) - keep
+    seen = 0
+    out: list[Json] = []
+    for m in messages:
+        content = m.get("content")
+        if not isinstance(content, list):
+            out.append(m)
+            continue
+        parts: list[Json] = []
+        for p in content:
+            if isinstance(p, dict) and p.get("type") == "image_url":
+                ref = p["image_url"]["url"]
+                if seen >= kept:
+                    url = "data:image/png;base64," + base64.b64encode(read(ref)).decode("ascii")
+                    parts.append({"type": "image_url", "image_url": {"url": url}})
+                else:
+                    parts.append({"type": "text", "text": DROPPED_IMAGE})
+                seen += 1
+            else:
+                parts.append(p)
+        out.append({**m, "content": parts})
+    return out
+
+
+def image_ref_ok(ref: str) -> bool:
+    """A reference is `images/<64 hex>.png`: nothing else is read from an episode folder."""
+    name = ref.removeprefix(f"{IMAGE_DIR}/")
+    return name != ref and len(name) == 68 and name.endswith(".png") and all(c in "0123456789abcdef" for c in name[:64])
 
 
 def calls_schema(tools: list[Json]) -> Json:
@@ -97,10 +149,34 @@ class RequestLog(BaseModel):
     tools: list[dict[str, Any]] | None = None
     messages: list[dict[str, Any]]
     requests: list[SentRequest] = Field(default_factory=list)
+    # a vision build's images kept per prompt (expand_images); absent from a text build's file
+    history_images: int | None = Field(None, ge=0)
+    _dir: Path | None = PrivateAttr(None)   # the episode folder its images are read from
 
     def body(self, i: int) -> Json:
         r = self.requests[i]
-        return request_body(self.model, self.messages[: r.end], self.tools, r.options)
+        messages = self.messages[: r.end]
+        if self.history_images is not None:
+            messages = expand_images(messages, self.history_images, self.read_image)
+        return request_body(self.model, messages, self.tools, r.options)
+
+    def read_image(self, ref: str) -> bytes:
+        """An image the messages reference, from the episode folder it was loaded from."""
+        if self._dir is None or not image_ref_ok(ref):
+            raise UserError(f"requests.json: image reference {ref[:80]!r} is not images/<sha256>.png "
+                            "of a loaded episode folder")
+        path = self._dir / ref
+        try:
+            data = read_regular(path)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        if f"{IMAGE_DIR}/{hashlib.sha256(data).hexdigest()}.png" != ref:
+            raise UserError(f"{path}: its content does not hash to its name")
+        return data
+
+    def dump(self) -> Json:
+        """The file's JSON (a text build's without `history_images`, as it always was)."""
+        return self.model_dump(mode="json", exclude={"history_images"} if self.history_images is None else None)
 
     def reply(self, i: int) -> Json:
         """The assistant message that answered request i."""
@@ -125,6 +201,7 @@ def load_request_log(episode_dir: Path) -> RequestLog:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"
         raise UserError(f"{path}: {where}: {first['msg']}") from None
+    log._dir = Path(episode_dir)
     if log.version != VERSION:
         raise UserError(f"{path}: version {log.version}, this agent-host reads version {VERSION}")
     bad = log.mismatches()

@@ -86,6 +86,10 @@ assert set(TaskRequirement.__args__) == set(TASK_REQUIREMENTS)  # type: ignore[a
 PHONE_FACT_REQUIREMENTS: tuple[str, ...] = tuple(r.name for r in _ALL if r.kind != "harness")
 
 APP_PREFIX = "app:"
+# The harness requirement a vision build's episodes have (docs/builds.md "Vision builds"): a run
+# reads it from each phone when one of its builds sees the screen, and skips, not fails, those
+# episodes on a phone whose screenshots are black (runs/requirements.py).
+SCREENSHOTS = "screenshot_visible"
 
 
 def app_requirement(package: str) -> str:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, cast
 
 from agent_host.config.phones import DEFAULT_APPS
-from agent_host.config.requirements import DUMP_MEDIAN_LIMIT_S, PHONE_FACT_REQUIREMENTS, REQUIREMENTS, PhoneFacts
+from agent_host.config.requirements import (DUMP_MEDIAN_LIMIT_S, PHONE_FACT_REQUIREMENTS, REQUIREMENTS, SCREENSHOTS,
+                                           PhoneFacts)
 from agent_host.config.tasks import bind_phone
 
 if TYPE_CHECKING:
@@ -130,11 +131,13 @@ def installed_packages(output: str) -> frozenset[str]:
     return frozenset(m.group(1) for m in re.finditer(r"^package:(\S+)", output, re.MULTILINE))
 
 
-def read_phone_facts(phone: Phone, apps: Mapping[str, str] | None = None) -> PhoneFacts:
+def read_phone_facts(phone: Phone, apps: Mapping[str, str] | None = None, *,
+                     screenshots: bool = False) -> PhoneFacts:
     """The task requirements met by `phone` (a phone.device.Phone), the packages it has, and its
     calendar id and time zone; one shell batch. `apps` (name -> package): the apps whose
     absence the `apps_installed` row names (default: every alias of DEFAULT_APPS; a run passes
-    the apps of its tasks through its phone profile)."""
+    the apps of its tasks through its phone profile). `screenshots`: read `screenshot_visible`
+    too (a run with a vision build: config/requirements.SCREENSHOTS), one screenshot of home."""
     serial = getattr(phone, "serial", "")   # a stand-in with shell_batch alone serves too (tests' world phone)
     names = list(_TASK_COMMANDS)
     res = dict(zip(names, phone.shell_batch([_TASK_COMMANDS[n] for n in names])))
@@ -160,6 +163,8 @@ def read_phone_facts(phone: Phone, apps: Mapping[str, str] | None = None) -> Pho
                                 "no account syncs contacts"),
             "apps_installed": _apps_seen(res["packages"], wanted, absent)}
     assert set(met) == set(PHONE_FACT_REQUIREMENTS)
+    if screenshots:
+        met[SCREENSHOTS], seen[SCREENSHOTS] = _screenshot(phone)
     return PhoneFacts(serial=serial, met=met, seen=seen, calendar_id=cal, timezone=zone, packages=packages)
 
 

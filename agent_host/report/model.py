@@ -113,6 +113,7 @@ class Speed(_M):
     tokens_per_episode: float | None = None
     prompt_tokens_per_episode: float | None = None
     completion_tokens_per_episode: float | None = None
+    prompt_tokens_per_step: float | None = None    # results.json before it: absent
     phase_s_per_step: dict[str, float] | None = None
     scripted: bool = False          # a policy build: no decode speed to measure
 

@@ -87,6 +87,7 @@ class SpeedPart(TypedDict):
     tokens_per_episode: float | None
     prompt_tokens_per_episode: float | None
     completion_tokens_per_episode: float | None
+    prompt_tokens_per_step: float | None
     cached_share: float | None
     phase_s_per_step: dict[str, float] | None
     scripted: NotRequired[bool]

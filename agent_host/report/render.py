@@ -294,6 +294,10 @@ def _viewer_episode(run: Run, r: EpisodeRecord, screenshots: bool, store: ShotSt
         if shot is not None and shot.is_file():
             used.add(name)
             pending.append((row, store.add(shot)))
+        sent = run.inside(folder / s.image) if s.image and screenshots and folder is not None else None
+        if sent is not None and sent.is_file():   # a vision build's prompt image, marks and all
+            row["sent"] = {"shot": None}
+            pending.append((row["sent"], store.add(sent)))
         srows.append(row)
     extra = []
     if screenshots and folder is not None and folder.is_dir():
@@ -363,7 +367,8 @@ def viewer_episodes(run: Run, screenshots: bool, warnings: list[str]) -> Iterato
 def _episode_shots(ep: Json, srcs: list[str]) -> list[str]:
     """The episode's own list of the images it shows, its rows' indices renumbered into it."""
     local: dict[int, int] = {}
-    for row in [*ep["steps"], *ep["extra_shots"]]:
+    sent = [row["sent"] for row in ep["steps"] if row.get("sent")]
+    for row in [*ep["steps"], *ep["extra_shots"], *sent]:
         if row["shot"] is not None:
             i = local.setdefault(row["shot"]["i"], len(local))
             row["shot"] = {**row["shot"], "i": i}

@@ -63,6 +63,9 @@ def _provenance(run: Run) -> Json:
         shown = {k: b.get(k) for k in ("id", "weight_path", "server", "model", "args", "env",
                                        "sampling", "bits_per_weight", "group_size", "kernel",
                                        "tool_call_parser", "base_url")}
+        # what a vision build is shown (a text build's row as it was)
+        shown.update({k: b[k] for k in ("observation", "coordinates", "max_pixels", "long_side")
+                      if b.get(k) not in (None, "text")})
         # a run an older version wrote holds the values: never into a report
         builds.append({**shown, "env": redact_env(shown["env"]) if isinstance(shown["env"], dict) else None})
     return {

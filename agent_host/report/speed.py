@@ -59,6 +59,8 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> SpeedPart:
         "tokens_per_episode": (prompt + comp) / n if n else None,
         "prompt_tokens_per_episode": prompt / n if n else None,
         "completion_tokens_per_episode": comp / n if n else None,
+        # a vision build's prompts carry its images: beside a text build of the same model, the cost of seeing
+        "prompt_tokens_per_step": prompt / steps if steps else None,
         # prompt tokens served from the prefix cache (episode records' cached_share, mean)
         "cached_share": (sum(cached) / len(cached)) if cached else None,
         "phase_s_per_step": ({k: sum(getattr(r.times, k) for r in recs) / steps

@@ -244,6 +244,10 @@ def speed_table(results: Results) -> Table:
         Column("s / step", lambda b: Cell(num(b.speed.step_s, 2))),
         Column("model s / step", lambda b: Cell(num(b.speed.model_s_per_step, 2))),
         Column("tokens / episode", lambda b: Cell(num(b.speed.tokens_per_episode, 0))),
+        Column("prompt tok / step", lambda b: Cell(num(b.speed.prompt_tokens_per_step, 0),
+                                                   title="prompt tokens per model request, as the server counted "
+                                                         "them: a vision build's include its images (its "
+                                                         "observation: the configured builds' facts)")),
         Column("s / episode", lambda b: Cell(num(b.speed.episode_wall_s, 1))),
         Column("prompt cached", lambda b: Cell(f"{num(100 * b.speed.cached_share, 0)} %"
                                                if b.speed.cached_share is not None else "-",
@@ -285,13 +289,23 @@ def _provenance_rows(results: Results) -> list[tuple[str, Cell]]:
     ]
 
 
+def _seen(b: Json) -> str:
+    """A vision build's observation (docs/builds.md "Vision builds"); "" for a text build."""
+    mode = b.get("observation") or "text"
+    if mode == "text" and not b.get("coordinates"):
+        return ""
+    size = (f" <= {b['max_pixels']} px" if b.get("max_pixels") else "") + \
+        (f" long side {b['long_side']}" if b.get("long_side") else "")
+    return f"sees: {mode}{size}" + (f", points in {b['coordinates']}" if b.get("coordinates") else "")
+
+
 def _pairs(d: Json | None, sep: str = " ") -> str:
     return sep.join(f"{k}={v}" for k, v in (d or {}).items())
 
 
 def _facts(b: Json) -> str:
     parts = [f"{b['bits_per_weight']} bpw" if b.get("bits_per_weight") else "",
-             f"g{b['group_size']}" if b.get("group_size") else "", b.get("kernel") or ""]
+             f"g{b['group_size']}" if b.get("group_size") else "", b.get("kernel") or "", _seen(b)]
     return " ".join(p for p in parts if p)
 
 

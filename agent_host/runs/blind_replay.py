@@ -24,6 +24,7 @@ from agent_host.config.requests import Json
 from agent_host.errors import UserError
 
 BUILD_ID = "blind-replay"
+SEEN = ("observation", "coordinates", "max_pixels", "long_side", "history_images")
 POLICY, HOSTS = "recorded-calls.yaml", "host-profile.yaml"
 
 
@@ -33,6 +34,8 @@ class Recording:
     build: str
     calls: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    # the recorded build's observation fields: its point actions replay in the same frame
+    seen: dict[str, Any] = field(default_factory=dict)
 
 
 def _calls(episode_dir: Path) -> list[Json]:
@@ -59,7 +62,9 @@ def record(run_dir: Path, manifest: RunManifest, build: str | None) -> Recording
         key = rec.task
         if key not in best or _preferred(rec) < _preferred(best[key]):
             best[key] = rec
-    out = Recording(str(chosen))
+    config = next((b for b in manifest.builds if b.get("id") == chosen), {})
+    plain = config.get("observation", "text") == "text" and not config.get("coordinates")
+    out = Recording(str(chosen), seen={} if plain else {k: config[k] for k in SEEN if config.get(k) is not None})
     for t in manifest.tasks:
         if t.variant != "base":
             continue
@@ -81,7 +86,8 @@ def write_policy(out_dir: Path, recording: Recording) -> Path:
         "hardware_class": "x86-avx2",
         "builds": [{"id": BUILD_ID, "weight_path": "scripted", "server": "policy", "role": "bar",
                     "script": str((out_dir / POLICY).resolve()),
-                    "notes": f"replays {recording.build}'s recorded calls without reading the screen"}]},
+                    "notes": f"replays {recording.build}'s recorded calls without reading the screen",
+                    **recording.seen}]},
         sort_keys=False), encoding="utf-8")
     return hosts
 

@@ -329,7 +329,8 @@ class _BuildPlay:
         try:
             rec = run_episode(ep.task, phone, self.server.endpoint, out_dir=out_dir, profile=self.opts.profile,
                               sampling=self.build.sampling, identity=ep.identity(attempt, self.opts.run_id),
-                              request_timeout=self.request_timeout, episode_timeout=self.episode_timeout)
+                              request_timeout=self.request_timeout, episode_timeout=self.episode_timeout,
+                              observation=self.build.observation_spec())
         except Exception as exc:  # a harness bug must cost an attempt, not the episode
             if is_disk_error(exc, inside=self.store.dir):
                 raise

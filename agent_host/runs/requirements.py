@@ -14,7 +14,7 @@ import queue
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from agent_host.config.requirements import PhoneFacts
+from agent_host.config.requirements import SCREENSHOTS, PhoneFacts
 from agent_host.errors import UserError
 
 if TYPE_CHECKING:
@@ -30,14 +30,16 @@ class Schedule:
     skipped: list[dict[str, Any]] = field(default_factory=list)        # per task instance key
     not_on: dict[str, list[str]] = field(default_factory=dict)         # serial -> keys it is not given
     apps: dict[str, str] | None = None                                 # the phone profile's alias -> package
+    seeing: frozenset[str] = frozenset()                               # builds that see the screen
 
     def serves(self, serial: str, episode: PlannedEpisode) -> bool:
         facts = self.facts.get(serial)
-        return facts is None or not facts.missing(_requires(episode, self.apps))
+        return facts is None or not facts.missing(_requires(episode, self.apps, self.seeing))
 
     def tasks(self, tasks: Sequence[TaskInstance]) -> list[TaskInstance]:
-        """The task instances not skipped (for a run that plans its own rounds)."""
-        gone = {s["key"] for s in self.skipped}
+        """The task instances not skipped (for a run that plans its own rounds); one skipped for
+        one build only (a vision build on phones without screenshots) stays for the others."""
+        gone = {s["key"] for s in self.skipped if "build" not in s}
         return [t for t in tasks if t.key not in gone]
 
     def manifest(self) -> dict[str, object]:
@@ -59,20 +61,25 @@ class Schedule:
         return out
 
 
-def _requires(episode: PlannedEpisode, apps: dict[str, str] | None = None) -> tuple[str, ...]:
-    """What the episode's task instance needs: its `requires:` and the apps it opens."""
-    return episode.task.needs(apps)
+def _requires(episode: PlannedEpisode, apps: dict[str, str] | None = None,
+              seeing: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """What the episode needs: its task instance's `requires:` and the apps it opens; a
+    screenshot that is not black when its build sees the screen (`seeing`)."""
+    need = episode.task.needs(apps)
+    return (*need, SCREENSHOTS) if episode.build in seeing else need
 
 
-def read_phones_facts(serials: Sequence[str], apps: dict[str, str] | None = None) -> dict[str, PhoneFacts]:
+def read_phones_facts(serials: Sequence[str], apps: dict[str, str] | None = None, *,
+                      screenshots: bool = False) -> dict[str, PhoneFacts]:
     """Each phone's facts; `apps` (name -> package): the apps the run's tasks open, for the
-    manifest's `apps_installed` row (each task's own apps are decided from the package list)."""
+    manifest's `apps_installed` row (each task's own apps are decided from the package list);
+    `screenshots`: whether its screenshots show the screen (a run with a vision build)."""
     from agent_host.phone.device import Phone
     from agent_host.phone.requirements import read_phone_facts
     out = {}
     for s in serials:
         try:
-            out[s] = read_phone_facts(Phone.connect(s), apps=apps)
+            out[s] = read_phone_facts(Phone.connect(s), apps=apps, screenshots=screenshots)
         except Exception as exc:
             raise UserError(f"phone {s}: cannot read what it has ({type(exc).__name__}: {exc}); "
                             f"agent-host phone check {s}") from None
@@ -80,27 +87,33 @@ def read_phones_facts(serials: Sequence[str], apps: dict[str, str] | None = None
 
 
 def schedule(planned: Sequence[PlannedEpisode], facts: dict[str, PhoneFacts],
-             apps: dict[str, str] | None = None) -> Schedule:
+             apps: dict[str, str] | None = None, seeing: frozenset[str] = frozenset()) -> Schedule:
     """Split the plan by what the phones have; `apps`: the phone profile's alias -> package
-    table the tasks' apps resolve through (None: the Pixel's, DEFAULT_APPS)."""
+    table the tasks' apps resolve through (None: the Pixel's, DEFAULT_APPS); `seeing`: the
+    builds that see the screen (their episodes need screenshots that are not black)."""
     keep: list[PlannedEpisode] = []
     skipped: dict[str, dict[str, Any]] = {}
     not_on: dict[str, set[str]] = {s: set() for s in facts}
     for ep in planned:
-        need = _requires(ep, apps)
+        need = _requires(ep, apps, seeing)
         able = [s for s, f in facts.items() if not f.missing(need)]
         for s in facts:
-            if s not in able:
+            if able and s not in able:    # left for the others (one no phone serves is skipped, below)
                 not_on[s].add(ep.task_key)
         if able or not facts:
             keep.append(ep)
-        elif ep.task_key not in skipped:
+        else:
             missing = sorted({r for f in facts.values() for r in f.missing(need)})
-            skipped[ep.task_key] = {"key": ep.task_key, "task_id": ep.task.task_id,
-                                    "variant": ep.variant, "requires": list(need), "missing": missing}
-    skipped_keys = set(skipped)
+            # skipped for every build, or for this build only where its own need alone is unmet
+            by_build = ep.build in seeing and any(not f.missing(ep.task.needs(apps)) for f in facts.values())
+            key = f"{ep.build}/{ep.task_key}" if by_build else ep.task_key
+            if key not in skipped:
+                skipped[key] = {"key": ep.task_key, "task_id": ep.task.task_id, "variant": ep.variant,
+                                "requires": list(need), "missing": missing, **({"build": ep.build} if by_build else {})}
+    skipped_keys = {s["key"] for s in skipped.values() if "build" not in s}
     return Schedule(keep, dict(facts), list(skipped.values()),
-                    {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys}, apps=apps)
+                    {s: sorted(k - skipped_keys) for s, k in not_on.items() if k - skipped_keys}, apps=apps,
+                    seeing=seeing)
 
 
 def servable_tasks(tasks: Sequence[TaskInstance], phones: Sequence[str], say: Callable[..., object],

@@ -139,7 +139,7 @@ def start_run(*, builds: Sequence[Build], tasks: Sequence[TaskInstance], repeats
         raise UserError(str(exc)) from None
     # The phones first: a run refused because another process drives one writes nothing.
     with PhoneLocks(phones, wait=wait_for_phone):
-        sched = _scheduled(planned, phones, profile)
+        sched = _scheduled(planned, phones, profile, builds)
         planned = sched.planned
         manifest = build_manifest(run_id=run_id, builds=builds, tasks=tasks, repeats=repeats, seed=seed,
                                   phones=_fingerprints(phones), command=sys.argv,
@@ -178,13 +178,17 @@ def _play(driver: Driver | None, builds: Sequence[Build], tasks: Sequence[TaskIn
                      stopped=bool(opts.stop is not None and opts.stop.is_set()))
 
 
-def _scheduled(planned: list[PlannedEpisode], phones: Sequence[str], profile: PhoneProfile) -> Schedule:
+def _scheduled(planned: list[PlannedEpisode], phones: Sequence[str], profile: PhoneProfile,
+               builds: Sequence[Build] = ()) -> Schedule:
     """The plan cut to what these phones can serve (runs/requirements.py): what the tasks
-    require, and the apps they open, through the phone profile's packages."""
+    require, and the apps they open, through the phone profile's packages; screenshots that
+    show the screen, for the episodes of builds that see it."""
     from agent_host.config.tasks import needed_apps
     apps = dict(profile.apps) if profile is not None else None
-    sched = schedule(planned, read_phones_facts(phones, apps=needed_apps([p.task for p in planned], apps)),
-                     apps=apps)
+    seeing = frozenset(b.id for b in builds if b.observation_spec().images)
+    sched = schedule(planned, read_phones_facts(phones, apps=needed_apps([p.task for p in planned], apps),
+                                                screenshots=bool(seeing)),
+                     apps=apps, seeing=seeing)
     if planned and not sched.planned:
         raise UserError("no phone given can serve any selected task: " + "; ".join(sched.lines()[:5])
                         + " (agent-host phone check SERIAL says what each has)")
@@ -271,7 +275,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     with PhoneLocks(serials, wait=wait_for_phone):
         if phones:
             _fingerprints(serials)
-        sched = _scheduled(planned, serials, profile)
+        sched = _scheduled(planned, serials, profile, builds)
         planned = sched.planned
         with RunLock(store.dir):
             store.records()  # again, now that no other process can append

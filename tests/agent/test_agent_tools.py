@@ -19,7 +19,9 @@ def _walk(schema):
 
 
 def test_schemas_are_bounded():
-    tools = tool_schemas(APPS)
+    # a text build is offered what it always was; a build with a coordinate frame every tool
+    assert [t["function"]["name"] for t in tool_schemas(APPS)] == [n for n in TOOL_NAMES if not n.endswith("_xy")]
+    tools = tool_schemas(APPS, coordinates=True)
     assert [t["function"]["name"] for t in tools] == list(TOOL_NAMES)
     for t in tools:
         params = t["function"]["parameters"]
@@ -97,9 +99,12 @@ def test_parse_reply_prefers_tool_calls_and_reports_errors():
 
 
 def test_prompt_describes_every_tool_and_the_apps():
-    text = system_prompt(APPS)
+    text = system_prompt(APPS, frame="x and y are pixels of the 1080x2400 screen")
     for name in TOOL_NAMES:
         assert f"{name}(" in text
+    assert "- points: x and y are pixels" in text
+    plain = system_prompt(APPS)    # a text build's prompt names no point action
+    assert "_xy(" not in plain and "points:" not in plain
     assert "clock, contacts, settings" in text and "[index]" in text and "checked=on" in text
 
 

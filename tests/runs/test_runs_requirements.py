@@ -158,3 +158,38 @@ def test_a_task_goes_to_the_phone_that_has_what_it_needs(tmp_path, virtual_phone
     assert {r.phone for r in records if r.task_id == "sms-send-number"} == {full.serial}
     manifest = json.loads((result.run_dir / "manifest.json").read_text())
     assert manifest["skipped"] == [] and list(manifest["not_scheduled"]) == [bare.serial]
+
+
+def test_a_vision_builds_episodes_are_skipped_on_phones_whose_screenshots_are_black():
+    """A build that sees the screen needs `screenshot_visible`: on a phone whose screenshots are
+    black its episodes are skipped (for that build alone), the text build's still run there."""
+    from agent_host.config.requirements import SCREENSHOTS
+
+    tasks = load_tasks(["dark-theme-on", "sms-send-number"], variants=("base",))
+    planned = plan(["text", "seer"], tasks, repeats=1, seed=0)
+    black = {"a": facts("a", **{SCREENSHOTS: False})}
+    sched = schedule(planned, black, seeing=frozenset({"seer"}))
+    assert {p.build for p in sched.planned} == {"text"} and len(sched.planned) == len(tasks)
+    assert {(s.get("build"), s["task_id"], tuple(s["missing"])) for s in sched.skipped} == \
+        {("seer", "dark-theme-on", (SCREENSHOTS,)), ("seer", "sms-send-number", (SCREENSHOTS,))}
+    assert len(sched.skipped) == len(tasks) and sched.not_on == {}
+    assert sched.tasks(tasks) == tasks      # kept for `text`
+    # a task no phone can serve at all is skipped for every build, as before
+    sched = schedule(planned, {"a": facts("a", sim_sms=False, **{SCREENSHOTS: False})}, seeing=frozenset({"seer"}))
+    assert {s["task_id"] for s in sched.skipped if "build" not in s} == {"sms-send-number"}
+    # with screenshots, a phone serves both
+    sched = schedule(planned, {"a": facts("a", **{SCREENSHOTS: True})}, seeing=frozenset({"seer"}))
+    assert sched.planned == planned and sched.skipped == []
+    seer = next(p for p in planned if p.build == "seer")
+    assert sched.serves("a", seer)
+
+
+def test_the_virtual_phones_screenshots_are_read_only_when_asked(virtual_phone):
+    from agent_host.config.requirements import SCREENSHOTS
+    from agent_host.phone.device import Phone
+    from agent_host.phone.requirements import read_phone_facts
+
+    phone = Phone.connect(virtual_phone.serial)
+    assert SCREENSHOTS not in read_phone_facts(phone).met
+    facts_ = read_phone_facts(phone, screenshots=True)
+    assert facts_.met[SCREENSHOTS] is True and "brightest pixel" in facts_.seen[SCREENSHOTS]

@@ -165,8 +165,8 @@ def test_solution_items_are_checked(tmp_path):
         "solution[0].swipe: give at most one of index, text, text_contains, resource_id, desc",
         "solution[1].tap: give exactly one of index, text, text_contains, resource_id, desc",
         "solution[2].type_text: give exactly one of index, text_contains, resource_id, desc",
-        "solution[3]: unknown action 'say' (expected one of: tap, long_press, type_text, swipe, press_back, "
-        "press_home, open_app, wait, answer, task_complete, task_infeasible)",
+        "solution[3]: unknown action 'say' (expected one of: tap, long_press, type_text, swipe, tap_xy, "
+        "long_press_xy, swipe_xy, press_back, press_home, open_app, wait, answer, task_complete, task_infeasible)",
     ]
 
 

@@ -236,27 +236,48 @@
     var img = el("img");
     img.alt = f.label;
     img.src = this.ep.shots[f.shot.i];
-    this.shotbox.appendChild(img);
+    var phone = el("div", "frame");   // an overlay covers its own image only
+    phone.appendChild(img);
+    this.shotbox.appendChild(phone);
     var a = f.kind === "step" ? f.s.action : null;
+    var sent = f.kind === "step" && f.s.sent && f.s.sent.shot ? f.s.sent.shot : null;
+    if (sent) {   // a vision build: the image the model was sent (marks and all), the point on it too
+      this.shotbox.appendChild(el("div", "muted", "sent to the model (" + sent.w + "x" + sent.h + ")"));
+      var box = el("div", "frame");
+      var si = el("img");
+      si.alt = "the image sent to the model";
+      si.src = this.ep.shots[sent.i];
+      box.appendChild(si);
+      if (a && a.point) box.appendChild(this.mark(a, sent.w, sent.h, sent.w / f.shot.w, sent.h / f.shot.h));
+      this.shotbox.appendChild(box);
+    }
     if (!a || !a.point) return;
-    var w = f.shot.w, h = f.shot.h, r = Math.max(w, h) * 0.025;
+    phone.appendChild(this.mark(a, f.shot.w, f.shot.h, 1, 1));
+  };
+  // where an action landed, over an image w x h that is (sx, sy) times the phone's pixels:
+  // a cross for a point the model named (tap_xy, ...), a ring for an element's center, an arrow for a swipe
+  Panel.prototype.mark = function (a, w, h, sx, sy) {
+    var r = Math.max(w, h) * 0.025;
     var o = svg("svg", { viewBox: "0 0 " + w + " " + h, preserveAspectRatio: "none" });
-    var x = a.point[0], y = a.point[1];
+    var x = a.point[0] * sx, y = a.point[1] * sy;
     var colour = a.error ? "#ff1744" : "#ff3d00";
     if (a.to) {
-      var x2 = a.to[0], y2 = a.to[1];
+      var x2 = a.to[0] * sx, y2 = a.to[1] * sy;
       o.appendChild(svg("line", { x1: x, y1: y, x2: x2, y2: y2, stroke: colour, "stroke-width": r * 0.45, "stroke-linecap": "round" }));
       var ang = Math.atan2(y2 - y, x2 - x), L = r * 2.2;
       var p1 = [x2 - L * Math.cos(ang - 0.45), y2 - L * Math.sin(ang - 0.45)];
       var p2 = [x2 - L * Math.cos(ang + 0.45), y2 - L * Math.sin(ang + 0.45)];
       o.appendChild(svg("polygon", { points: x2 + "," + y2 + " " + p1.join(",") + " " + p2.join(","), fill: colour }));
       o.appendChild(svg("circle", { cx: x, cy: y, r: r * 0.6, fill: colour, "fill-opacity": 0.6 }));
+    } else if (/_xy$/.test(a.name)) {
+      o.appendChild(svg("line", { x1: x - r, y1: y - r, x2: x + r, y2: y + r, stroke: colour, "stroke-width": r * 0.3 }));
+      o.appendChild(svg("line", { x1: x - r, y1: y + r, x2: x + r, y2: y - r, stroke: colour, "stroke-width": r * 0.3 }));
     } else {
       o.appendChild(svg("circle", { cx: x, cy: y, r: r, fill: "none", stroke: colour, "stroke-width": r * 0.35 }));
       o.appendChild(svg("circle", { cx: x, cy: y, r: r * 0.2, fill: colour }));
     }
     o.setAttribute("class", "overlay");
-    this.shotbox.appendChild(o);
+    return o;
   };
   Panel.prototype.drawDetail = function (f) {
     var d = this.detail;
