@@ -119,7 +119,8 @@ def train(dataset: Path, out: Path, opts: TrainOptions, progress: Progress | Non
     template = TEMPLATE.read_text()
     say(0, len(examples), "tokenizing")
     encoded, skipped = [], 0
-    for ex in examples:
+    for n, ex in enumerate(examples, 1):
+        say(n, len(examples), "tokenizing")
         e = encode(tok, ex, template)
         if len(e.ids) > opts.max_tokens:
             skipped += 1
