@@ -77,7 +77,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--epochs", type=float, default=1.0)
     t.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
-    t.add_argument("--batch", type=int, default=8, metavar="N", help="examples per optimizer step (default 8)")
+    t.add_argument("--batch", type=int, default=8, metavar="N", help="sequences per optimizer step (default 8)")
+    t.add_argument("--pack", choices=("episode", "step"), default="episode",
+                   help="episode (default): one sequence per episode, the loss on each step's reply; "
+                        "step: one sequence per example (exact per-request tokens, several times the tokens)")
     t.add_argument("--lr", type=float, default=2e-4)
     t.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16; alpha is twice it)")
     t.add_argument("--max-tokens", type=int, default=8192, metavar="N",
@@ -183,14 +186,14 @@ def _train(args: argparse.Namespace) -> int:
         raise UserError("--epochs and --lr must be positive")
     dataset_file(Path(args.dataset))
     opts = TrainOptions(base=args.base, seed=args.seed, epochs=args.epochs, max_steps=args.max_steps,
-                        batch=args.batch, lr=args.lr, rank=args.rank, alpha=2 * args.rank,
+                        batch=args.batch, pack=args.pack, lr=args.lr, rank=args.rank, alpha=2 * args.rank,
                         max_tokens=args.max_tokens, bf16=False if args.fp32 else None,
                         command=redact_argv(["agent-host", *sys.argv[1:]]))
     console = stdout_console()
     with step_progress("teach train", console) as progress:
         record = train(Path(args.dataset), out, opts, progress=progress.update)
     d = record["data"]
-    console.print(f"{record['steps']} steps of {opts.batch} examples ({record['tokens_seen']} tokens) in "
+    console.print(f"{record['steps']} steps of {opts.batch} sequences ({record['tokens_seen']} tokens) in "
                   f"{record['wall_seconds']:.0f} s: {record['tokens_per_s']:.0f} tok/s, {record['seconds_per_step']:.1f} "
                   f"s/step; one epoch ({record['steps_per_epoch']} steps, {d['tokens']} tokens) projected at "
                   f"{record['epoch_seconds_projected'] / 60:.0f} min on {record['machine']['cpu_model']} "

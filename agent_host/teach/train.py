@@ -3,8 +3,10 @@
 Each example is rendered with the harness's own chat template (serving/models.py TEMPLATE, as
 vLLM renders a request): the prompt is the request with the generation prompt, the target is
 what follows it in the rendered conversation (the call and `<|im_end|>`). The loss counts the
-target's tokens only. An optimizer step is `batch` examples, one forward each (no padding:
-prompts differ by thousands of tokens), the loss weighted by target tokens. bf16 autocast where
+targets' tokens only. By default an episode's steps are one sequence (`encode_episode`: the
+steps of an episode share their prefix, so this cuts the tokens to forward several times). An
+optimizer step is `batch` sequences, one forward each (no padding: they differ by thousands of
+tokens), the loss weighted by target tokens. bf16 autocast where
 the CPU multiplies bf16 natively (config/machine.py fast_bf16), fp32 elsewhere.
 
 Writes into `out`: the adapter (adapter_model.safetensors, adapter_config.json), TRAINING
@@ -42,7 +44,8 @@ class TrainOptions:
     seed: int = 0
     epochs: float = 1.0
     max_steps: int | None = None    # stop after this many optimizer steps (a measurement)
-    batch: int = 8                  # examples per optimizer step
+    batch: int = 8                  # sequences per optimizer step
+    pack: str = "episode"           # "episode": a sequence per episode (encode_episode); "step": per example
     lr: float = 2e-4
     warmup: float = 0.05            # fraction of the steps with a linear warm-up
     rank: int = 16
@@ -64,8 +67,8 @@ class Encoded:
         return sum(1 for x in self.labels if x != IGNORE)
 
 
-def encode(tok: PreTrainedTokenizerBase, example: Json, template: str) -> Encoded:
-    """An example's token ids and labels (IGNORE on the prompt)."""
+def _render(tok: PreTrainedTokenizerBase, example: Json, template: str) -> tuple[str, str]:
+    """(the request rendered with the generation prompt, the target that follows it)."""
     messages, tools = example["messages"], example.get("tools")
     prompt = tok.apply_chat_template(messages[:-1], tools=tools, tokenize=False, add_generation_prompt=True,
                                      chat_template=template)
@@ -74,9 +77,55 @@ def encode(tok: PreTrainedTokenizerBase, example: Json, template: str) -> Encode
     if not full.startswith(prompt):
         raise UserError(f"example {example.get('key')} step {example.get('step')}: the rendered conversation "
                         "does not start with its rendered prompt (is the last message the assistant's?)")
-    p = tok(prompt, add_special_tokens=False)["input_ids"]
-    t = tok(full[len(prompt):], add_special_tokens=False)["input_ids"]
-    return Encoded(ids=list(p) + list(t), labels=[IGNORE] * len(p) + list(t))
+    return prompt, full[len(prompt):]
+
+
+def _ids(tok: PreTrainedTokenizerBase, text: str) -> list[int]:
+    return list(tok(text, add_special_tokens=False)["input_ids"])
+
+
+def encode(tok: PreTrainedTokenizerBase, example: Json, template: str) -> Encoded:
+    """An example's token ids and labels (IGNORE on the prompt): the request as vLLM tokenizes
+    it, then the target."""
+    prompt, target = _render(tok, example, template)
+    p, t = _ids(tok, prompt), _ids(tok, target)
+    return Encoded(ids=p + t, labels=[IGNORE] * len(p) + t)
+
+
+def encode_episode(tok: PreTrainedTokenizerBase, steps: list[Json], template: str, max_tokens: int) -> list[Encoded]:
+    """One episode's examples (in step order) as few sequences as fit `max_tokens`: a request is
+    the previous request, its reply and what came after (the conversation is append-only), so
+    one forward over the last step's conversation, the loss on every step's reply, teaches every
+    step at once, each reply conditioned on exactly its own request's text. The tokens differ
+    from `encode`'s only where an earlier reply meets its prefix (tokenized apart here, as it was
+    generated, and together when vLLM renders it as history): a few tokens in thousands."""
+    out: list[Encoded] = []
+    ids: list[int] = []
+    labels: list[int] = []
+    done: str | None = None          # the text `ids` holds
+    for ex in steps:
+        prompt, target = _render(tok, ex, template)
+        fresh = done is None or not prompt.startswith(done)
+        p = _ids(tok, prompt if fresh else prompt[len(done or ""):])
+        t = _ids(tok, target)
+        if ids and (fresh or len(ids) + len(p) + len(t) > max_tokens):
+            out.append(Encoded(ids, labels))
+            ids, labels = [], []
+            if not fresh:
+                p = _ids(tok, prompt)
+        ids, labels = ids + p + t, labels + [IGNORE] * len(p) + t
+        done = prompt + target
+    if ids:
+        out.append(Encoded(ids, labels))
+    return out
+
+
+def episodes(examples: list[Json]) -> list[list[Json]]:
+    """Examples grouped by the episode they came from (key, seed, condition), in step order."""
+    groups: dict[tuple[str, int, str], list[Json]] = {}
+    for ex in examples:
+        groups.setdefault((ex["key"], ex.get("seed", 0), ex.get("vary", "none")), []).append(ex)
+    return [sorted(g, key=lambda e: int(e["step"])) for g in groups.values()]
 
 
 def dataset_file(dataset: Path) -> Path:
@@ -118,14 +167,18 @@ def train(dataset: Path, out: Path, opts: TrainOptions, progress: Progress | Non
     tok = AutoTokenizer.from_pretrained(base_dir)
     template = TEMPLATE.read_text()
     say(0, len(examples), "tokenizing")
-    encoded, skipped = [], 0
-    for n, ex in enumerate(examples, 1):
-        say(n, len(examples), "tokenizing")
-        e = encode(tok, ex, template)
-        if len(e.ids) > opts.max_tokens:
-            skipped += 1
-        else:
-            encoded.append(e)
+    encoded: list[Encoded] = []
+    if opts.pack == "episode":
+        groups = episodes(examples)
+        for n, group in enumerate(groups, 1):
+            say(n, len(groups), "tokenizing")
+            encoded += encode_episode(tok, group, template, opts.max_tokens)
+    else:
+        for n, ex in enumerate(examples, 1):
+            say(n, len(examples), "tokenizing")
+            encoded.append(encode(tok, ex, template))
+    skipped = sum(1 for e in encoded if len(e.ids) > opts.max_tokens)
+    encoded = [e for e in encoded if len(e.ids) <= opts.max_tokens]
     if not encoded:
         raise UserError(f"{data}: every example is longer than --max-tokens {opts.max_tokens}")
 
@@ -184,12 +237,12 @@ def train(dataset: Path, out: Path, opts: TrainOptions, progress: Progress | Non
     record: Json = {
         "command": opts.command, "base": opts.base, "base_dir": str(base_dir),
         "data": {"file": str(data), "sha256": sha256_file(data), "examples": len(examples),
-                 "used": len(encoded), "skipped_too_long": skipped,
+                 "sequences": len(encoded), "skipped_too_long": skipped, "pack": opts.pack,
                  "tokens": sum(len(e.ids) for e in encoded), "target_tokens": sum(e.targets for e in encoded)},
         "seed": opts.seed,
         "hyperparameters": {k: v for k, v in asdict(opts).items() if k not in ("command", "base", "seed")},
         "bf16_autocast": bf16, "torch_threads": torch.get_num_threads(),
-        "steps": total, "steps_per_epoch": per_epoch, "examples_seen": total * opts.batch,
+        "steps": total, "steps_per_epoch": per_epoch, "sequences_seen": total * opts.batch,
         "tokens_seen": tokens, "target_tokens_seen": targets,
         "tokens_per_s": round(tokens / wall, 1), "seconds_per_step": round(wall / total, 2),
         "epoch_seconds_projected": round(wall / total * per_epoch, 1), "wall_seconds": round(wall, 1),
@@ -198,7 +251,7 @@ def train(dataset: Path, out: Path, opts: TrainOptions, progress: Progress | Non
         "loss_curve": curve,
     }
     (out / TRAINING).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    plot_loss(curve, out / LOSS_PLOT, title=f"LoRA r{opts.rank} on {opts.base}: {len(encoded)} examples")
+    plot_loss(curve, out / LOSS_PLOT, title=f"LoRA r{opts.rank} on {opts.base}: {len(encoded)} sequences ({opts.pack})")
     return record
 
 
