@@ -250,7 +250,9 @@ def train(dataset: Path, out: Path, opts: TrainOptions, progress: Progress | Non
         "steps": total, "steps_per_epoch": per_epoch, "sequences_seen": total * opts.batch,
         "tokens_seen": tokens, "target_tokens_seen": targets,
         "tokens_per_s": round(tokens / wall, 1), "seconds_per_step": round(wall / total, 2),
-        "epoch_seconds_projected": round(wall / total * per_epoch, 1), "wall_seconds": round(wall, 1),
+        # by tokens, not steps: sequences differ tenfold in length, and a short run sees few
+        "epoch_seconds_projected": round(sum(len(e.ids) for e in encoded) * wall / tokens, 1),
+        "wall_seconds": round(wall, 1),
         "machine": {**manifest_facts(facts), "description": classify(facts).description},
         "trainable_parameters": sum(p.numel() for p in trainable),
         "loss_curve": curve,
