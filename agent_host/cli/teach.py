@@ -31,7 +31,7 @@ examples:
   agent-host teach dataset --out teach-data --vary light --seeds 3
   agent-host teach train teach-data --out teach-adapter
   agent-host teach merge teach-adapter --out teach-merged
-  agent-host quantize teach-merged --out teach-merged-w4a16
+  agent-host quantize teach-merged teach-merged-w4a16
 """
 
 
@@ -74,14 +74,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("dataset", metavar="DATASET", help="a `teach dataset` directory, or a JSONL file of examples")
     t.add_argument("--out", required=True, metavar="DIR", help="the adapter directory (new or empty)")
     t.add_argument("--base", default="smollm2-135m", help="the embedded model to adapt (default smollm2-135m)")
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--epochs", type=float, default=1.0)
+    t.add_argument("--seed", type=int, default=0, help="the sequence order and the LoRA initialisation (default 0)")
+    t.add_argument("--epochs", type=float, default=1.0, help="passes over the data (default 1; fractions allowed)")
     t.add_argument("--max-steps", type=int, default=None, metavar="N", help="stop after N optimizer steps")
     t.add_argument("--batch", type=int, default=8, metavar="N", help="sequences per optimizer step (default 8)")
     t.add_argument("--pack", choices=("episode", "step"), default="episode",
                    help="episode (default): one sequence per episode, the loss on each step's reply; "
                         "step: one sequence per example (exact per-request tokens, several times the tokens)")
-    t.add_argument("--lr", type=float, default=2e-4)
+    t.add_argument("--lr", type=float, default=2e-4, help="peak learning rate (default 2e-4; 5%% warm-up, linear decay)")
     t.add_argument("--rank", type=int, default=16, help="LoRA rank (default 16; alpha is twice it)")
     t.add_argument("--max-tokens", type=int, default=8192, metavar="N",
                    help="leave out examples longer than N tokens (default 8192, the builds' context)")
