@@ -34,6 +34,7 @@ VERBS = [
     "replay",
     "baseline",
     "quantize",
+    "teach",
 ]
 
 DESCRIPTION = """\

@@ -74,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--observation", choices=OBSERVATION_MODES, default=None,
                    help="what every build is shown of the screen, overriding its `observation:` "
                         "(docs/builds.md, Vision builds)")
+    p.add_argument("--taught", type=Path, metavar="SPLIT.json",
+                   help="a taught model's split (`agent-host teach dataset` writes split.json): recorded in the "
+                        "manifest; the report's breakdown shows success on taught and held-out instances")
     p.add_argument("--out", type=Path, help="run directory (default: reports/runs/<run-id>)")
     p.add_argument("--resume", type=Path, metavar="RUN_DIR", help="resume this run: run only what is missing")
     p.add_argument("--host-profile", help="host profile the builds come from (default: all profiles)")
@@ -296,7 +299,7 @@ def _refuse_changes_on_resume(args: argparse.Namespace) -> None:
         ("--host-profile", args.host_profile, None), ("--phone-profile", args.phone_profile, "virtual"),
         ("--baseline", args.baseline, None), ("--until-decided", args.until_decided, False),
         ("--interleave", args.interleave, False), ("--vary", args.vary, None),
-        ("--observation", args.observation, None)) if value != default]
+        ("--observation", args.observation, None), ("--taught", args.taught, None)) if value != default]
     if given:
         raise UserError(f"{', '.join(given)}: a resume runs what its manifest planned; "
                         f"{'it' if len(given) == 1 else 'they'} cannot change with --resume "
@@ -389,6 +392,10 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
         if args.baseline and args.baseline not in {b.id for b in builds}:
             raise UserError(f"--baseline: {args.baseline!r} is not one of --builds")
         tasks = load_tasks(_csv(args.tasks), variants=variants)
+        taught = {}
+        if args.taught is not None:
+            from agent_host.config.taught import load_split
+            taught = {"taught": load_split(args.taught).model_dump()}
         baseline = args.baseline or next((b.id for b in builds if b.role == "reference"), builds[0].id)
         seq = (_sequential_setup(args, builds, tasks, baseline) if args.until_decided else
                _interleave_setup(args, builds, tasks) if args.interleave else {})
@@ -396,7 +403,8 @@ def _start_or_resume(args: argparse.Namespace, run_dir: Path, limits: dict, stop
                          phones=_csv(args.phones), profile=load_phone_profile(args.phone_profile),
                          out=run_dir, max_attempts=args.max_attempts,
                          startup_timeout=args.startup_timeout, hook=live.hook,
-                         extra_manifest={"baseline": baseline, "host_profile": _profile_ref(args.host_profile), **seq},
+                         extra_manifest={"baseline": baseline, "host_profile": _profile_ref(args.host_profile), **seq,
+                                         **taught},
                          limits={k: v for k, v in limits.items() if v is not None},
                          wait_for_phone=wait_seconds(args), stop=stop,
                          driver=_driver_for(seq.get("sequential"), seq.get("order")),

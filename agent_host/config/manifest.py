@@ -115,6 +115,9 @@ class RunManifest(_Part):
         None, description="a blind-replay baseline's run (runs/blind_replay.py): what it replays")
     reference_build: str | None = Field(None, description="the baseline's key in older manifests")
     host_profile: str | None = Field(None, description="--host-profile; a resume reads build env: values from it")
+    # config/taught.py TaughtSplit as written: validated where it is read (report/breakdown.py)
+    taught: dict[str, Any] | None = Field(
+        None, description="`run --taught SPLIT.json`: the split of a taught model's instances (config/taught.py)")
     sequential: dict[str, Any] | None = Field(
         None, description="--until-decided: the rule's settings and its rounds (report/sequential.py `configure`)")
     order: list[str] | None = Field(None, description="--interleave: episode ids in play order (runs/order.py)")

@@ -1,4 +1,6 @@
-"""Success broken down by task kind and by app, so a report shows where a build fails.
+"""Success broken down by task kind and by app, so a report shows where a build fails; and,
+for a run that names a taught model's split (`run --taught SPLIT.json`, config/taught.py), by
+whether each instance was taught, held out as another parameter set, or held out whole.
 
 A task's kinds are its kind tags (config.records.TASK_KINDS), its app the task's `app:` field;
 both come from the run manifest's task list. Each group's rate is the report's headline
@@ -10,8 +12,12 @@ from __future__ import annotations
 
 from typing import Sequence, TypedDict
 
+from pydantic import ValidationError
+
 from agent_host.config.manifest import RunManifest
 from agent_host.config.records import NO_KIND, TASK_KINDS, EpisodeRecord, task_kinds
+from agent_host.config.taught import KINDS as TAUGHT_KINDS
+from agent_host.config.taught import TaughtSplit
 from agent_host.report import selection, stats
 from agent_host.report.parts import GroupBuildPart, GroupRowPart
 
@@ -26,10 +32,24 @@ def task_facts(manifest: RunManifest) -> dict[str, TaskFacts]:
     return {t.id: {"app": t.app, "kinds": task_kinds(t.tags, t.infeasible)} for t in manifest.tasks if t.app}
 
 
+NOT_IN_SPLIT = "not in the split"
+
+
+def taught_split(manifest: RunManifest) -> TaughtSplit | None:
+    """The run's split (`run --taught`), or None: none named, or not one (an older format)."""
+    if not manifest.taught:
+        return None
+    try:
+        return TaughtSplit.model_validate(manifest.taught)
+    except ValidationError:
+        return None
+
+
 def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
-              facts: dict[str, TaskFacts]) -> list[GroupRowPart]:
-    """Rows {by: kind|app, group, instances, builds: {build: success headline + episodes}}: kinds
-    in TASK_KINDS order (then tasks of no kind), apps by name; empty without task facts."""
+              facts: dict[str, TaskFacts], split: TaughtSplit | None = None) -> list[GroupRowPart]:
+    """Rows {by: kind|app|taught, group, instances, builds: {build: success headline + episodes}}:
+    kinds in TASK_KINDS order (then tasks of no kind), apps by name, then (with a split) taught,
+    held-out-params, held-out-task and instances the split does not name; empty without task facts."""
     if not facts:
         return []
     known = [r for r in records if r.task in facts]
@@ -39,6 +59,9 @@ def breakdown(records: Sequence[EpisodeRecord], builds: Sequence[str],
         groups.append(("kind", kind, tasks))
     for app in sorted({f["app"] for f in facts.values()}):
         groups.append(("app", app, {t for t, f in facts.items() if f["app"] == app}))
+    if split is not None:
+        for taught in (*TAUGHT_KINDS, NOT_IN_SPLIT):
+            groups.append(("taught", taught, {t for t in facts if (split.kind_of(t) or NOT_IN_SPLIT) == taught}))
     rows: list[GroupRowPart] = []
     for by, group, tasks in groups:
         recs = [r for r in known if r.task in tasks]

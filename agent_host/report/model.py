@@ -173,7 +173,7 @@ class GroupBuild(Rate):
 
 class GroupRow(_M):
     """One task kind or app (the breakdown table)."""
-    by: str                         # "kind" or "app"
+    by: str                         # "kind", "app" or "taught"
     group: str
     instances: list[str] = _renamed("instances", "units")
     builds: dict[str, GroupBuild]

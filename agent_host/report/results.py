@@ -14,7 +14,7 @@ from agent_host.config.requests import Json
 from agent_host.config.secrets import redact_argv, redact_env
 from agent_host.errors import UserError
 from agent_host.report import detector, intervals, power, selection, sequential, speed, stats
-from agent_host.report.breakdown import breakdown, task_facts
+from agent_host.report.breakdown import breakdown, task_facts, taught_split
 from agent_host.report.load import Run
 from agent_host.report.model import Results, finite
 from agent_host.report.parts import BuildSummaryPart, ComparisonPart, PowerPart, SpeedPart, TaskRowPart, TrivialPart
@@ -218,7 +218,7 @@ def analyse(run: Run, baseline: str | None = None, target: float = 0.10) -> Resu
         builds=finite(summaries),
         per_task=finite(_per_task(summaries)),
         comparisons=finite(comparisons),
-        breakdown=finite(breakdown(records, builds, task_facts(run.manifest))),
+        breakdown=finite(breakdown(records, builds, task_facts(run.manifest), taught_split(run.manifest))),
         sequential=finite(sequential.section(run.manifest, records)),
         max_repeats=max_k,
         totals={"records": len(records), "episodes": have, "counted": len(sel.counted),

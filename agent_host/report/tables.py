@@ -167,7 +167,9 @@ def breakdown_table(results: Results) -> Table:
 
     cols = [
         Column("by", lambda g: Cell(g.by, cls="")),
-        Column("group", lambda g: Cell(g.group, cls="", title="show its episodes", filters=((g.by, g.group),))),
+        # the viewer filters episodes by kind and app; the taught rows (run --taught) have no filter there
+        Column("group", lambda g: Cell(g.group, cls="", title="show its episodes", filters=((g.by, g.group),))
+               if g.by in ("kind", "app") else Cell(g.group, cls="")),
         Column("instances", lambda g: Cell(str(len(g.instances)), title=", ".join(g.instances))),
         *(Column(f"{b.build} success", success(b.build)) for b in results.builds),
     ]

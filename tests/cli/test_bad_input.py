@@ -322,3 +322,14 @@ def test_issue24_serve_on_a_port_another_server_holds(tmp_path):
         port = held.getsockname()[1]
         out = agent_host("serve", "tiny-random", "--port", str(port), cwd=tmp_path, timeout=60)
     assert_user_error(out, f"--port {port}", "already in use")
+
+
+def test_run_with_a_bad_taught_split(tmp_path):
+    """`run --taught` names a split file: a missing or malformed one is one line, before a run."""
+    out = agent_host(*run_args(tmp_path, "--tasks", "wifi-on", "--taught", str(tmp_path / "none.json")), cwd=tmp_path)
+    assert_user_error(out, "none.json", "no such split file")
+    bad = tmp_path / "split.json"
+    bad.write_text('{"rule": "r", "seed": 0, "held_out_task_fraction": 0.2, "instances": {"wifi-on": "learnt"}}')
+    out = agent_host(*run_args(tmp_path, "--tasks", "wifi-on", "--taught", str(bad)), cwd=tmp_path)
+    assert_user_error(out, "split.json: instances.wifi-on")
+    assert not (tmp_path / "run").exists()

@@ -120,3 +120,24 @@ def test_breakdown_renders_from_the_one_table_spec(written):
     for row in table.rows:
         for cell in row:
             assert cell.text in page and cell.sub in page
+
+
+def test_breakdown_by_taught_split(tmp_path):
+    """A run that names a taught model's split (`run --taught`, recorded in the manifest) is
+    broken down by taught / held-out kind too; an instance the split does not name is apart."""
+    from agent_host.config.taught import TaughtSplit
+
+    run = make_run(tmp_path / "taught", xss=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["tasks"] = TASKS
+    manifest["taught"] = TaughtSplit(rule="r", seed=0, held_out_task_fraction=0.2,
+                                     instances={"wifi-on": "taught"}).model_dump()
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    res = write_reports(run, screenshots=False)["results"]
+    taught = _row(res, "taught", "taught")
+    assert taught["instances"] == ["wifi-on", "wifi-on@verify"]
+    assert taught["builds"] == _row(res, "app", "settings")["builds"]
+    assert _row(res, "taught", "not in the split")["instances"] == ["impossible"]
+    assert not [r for r in res["breakdown"] if r["by"] == "taught" and r["group"].startswith("held-out")]
+    md = (run / "report.md").read_text()
+    assert "| taught | taught |" in md and "| taught | not in the split |" in md
