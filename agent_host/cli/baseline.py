@@ -55,6 +55,7 @@ def _blind_replay(args: argparse.Namespace) -> int:
     from agent_host.cli.steps import run_progress
     from agent_host.config.manifest import MANIFEST
     from agent_host.config.records import BLIND_REPLAY
+    from agent_host.report.robustness import blind_replay
     from agent_host.config.variation import parse_vary
     from agent_host.runs import blind_replay as br
 
@@ -79,13 +80,18 @@ def _blind_replay(args: argparse.Namespace) -> int:
             else:
                 result = _start(args, manifest, recording, out, serial, live.hook)
     summary = br.summarise(out, recording)
+    head = blind_replay(args.run_dir, out)
+    summary["headline"] = head.model_dump(include={"mean", "low", "high", "n_tasks"}) if head else None
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
         stdout_console().print(
             f"blind replay of {recording.build}'s calls under --vary {args.vary}: "
             f"{summary['success']} of {summary['replayed']} replayed instances succeed "
-            f"({summary['success_rate']:.0%}); {len(recording.missing)} instance(s) had no successful episode "
+            f"({summary['success_rate']:.0%}"
+            + (f"; {head.mean:.1%} on the headline, the mean over {head.n_tasks} tasks"
+               if head is not None and head.mean is not None else "")
+            + f"); {len(recording.missing)} instance(s) had no successful episode "
             f"to replay. Run: {result.run_dir}", soft_wrap=True)
     return 0
 

@@ -288,11 +288,16 @@ class KindRow(_M):
 
 
 class BlindReplay(_M):
-    """A blind replay of recorded calls (runs/blind_replay.py): its success on base instances."""
+    """A blind replay of recorded calls (runs/blind_replay.py): its success on base instances,
+    as episodes and as the headline is counted (the mean of per-task rates, with its interval)."""
     episodes: int
     success: int
     rate: float
     vary: str = ""
+    mean: float | None = None         # results.json written before the headline was added lack these
+    low: float | None = None
+    high: float | None = None
+    n_tasks: int = 0
 
 
 class Robustness(_M):

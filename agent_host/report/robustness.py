@@ -24,7 +24,7 @@ from agent_host.config.records import BLIND_REPLAY, EPISODES, EpisodeRecord, ite
 from agent_host.config.variation import KINDS
 from agent_host.report import stats
 from agent_host.report.model import BlindReplay, KindRow, Robustness, RobustnessRow, finite
-from agent_host.report.selection import HEADLINE_VARIANT, instance_of, is_success, select_latest
+from agent_host.report.selection import HEADLINE_VARIANT, instance_counts, instance_of, is_success, select_latest
 
 PLAIN = "none"
 
@@ -77,9 +77,10 @@ def caused(records: Sequence[EpisodeRecord], build: str, kind: str) -> KindRow:
                    instances=sorted({p[0] for p in pairs if plain[p] and not varied[p]}))
 
 
-def blind_replay(run_dir: Path) -> BlindReplay | None:
-    """The blind replay kept in the run, if one was played: its success over base instances."""
-    log = run_dir / BLIND_REPLAY / EPISODES
+def blind_replay(run_dir: Path, replay_dir: Path | None = None) -> BlindReplay | None:
+    """The blind replay kept in the run (or in `replay_dir`), if one was played: its success
+    over base instances."""
+    log = (replay_dir or run_dir / BLIND_REPLAY) / EPISODES
     if not log.is_file():
         return None
     sel = select_latest(r for r in iter_episode_log(log) if r.variant == HEADLINE_VARIANT)
@@ -87,7 +88,11 @@ def blind_replay(run_dir: Path) -> BlindReplay | None:
         return None
     won = sum(1 for r in sel.counted if is_success(r))
     vary = sorted({r.vary for r in sel.counted})
-    return BlindReplay(episodes=len(sel.counted), success=won, rate=won / len(sel.counted), vary=", ".join(vary))
+    # the headline's own count (tasks as the unit), so it reads beside the trivial policies'
+    head = stats.rate_summary([c for c in instance_counts(sel.counted, sel.errored).values()
+                               if c.variant == HEADLINE_VARIANT], "success")
+    return BlindReplay(episodes=len(sel.counted), success=won, rate=won / len(sel.counted), vary=", ".join(vary),
+                       mean=head["mean"], low=head["low"], high=head["high"], n_tasks=head["n_tasks"])
 
 
 def section(manifest: RunManifest, records: Sequence[EpisodeRecord], builds: Sequence[str],
@@ -102,6 +107,7 @@ def section(manifest: RunManifest, records: Sequence[EpisodeRecord], builds: Seq
     varied = [c for c in conds if c != PLAIN]
     rows = [gap(records, b, c) for b in builds for c in varied] if paired else []
     kinds = [caused(records, b, c) for b in builds for c in varied if c in KINDS] if paired else []
-    note = ("" if paired else f"this run played {', '.join(conds)} only: add the unvaried condition "
-            f"(--vary none,{conds[0]}) for the paired gap")
+    note = ("" if paired else f"this run played {', '.join(conds)} only: add "
+            + ("a varied condition (--vary none,full)" if conds == [PLAIN]
+               else f"the unvaried condition (--vary none,{conds[0]})") + " for the paired gap")
     return Robustness(conditions=conds, primary=primary(manifest), rows=rows, kinds=kinds, blind=blind, note=note)

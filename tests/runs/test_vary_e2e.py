@@ -63,8 +63,12 @@ def test_an_index_follower_loses_success_on_varied_phones_and_the_report_says_so
                  "--json"]) == 0
     blind = json.loads(capsys.readouterr().out)
     assert blind["replayed"] == 6 and blind["success"] < 6
+    head = blind["headline"]                      # as the headline counts: tasks are the unit
+    assert head["n_tasks"] == 4 and 0 <= head["low"] <= head["mean"] <= head["high"] <= 1
     assert main(["report", str(ref)]) == 0
-    assert _results(ref)["robustness"]["blind"]["episodes"] == 6
+    rob = _results(ref)["robustness"]
+    assert rob["blind"]["episodes"] == 6 and rob["blind"]["mean"] == head["mean"]
+    assert "--vary none,full" in rob["note"]       # a run of the unvaried phone alone: add a varied one
     assert "Blind replay of recorded calls" in (ref / "report.md").read_text()
     # played again, it resumes: nothing new is run
     capsys.readouterr()
