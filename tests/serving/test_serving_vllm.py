@@ -18,25 +18,12 @@ from agent_host.config.builds import Build
 from agent_host.serving import metrics, procs
 from agent_host.serving.server import start
 
+from fixtures_tools import SCHEMAS, SWIPE, TAP, TASK_COMPLETE
+
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema comes with the vllm extra")
 
-# bounded: an enum, integer ranges and length-limited strings, like the agent's own tools
-TOOLS = [
-    {"type": "function", "function": {
-        "name": "tap", "description": "Tap the element with this index.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["index"],
-                       "properties": {"index": {"type": "integer", "minimum": 0, "maximum": 40}}}}},
-    {"type": "function", "function": {
-        "name": "swipe", "description": "Swipe in a direction.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["direction"],
-                       "properties": {"direction": {"type": "string", "enum": ["up", "down", "left", "right"]}}}}},
-    {"type": "function", "function": {
-        "name": "task_complete", "description": "The goal holds.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["reason"],
-                       "properties": {"reason": {"type": "string", "maxLength": 24}}}}},
-]
-SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+TOOLS = [TAP, SWIPE, TASK_COMPLETE]
 MESSAGES = [
     {"role": "system", "content": "You operate an Android phone. Call exactly one tool."},
     {"role": "user", "content": "Goal: turn on Wi-Fi.\nScreen:\n[0] Network & internet\n[1] Display\n[2] Battery"},

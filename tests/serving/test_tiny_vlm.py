@@ -18,20 +18,12 @@ from virtual_phone.fs import VirtualFS
 from virtual_phone.hierarchy import SCREEN_H, SCREEN_W
 from virtual_phone.world import World
 
+from fixtures_tools import SCHEMAS, TAP, TASK_COMPLETE
+
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema comes with the vllm extra")
 
-TOOLS = [
-    {"type": "function", "function": {
-        "name": "tap", "description": "Tap the element with this index.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["index"],
-                       "properties": {"index": {"type": "integer", "minimum": 0, "maximum": 40}}}}},
-    {"type": "function", "function": {
-        "name": "task_complete", "description": "The goal holds.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["reason"],
-                       "properties": {"reason": {"type": "string", "maxLength": 24}}}}},
-]
-SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+TOOLS = [TAP, TASK_COMPLETE]
 SYSTEM = {"role": "system", "content": "You operate an Android phone. Call exactly one tool."}
 # The launcher as the virtual phone draws it (1080x2400): 2 tiles of 224 px and a global view
 TILES = 3
