@@ -1,0 +1,61 @@
+"""Builds that see the screen, end to end through the real vLLM server (issue 33): a `screenshot`
+build and a `som` build of the tiny vision model play four tasks on the virtual phone through
+`agent-host run`; every step the model answered in time is a parsed call, every episode has a
+label, the screenshots it was sent are in its folder and referenced from requests.json, the
+viewer data names them; `agent-host replay` then re-sends the screenshot build's requests, images
+and all, to the model's bf16 twin and reports per-step agreement. The model's answers are noise:
+the plumbing is what is checked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_host.cli import main
+from agent_host.config.records import iter_episode_log, read_step_log
+from agent_host.config.requests import load_request_log
+
+pytestmark = [pytest.mark.vllm, pytest.mark.slow]
+
+TASKS = "wifi-on,bluetooth-on,dark-theme-on,auto-rotate-off"
+LABELS = {"success", "premature", "undone", "collateral", "unrecognised", "infeasible_claimed", "nav_fail",
+          "exhausted"}
+
+
+def test_screenshot_and_som_builds_run_label_keep_their_images_and_replay(virtual_phone, tmp_path, capsys):
+    from fixtures_vllm import vllm_missing_reason
+    if vllm_missing_reason():
+        pytest.skip(vllm_missing_reason())
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text("id: vlm\ndescription: the tiny vision model's builds\nhardware_class: x86-amx\n"
+                     "embedded: [tiny-vlm, tiny-vlm-som, tiny-vlm-bf16]\nbuilds: []\n")
+    run = tmp_path / "run"
+    assert main(["run", "--builds", "tiny-vlm,tiny-vlm-som", "--host-profile", str(hosts), "--tasks", TASKS,
+                 "--phones", virtual_phone.serial, "--vary", "none", "--out", str(run), "--quiet"]) == 0
+    recs = list(iter_episode_log(run / "episodes.jsonl"))
+    assert sorted(r.build for r in recs) == ["tiny-vlm"] * 4 + ["tiny-vlm-som"] * 4
+    calls = {"tiny-vlm": 0, "tiny-vlm-som": 0}
+    for r in recs:
+        assert r.outcome in LABELS, (r.episode_id, r.outcome, r.error)
+        ep = run / "episodes" / r.episode_id
+        steps = [s for s in read_step_log(ep) if s.step > 0]
+        calls[r.build] += sum(1 for s in steps if s.action is not None)
+        log = load_request_log(ep)               # rebuilt byte for byte, each image checked by its hash
+        images = sorted((ep / "images").glob("*.png"))
+        assert log.requests and images, (r.episode_id, r.outcome, r.reason, len(log.requests))
+        sent = json.dumps(log.model_dump(mode="json"))
+        assert all(p.stem in sent for p in images)            # referenced by content, stored once
+    # the model's calls came back parsed (a step whose reply the token cap or the 4096-token
+    # window cut has none: those episodes end `exhausted`)
+    assert all(n >= 1 for n in calls.values()), calls
+    assert (run / "report.md").is_file()
+
+    capsys.readouterr()
+    assert main(["replay", str(run), "--reference", "tiny-vlm", "--builds", "tiny-vlm-bf16",
+                 "--host-profile", str(hosts)]) == 0
+    summary = json.loads((run / "replay" / "tiny-vlm" / "replay.json").read_text())
+    cand = summary["candidates"]["tiny-vlm-bf16"]
+    assert cand["requests"] >= 4 and cand["errors"] == 0          # every recorded step asked again
+    assert 0 <= cand["agreement"]["mean"] <= 1                      # per-step agreement, tasks as the unit
