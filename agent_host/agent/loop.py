@@ -102,6 +102,8 @@ def add_usage(total: Usage, usage: Usage) -> None:
     total.completion_tokens += usage.completion_tokens
     if usage.cached_tokens is not None:
         total.cached_tokens = (total.cached_tokens or 0) + usage.cached_tokens
+    if usage.image_tokens is not None:
+        total.image_tokens = (total.image_tokens or 0) + usage.image_tokens
 
 
 def tally_record(tally: RoundTripTally) -> RoundTrips:

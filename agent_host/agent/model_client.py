@@ -175,10 +175,22 @@ class ModelClient:
             details = getattr(resp.usage, "prompt_tokens_details", None)
             usage = Usage(prompt_tokens=resp.usage.prompt_tokens or 0,
                           completion_tokens=resp.usage.completion_tokens or 0,
-                          cached_tokens=getattr(details, "cached_tokens", None) if details else None)
+                          cached_tokens=getattr(details, "cached_tokens", None) if details else None,
+                          image_tokens=_image_tokens(details))
         finish = capped(choice.finish_reason, REPLY_CAPS["finish_reason"], cut, "finish_reason")
         reasoning = capped(reasoning, cap, cut, "reasoning_content")
         return Reply(message, usage, finish, seconds, reasoning, sent, cut or None)
+
+
+def _image_tokens(details: object) -> int | None:
+    """vLLM's `prompt_tokens_details.multimodal_tokens` ({"image": N}), which the SDK's model
+    does not declare (it keeps it among its extra fields); None where a server counts none."""
+    extra = getattr(details, "model_extra", None) or {}
+    counts = extra.get("multimodal_tokens")
+    if not isinstance(counts, dict):
+        return None
+    n = counts.get("image")
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
 # What is kept of a reply: the request's max_tokens at a generous 32 characters a token. A

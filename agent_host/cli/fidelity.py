@@ -6,8 +6,13 @@ import argparse
 import datetime as dt
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_host.errors import UserError, check_dir_usable
+
+if TYPE_CHECKING:
+    from agent_host.config.observation import ObservationSpec
+    from agent_host.serving.fidelity import PromptSet
 
 EPILOG = """\
 Sends N agent-style prompts (a phone screen and a goal, asking for the next action; 12 ship
@@ -71,6 +76,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError("--request-timeout must be more than 0 and at most 86400 seconds")
     prompts = load_prompts(args.prompts)
     reference = find_build(args.reference, args.host_profile)
+    spec = reference.observation_spec()
+    # a reference that sees the screen is asked about screens it can see (unless --prompts)
+    requests = screenshot_prompts(prompts, spec) if spec.images and args.prompts is None else None
     builds = [find_build(b, args.host_profile) for b in ids]
     for b in [reference, *builds]:
         if not b.runnable:
@@ -89,7 +97,8 @@ def _run(args: argparse.Namespace) -> int:
         report = run_fidelity(builds, reference, prompts=prompts, max_tokens=args.max_tokens,
                               tools=tools, tool_choice=choice,
                               seed=args.seed, log_dir=out / "servers", startup_timeout=args.startup_timeout,
-                              hook=lambda s: status.update(s), request_timeout=args.request_timeout)
+                              hook=lambda s: status.update(s), request_timeout=args.request_timeout,
+                              requests=requests)
     data = report.to_json()
     (out / "fidelity.json").write_text(json.dumps(data, indent=2, ensure_ascii=False))
     if args.json:
@@ -97,6 +106,48 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print_report(report, out)
     return 1 if any(b.error for b in report.builds) else 0
+
+
+# The screens a vision reference is probed on: (id, goal, shell commands from a fresh virtual
+# phone). Drawn by the virtual phone each time (the status bar's clock moves), the same for every
+# build of one probe.
+SCREENS: tuple[tuple[str, str, list[str]], ...] = (
+    ("shot-launcher", "Open the Calendar app.", []),
+    ("shot-settings", "Turn on Wi-Fi.", ["monkey -p com.android.settings 1"]),
+    ("shot-clock", "Set an alarm for 7:30 AM.", ["monkey -p com.google.android.deskclock 1"]),
+    ("shot-messages", 'Text Ada Lovelace "On my way".', ["monkey -p com.google.android.apps.messaging 1"]),
+)
+
+
+def screenshot_prompts(ps: PromptSet, spec: ObservationSpec) -> list[tuple[str, list[dict]]]:
+    """The probe's prompts for a build that sees the screen: each of SCREENS drawn by an
+    in-process virtual phone and shown as `spec` shows it (shrunk, marked in `som` mode), the
+    text part as the shipped prompts word it."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from agent_host.agent import vision
+    from agent_host.phone.parse import parse
+    from agent_host.phone.render import render
+    from agent_host.serving.fidelity import Prompt, messages
+    from virtual_phone.fs import VirtualFS
+    from virtual_phone.world import World
+
+    out = []
+    for pid, goal, commands in SCREENS:
+        w = World(VirtualFS())
+        for c in commands:
+            w.shell(c)
+        screen = parse(w.dump())
+        img = vision.shown_image(Image.open(io.BytesIO(w.screenshot_png())), screen, spec)
+        _, png = vision.encode(img)
+        msgs = messages(ps, Prompt(id=pid, goal=goal, screen=vision.observation_text(spec, render(screen), img.size)))
+        url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+        msgs[-1] = {"role": "user", "content": vision.content(msgs[-1]["content"], url)}
+        out.append((pid, msgs))
+    return out
 
 
 def agent_tools() -> list[dict]:

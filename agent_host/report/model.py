@@ -114,6 +114,7 @@ class Speed(_M):
     prompt_tokens_per_episode: float | None = None
     completion_tokens_per_episode: float | None = None
     prompt_tokens_per_step: float | None = None    # results.json before it: absent
+    image_tokens_per_step: float | None = None     # likewise; None for a text build
     phase_s_per_step: dict[str, float] | None = None
     scripted: bool = False          # a policy build: no decode speed to measure
 

@@ -88,6 +88,7 @@ class SpeedPart(TypedDict):
     prompt_tokens_per_episode: float | None
     completion_tokens_per_episode: float | None
     prompt_tokens_per_step: float | None
+    image_tokens_per_step: float | None
     cached_share: float | None
     phase_s_per_step: dict[str, float] | None
     scripted: NotRequired[bool]

@@ -32,6 +32,7 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> SpeedPart:
     model_s = sum(r.times.model for r in recs)
     comp = sum(r.usage.completion_tokens for r in recs)
     prompt = sum(r.usage.prompt_tokens for r in recs)
+    images = [r.usage.image_tokens for r in recs if r.usage.image_tokens is not None]
     agg: dict[str, float] = defaultdict(float)
     have = False
     for r in recs:
@@ -61,6 +62,8 @@ def speed_summary(records: Sequence[EpisodeRecord]) -> SpeedPart:
         "completion_tokens_per_episode": comp / n if n else None,
         # a vision build's prompts carry its images: beside a text build of the same model, the cost of seeing
         "prompt_tokens_per_step": prompt / steps if steps else None,
+        # of those, the images' (a server that counts them: vLLM); the rest is the text's
+        "image_tokens_per_step": sum(images) / steps if steps and images else None,
         # prompt tokens served from the prefix cache (episode records' cached_share, mean)
         "cached_share": (sum(cached) / len(cached)) if cached else None,
         "phase_s_per_step": ({k: sum(getattr(r.times, k) for r in recs) / steps

@@ -250,6 +250,9 @@ def speed_table(results: Results) -> Table:
                                                    title="prompt tokens per model request, as the server counted "
                                                          "them: a vision build's include its images (its "
                                                          "observation: the configured builds' facts)")),
+        Column("image tok / step", lambda b: Cell(num(b.speed.image_tokens_per_step, 0),
+                                                  title="of the prompt tokens per request, the images' (vLLM "
+                                                        "counts them); without images: the difference")),
         Column("s / episode", lambda b: Cell(num(b.speed.episode_wall_s, 1))),
         Column("prompt cached", lambda b: Cell(f"{num(100 * b.speed.cached_share, 0)} %"
                                                if b.speed.cached_share is not None else "-",

@@ -325,13 +325,15 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
                  tools: list[Json] | None = None, tool_choice: str | None = None,
                  startup_timeout: float | None = None, hook: Hook = lambda s: None,
                  keep_going: bool = True, request_timeout: float = 600.0,
-                 served: Callable[..., AbstractContextManager[ManagedServer]] | None = None) -> FidelityReport:
+                 served: Callable[..., AbstractContextManager[ManagedServer]] | None = None,
+                 requests: list[tuple[str, list[Json]]] | None = None) -> FidelityReport:
     """Serve the reference, then each build in turn, and compare their greedy answers.
 
     A build that fails to start or answer gets an `error` (with `keep_going`) instead of
     ending the whole probe; the reference failing ends it. `served(build, log_dir=, seed=,
     startup_timeout=)`, if given, gives a build's server as a context manager (the demo's keeps
-    it up); else each is started here and stopped once asked.
+    it up); else each is started here and stopped once asked. `requests` (id, messages), if
+    given, are asked instead of `prompts` (screenshot prompts for a vision reference: cli/fidelity).
     """
     def open_server(build: Build) -> AbstractContextManager[ManagedServer]:
         if served is None:
@@ -339,9 +341,11 @@ def run_fidelity(builds: list[Build], reference: Build, *, prompts: PromptSet | 
         _runnable(build)
         return served(build, log_dir=log_dir, seed=seed, startup_timeout=startup_timeout)
 
-    ps = prompts or load_prompts()
-    ids = [p.id for p in ps.prompts]
-    msgs = [messages(ps, p) for p in ps.prompts]
+    if requests is not None:
+        ids, msgs = [i for i, _ in requests], [m for _, m in requests]
+    else:
+        ps = prompts or load_prompts()
+        ids, msgs = [p.id for p in ps.prompts], [messages(ps, p) for p in ps.prompts]
 
     def collect(ep: Endpoint, label: str) -> tuple[list[Answer], list[str | None]]:
         answers: list[Answer] = []

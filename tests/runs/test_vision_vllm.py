@@ -45,12 +45,17 @@ def test_screenshot_and_som_builds_run_label_keep_their_images_and_replay(virtua
         log = load_request_log(ep)               # rebuilt byte for byte, each image checked by its hash
         images = sorted((ep / "images").glob("*.png"))
         assert log.requests and images, (r.episode_id, r.outcome, r.reason, len(log.requests))
+        assert 0 < (r.usage.image_tokens or 0) < r.usage.prompt_tokens   # vLLM counted the images' share
         sent = json.dumps(log.model_dump(mode="json"))
         assert all(p.stem in sent for p in images)            # referenced by content, stored once
     # the model's calls came back parsed (a step whose reply the token cap or the 4096-token
     # window cut has none: those episodes end `exhausted`)
     assert all(n >= 1 for n in calls.values()), calls
-    assert (run / "report.md").is_file()
+    speed = {b["build"]: b["speed"] for b in json.loads((run / "results.json").read_text())["builds"]}
+    # the speed table counts episodes that ended in a label (not `exhausted`): where a build has any
+    counted = [sp for sp in speed.values() if sp["prompt_tokens_per_step"]]
+    assert all(0 < sp["image_tokens_per_step"] < sp["prompt_tokens_per_step"] for sp in counted), speed
+    assert "image tok / step" in (run / "report.md").read_text()
 
     capsys.readouterr()
     assert main(["replay", str(run), "--reference", "tiny-vlm", "--builds", "tiny-vlm-bf16",
