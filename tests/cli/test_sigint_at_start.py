@@ -17,6 +17,18 @@ from fixtures_cli import waiter_profile
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# Ctrl-C at a terminal reaches a process whose SIGINT is at its default. One started in the
+# background of a shell without job control (`nohup make test &`, as a CI rehearsal here was)
+# inherits SIGINT ignored, and Python then leaves it ignored: a signal sent before the run
+# installs its own handler was lost, and the run finished with 0 (seen at 0.0-0.4 s only, never
+# in the foreground). The child gets the terminal's disposition, whatever ran the tests.
+SIGINT_AT_A_TERMINAL = _default_sigint
+
+
 def _started(tmp_path, phone, hosts) -> tuple[subprocess.Popen[bytes], Path]:
     """`agent-host run` with its imports timed on stderr (`-X importtime`), stderr going to a
     file (a pipe the test read too slowly filled up, and the child's next import line blocked
@@ -29,7 +41,8 @@ def _started(tmp_path, phone, hosts) -> tuple[subprocess.Popen[bytes], Path]:
         proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "agent_host", "run", "--builds", "waiter",
                                  "--host-profile", str(hosts), "--tasks", "wifi-on", "--variants", "base",
                                  "--phones", phone.serial, "--out", str(tmp_path / "run"), "--quiet",
-                                 "--no-report"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink)
+                                 "--no-report"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=sink,
+                                preexec_fn=SIGINT_AT_A_TERMINAL)
     deadline = time.monotonic() + 60
     while not any(line.rstrip().endswith("| agent_host") for line in err.read_text(errors="replace").splitlines()):
         assert time.monotonic() < deadline and proc.poll() is None, err.read_text(errors="replace")[-2000:]
