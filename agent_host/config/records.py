@@ -17,7 +17,7 @@ from pathlib import Path
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
+from pydantic import BaseModel, Field, ValidationError
 
 from agent_host.errors import UserError
 
@@ -48,14 +48,6 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int | None = None
     image_tokens: int | None = None    # of prompt_tokens, the images' (vLLM's multimodal_tokens); None: none counted
-
-    @model_serializer(mode="wrap")
-    def _without_no_images(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        # a text build's records stay as they were written before images were counted
-        data: dict[str, object] = handler(self)
-        if data.get("image_tokens") is None:
-            data.pop("image_tokens", None)
-        return data
 
 
 class PhaseTimes(BaseModel):
