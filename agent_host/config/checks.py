@@ -177,3 +177,9 @@ def children(check: BaseModel) -> list[BaseModel]:
     if isinstance(check, NotCheck):
         return [check.not_]
     return []
+
+
+def leaves(check: BaseModel) -> list[BaseModel]:
+    """The leaf checks inside `check` (itself, for a leaf), in order."""
+    kids = children(check)
+    return [check] if not kids else [leaf for k in kids for leaf in leaves(k)]

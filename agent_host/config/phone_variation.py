@@ -9,6 +9,7 @@ import random
 import re
 from dataclasses import asdict, dataclass, field
 
+from agent_host.config.checks import AnswerCheck, leaves
 from agent_host.config.scope import texts_of
 from agent_host.config.steps import ShellStep
 from agent_host.config.tasks import TaskInstance, with_values
@@ -177,20 +178,13 @@ _RECENCY = re.compile(r"\b(latest|last|most recent(ly)?|recent|just|earliest|fir
 _DATE = re.compile(r"\bdate:l:(\d{12,})")
 
 
-def _asks_answer(check: object) -> bool:
-    """Whether a check (as data) has an `answer` leaf anywhere in it."""
-    if isinstance(check, dict):
-        return "answer" in check or any(_asks_answer(v) for v in check.values())
-    return isinstance(check, list) and any(_asks_answer(v) for v in check)
-
-
 def _times(rng: random.Random, n: int, task: TaskInstance) -> list[int]:
     """When `n` distractor texts or calls happened: older than anything the task could ask
     about, or among the task's own rows (see `_RECENCY`)."""
-    own = [int(d) for d in _DATE.findall("\n".join(texts_of([s.model_dump() for s in task.setup])))]
-    if _asks_answer(task.check.model_dump(by_alias=True) if task.check else None) \
-            or _RECENCY.search(task.goal):
+    answers = task.check is not None and any(isinstance(c, AnswerCheck) for c in leaves(task.check))
+    if answers or _RECENCY.search(task.goal):
         return [_OLD_MS + i * 3_600_000 for i in range(n)]
+    own = [int(d) for d in _DATE.findall("\n".join(texts_of([s.model_dump() for s in task.setup])))]
     lo, hi = (min(own) - 1_800_000, max(own) + 1_800_000) if own else _SUITE_MORNING
     return sorted(rng.randrange(lo, hi) // 60_000 * 60_000 for _ in range(n))
 

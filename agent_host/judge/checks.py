@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from agent_host.config.checks import (AnswerCheck, CHECK_KINDS, ForegroundCheck, SettingCheck, ShellCheck,
-                                      UiCheck, check_kind, children)
+                                      UiCheck, check_kind, leaves)
 from agent_host.config.phones import resolve_app
 from agent_host.config.scope import Scope
 from agent_host.judge.answers import same_answer
@@ -176,11 +176,6 @@ assert set(EVALUATORS) == set(COMMANDS) == set(CHECK_KINDS), "every check kind n
 def evaluate(check: BaseModel, facts: Facts) -> bool:
     """True when the goal holds."""
     return bool(EVALUATORS[check_kind(check)](check, facts))
-
-
-def leaves(check: BaseModel) -> list[BaseModel]:
-    kids = children(check)
-    return [check] if not kids else [leaf for k in kids for leaf in leaves(k)]
 
 
 def shell_commands(check: BaseModel | None) -> list[str]:
