@@ -13,7 +13,6 @@ config/actions.py). The phone layer runs steps (phone/steps.py), the judge evalu
 from __future__ import annotations
 
 import functools
-
 import hashlib
 import json
 import re
@@ -167,18 +166,18 @@ def _values_errors(task: Task) -> list[tuple[Loc, str]]:
                                      "instance_id keep its id)")]
     errs: list[tuple[Loc, str]] = []
     keys = set(task.params[0])
+    bases = [_instance_parts(task, p)[0] for p in task.params]
     for j, overlay in enumerate(task.vary.values):
         unknown = sorted(set(overlay) - keys)
         if unknown:
             errs.append((("vary", "values", j), f"{unknown[0]!r} is not a parameter ({', '.join(sorted(keys))})"))
             continue
-        for i, p in enumerate(task.params):
+        for i, (p, base) in enumerate(zip(task.params, bases)):
             parts, bad = _instance_parts(task, {**p, **overlay})
             if bad:
                 loc, msg = bad[0]
                 errs.append((("vary", "values", j), f"with params[{i}] makes {format_loc(loc)} invalid: {msg}"))
                 break
-            base = _instance_parts(task, p)[0]
             if all(parts[k] == base[k] for k in ("setup", "check")):
                 errs.append((("vary", "values", j), f"changes neither the setup nor the check of params[{i}]"))
                 break
