@@ -15,7 +15,6 @@ on one server, are the result. State the machine with the figures (it is printed
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import statistics
 import sys
@@ -39,10 +38,11 @@ TOOLS = [
 
 
 def screenshot_url() -> str:
+    from agent_host.config.requests import png_data_url
     from virtual_phone.fs import VirtualFS
     from virtual_phone.world import World
 
-    return "data:image/png;base64," + base64.b64encode(World(VirtualFS()).screenshot_png()).decode("ascii")
+    return png_data_url(World(VirtualFS()).screenshot_png())
 
 
 def messages(image: str | None) -> list[dict]:

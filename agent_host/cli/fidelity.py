@@ -123,12 +123,12 @@ def screenshot_prompts(ps: PromptSet, spec: ObservationSpec) -> list[tuple[str, 
     """The probe's prompts for a build that sees the screen: each of SCREENS drawn by an
     in-process virtual phone and shown as `spec` shows it (shrunk, marked in `som` mode), the
     text part as the shipped prompts word it."""
-    import base64
     import io
 
     from PIL import Image
 
     from agent_host.agent import vision
+    from agent_host.config.requests import png_data_url
     from agent_host.phone.parse import parse
     from agent_host.phone.render import render
     from agent_host.serving.fidelity import Prompt, messages
@@ -144,8 +144,7 @@ def screenshot_prompts(ps: PromptSet, spec: ObservationSpec) -> list[tuple[str, 
         img = vision.shown_image(Image.open(io.BytesIO(w.screenshot_png())), screen, spec)
         _, png = vision.encode(img)
         msgs = messages(ps, Prompt(id=pid, goal=goal, screen=vision.observation_text(spec, render(screen), img.size)))
-        url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-        msgs[-1] = {"role": "user", "content": vision.content(msgs[-1]["content"], url)}
+        msgs[-1] = {"role": "user", "content": vision.content(msgs[-1]["content"], png_data_url(png))}
         out.append((pid, msgs))
     return out
 

@@ -50,6 +50,11 @@ def _image_refs(messages: list[Json]) -> list[str]:
             for p in m["content"] if isinstance(p, dict) and p.get("type") == "image_url"]
 
 
+def png_data_url(data: bytes) -> str:
+    """A PNG as the data URL an `image_url` part sends."""
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+
+
 def expand_images(messages: list[Json], keep: int, read: Callable[[str], bytes]) -> list[Json]:
     """`messages` as sent: the newest `keep` image references as data URLs (`read(ref)` gives
     the PNG bytes), older ones replaced by a text part; messages without images unchanged."""
@@ -69,8 +74,7 @@ def expand_images(messages: list[Json], keep: int, read: Callable[[str], bytes])
             if isinstance(p, dict) and p.get("type") == "image_url":
                 ref = p["image_url"]["url"]
                 if seen >= kept:
-                    url = "data:image/png;base64," + base64.b64encode(read(ref)).decode("ascii")
-                    parts.append({"type": "image_url", "image_url": {"url": url}})
+                    parts.append({"type": "image_url", "image_url": {"url": png_data_url(read(ref))}})
                 else:
                     parts.append({"type": "text", "text": DROPPED_IMAGE})
                 seen += 1

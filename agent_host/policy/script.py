@@ -26,7 +26,8 @@ is one played turn. Tool-call ids carry the item played (`call_p<item>_...`), an
 (`call_p<item>r...`) does not advance, so a selector that is not on screen yet is retried
 against the next observation. Where a list on screen scrolls, a selector not on screen first
 scrolls it toward its end (`swipe up` on the largest scrollable element, `call_p<item>s...`, up
-to SCROLLS times), as a person looks further down, then waits. Element selectors (`text`, `text_contains`, `resource_id`,
+to SCROLLS times), as a person looks further down, then waits.
+Element selectors (`text`, `text_contains`, `resource_id`,
 `desc`) are resolved to an `index` against the observation in the latest user or tool
 message (phone/render.py parse_rendered, phone/select.py find). A selector that never resolves is answered
 with a reply without a tool call that says so.

@@ -6,13 +6,13 @@ are noise; the plumbing is what is tested.
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
 import pytest
 from openai import BadRequestError, OpenAI
 
+from agent_host.config.requests import png_data_url
 from agent_host.serving import tiny_vlm as vlm
 from virtual_phone.fs import VirtualFS
 from virtual_phone.hierarchy import SCREEN_H, SCREEN_W
@@ -31,8 +31,7 @@ TILES = 3
 
 @pytest.fixture(scope="module")
 def screenshot() -> str:
-    png = World(VirtualFS()).screenshot_png()
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+    return png_data_url(World(VirtualFS()).screenshot_png())
 
 
 def _user(text: str, *images: str) -> dict:
