@@ -61,6 +61,18 @@ def read_holder(fd: int) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
+def holder_once_written(fd: int) -> dict[str, object]:
+    """The holder's name, read from a lock file someone else holds. The holder writes it just
+    after taking the flock, so a file still empty is read again for a moment rather than
+    reported as a nameless holder."""
+    deadline = time.monotonic() + HOLDER_WRITE_WAIT_S
+    info = read_holder(fd)
+    while not info and time.monotonic() < deadline:
+        time.sleep(0.01)
+        info = read_holder(fd)
+    return info
+
+
 def write_holder(fd: int, **extra: str) -> None:
     """Name this process in an flock'ed lock file (what a refused process quotes and
     `agent-host devices` shows): its command line redacted, a key given as --api-key too."""
@@ -91,16 +103,6 @@ class RunLock:
     def _read(self, fd: int) -> dict[str, object]:
         return read_holder(fd)
 
-    def _holder_once_written(self, fd: int) -> dict[str, object]:
-        """The holder's name; it writes it just after taking the flock, so a file still empty
-        is read again for a moment rather than reported as a nameless holder."""
-        deadline = time.monotonic() + HOLDER_WRITE_WAIT_S
-        info = self._read(fd)
-        while not info and time.monotonic() < deadline:
-            time.sleep(0.01)
-            info = self._read(fd)
-        return info
-
     def acquire(self) -> "RunLock":
         for _ in range(20):
             try:
@@ -125,7 +127,7 @@ class RunLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise RunLocked(f"{self.dir}: in use by {_holder_text(self._holder_once_written(fd))}; "
+                raise RunLocked(f"{self.dir}: in use by {_holder_text(holder_once_written(fd))}; "
                                 f"one run or resume per run directory at a time") from None
             except OSError as exc:
                 if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):

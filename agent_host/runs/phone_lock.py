@@ -35,7 +35,7 @@ from pathlib import Path
 
 from agent_host.config.records import NotOwnFile, open_own
 from agent_host.errors import UserError
-from agent_host.runs.lock import command_text, read_holder, write_holder
+from agent_host.runs.lock import command_text, holder_once_written, read_holder, write_holder
 
 LOCK_DIR_ENV = "AGENT_HOST_LOCK_DIR"
 POLL_S = 0.25
@@ -215,7 +215,7 @@ class PhoneLocks:
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
                         raise PhoneBusy(
-                            f"phone {spec}: in use by {describe(_read(fd))}{why}; one process per phone "
+                            f"phone {spec}: in use by {describe(holder_once_written(fd))}{why}; one process per phone "
                             f"at a time (--wait-for-phone S waits for it)") from None
                     time.sleep(POLL_S)
             write_holder(fd)

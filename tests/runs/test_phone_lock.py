@@ -143,3 +143,26 @@ def test_one_phone_under_two_names_is_one_lock(virtual_phone_factory):
         PhoneLocks([f"localhost:{phone.port}"]).acquire().release()
     finally:
         adb_server.kill_server(second_server)
+
+
+def test_a_holder_that_has_not_yet_written_its_name_is_named_once_it_does():
+    """CI: the refusal said 'in use by another process' when it read the lock file in the moment
+    between the holder's flock and its write of its own name."""
+    import fcntl
+    import threading
+
+    from agent_host.runs.lock import write_holder
+    from agent_host.runs.phone_lock import lock_path, private_lock_dir
+
+    private_lock_dir()
+    path = lock_path("127.0.0.1:5611")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # taken, name not yet written
+    late = threading.Timer(0.3, write_holder, (fd,))
+    late.start()
+    try:
+        with pytest.raises(PhoneBusy, match=rf"in use by pid {os.getpid()}"):
+            PhoneLocks(["127.0.0.1:5611"], identify=lambda s: None).acquire()
+    finally:
+        late.join()
+        os.close(fd)
