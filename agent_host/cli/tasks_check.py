@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     from agent_host.config.tasks import TaskInstance
 
 
-def expected_outcome(task: TaskInstance) -> str:
-    return "infeasible_claimed" if task.infeasible else "success"
+def expected_outcome(rec: EpisodeRecord) -> str:
+    """What a reference solution's episode must end as: on the task its phone made of it (an
+    infeasible task's `vary.feasible` phone makes it feasible)."""
+    return "infeasible_claimed" if rec.infeasible else "success"
 
 
 def select_tasks(specs: list[str] | None) -> list[TaskInstance]:
@@ -173,7 +175,7 @@ def _check_on(args: argparse.Namespace, console: Console, tasks: list[TaskInstan
 
             def done(task: TaskInstance, rec: EpisodeRecord, out: Path) -> None:
                 nonlocal failures
-                want = expected_outcome(task)
+                want = expected_outcome(rec)
                 ok = rec.outcome == want
                 failures += not ok
                 mark = "[green]ok[/]" if ok else "[red]FAIL[/]"

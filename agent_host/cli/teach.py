@@ -146,7 +146,7 @@ def _dataset_on(args: argparse.Namespace, tasks: list[TaskInstance], out: Path, 
                 nonlocal done
                 done += 1
                 progress.update(done, total, task.key)
-                if rec.outcome != expected_outcome(task):
+                if rec.outcome != expected_outcome(rec):
                     failed.append(f"{task.key} ({vary}, seed {rec.repeat}): {rec.outcome}")
                     return
                 kind = split.kind_of(task.key) or "taught"

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from agent_host.config.checks import AnswerCheck, leaves
 from agent_host.config.scope import texts_of
 from agent_host.config.steps import ShellStep
-from agent_host.config.tasks import TaskInstance, with_values
+from agent_host.config.tasks import TaskInstance, overlay_choices, with_values
 from agent_host.config.variation import (DENSITIES, FONT_SCALES, INTERRUPTIONS, KEYS, VIRTUAL_ONLY, parse_vary,
                                          vary_seed)
 
@@ -31,7 +31,7 @@ class Variation:
     interruption: str | None = None
     interrupt_after: int | None = None
     suggestions: tuple[int, int] | None = None      # Settings' suggestion cards: (count, seed)
-    values: int | None = None                       # the task's `vary.values` overlay played (1-based)
+    values: int | None = None                       # the overlay played (config/tasks.py overlay_choices)
     distractors: dict[str, int] = field(default_factory=dict)   # state kind -> rows added
 
     def as_dict(self) -> dict[str, object]:
@@ -52,7 +52,7 @@ def applicable(task: TaskInstance, kinds: tuple[str, ...], simulated: bool) -> t
             continue
         if k == "distractors" and not any(kind in DISTRACTORS for kind in task.scope.kinds):
             continue
-        if k == "values" and not task.vary_values:
+        if k == "values" and not overlay_choices(task):
             continue
         out.append(k)
     return tuple(out)
@@ -70,7 +70,8 @@ def choose(task: TaskInstance, spec: str, seed: int, *, simulated: bool) -> Vari
     interruption, after = rng.choice(INTERRUPTIONS), rng.randrange(0, 3)
     counts = {kind: rng.randint(2, 4) for kind in DISTRACTORS}
     cards = (rng.randint(1, 3), rng.randrange(1, 2**31))
-    overlay = 1 + rng.randrange(2**31) % max(1, len(task.vary_values))
+    choices = overlay_choices(task) or (1,)
+    overlay = choices[rng.randrange(2**31) % len(choices)]
     on = set(kinds)
     return Variation(
         spec=spec, seed=s, kinds=kinds,

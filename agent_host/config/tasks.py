@@ -153,6 +153,32 @@ def _semantic_errors(task: Task) -> list[tuple[Loc, str]]:
     elif task.instance_id is not None:
         errs.append((("instance_id",), "instance_id needs params"))
     errs += _values_errors(task)
+    errs += _feasible_errors(task)
+    return errs
+
+
+def _feasible_errors(task: Task) -> list[tuple[Loc, str]]:
+    """`vary.feasible`: on an infeasible task only; each phone makes a valid feasible task of
+    every parameter set (its errors located under the phone's entry)."""
+    if task.vary is None or not task.vary.feasible:
+        return []
+    if not task.infeasible:
+        return [(("vary", "feasible"), "only an infeasible task has phones on which it is feasible")]
+    errs: list[tuple[Loc, str]] = []
+    keys = set(task.params[0]) if task.params else set()
+    for j, twin in enumerate(task.vary.feasible):
+        unknown = sorted(set(twin.params) - keys)
+        if unknown:
+            errs.append((("vary", "feasible", j, "params"), f"{unknown[0]!r} is not a parameter "
+                                                            f"({', '.join(sorted(keys)) or 'the task has none'})"))
+            continue
+        for p in task.params or [{}]:
+            bad = _semantic_errors(feasible_task(task, j, p))
+            if bad:
+                loc, msg = bad[0]
+                where = ("params",) if loc and loc[0] == "params" else loc
+                errs.append((("vary", "feasible", j, *where), msg))
+                break
     return errs
 
 
@@ -270,6 +296,7 @@ class TaskInstance(BaseModel):
     scope: Scope = Scope()           # the state the task touches (config/scope.py)
     vary_skip: tuple[str, ...] = ()  # the variation kinds its file leaves out (`vary.skip`)
     vary_values: tuple[dict[str, ParamValue], ...] = ()   # its `vary.values` overlays (`with_values`)
+    vary_feasible: int = 0           # how many `vary.feasible` phones it has (`with_values`)
 
     @property
     def needs_phone_facts(self) -> bool:
@@ -419,7 +446,8 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
                       infeasible=task.infeasible, solution=solution, source=source, sha256=sha256,
                       notes=task.notes, requires=tuple(task.requires), change=task.change, scope=scope,
                       vary_skip=tuple(task.vary.skip) if task.vary is not None else (),
-                      vary_values=tuple(task.vary.values) if task.vary is not None else ())
+                      vary_values=tuple(task.vary.values) if task.vary is not None else (),
+                      vary_feasible=len(task.vary.feasible) if task.vary is not None else 0)
         if "base" in variants:
             out.append(TaskInstance(key=iid, variant="base", setup=setup, **common))
         if "verify" in variants and has_verify(task):
@@ -459,17 +487,46 @@ def _file_tasks(path: Path, sha256: str) -> dict[str, Task]:
     return {t.id: t for t in load_task_file(path)}
 
 
+def overlay_choices(instance: TaskInstance) -> tuple[int, ...]:
+    """What a varied phone's `values` kind draws from (`with_values`' k): each `vary.values`
+    overlay, never the unvaried data (its answer is the one a memorised path knows); and for an
+    infeasible task, each `vary.feasible` phone beside its infeasible form (the overlays, or
+    the unvaried data where it has none). Empty: the task takes no `values`."""
+    values = tuple(range(1, len(instance.vary_values) + 1))
+    if not instance.vary_feasible:
+        return values
+    first = len(values) + 1
+    return (values or (0,)) + tuple(range(first, first + instance.vary_feasible))
+
+
 def with_values(instance: TaskInstance, k: int) -> TaskInstance:
-    """The instance played with its `k`-th `vary.values` overlay (1-based; 0: as it is) laid over
-    its parameters: expanded again from its file, keeping its id and key. What a varied phone's
-    `values` kind plays (config/phone_variation.py), and what a scripted suite answers for it."""
-    if k == 0 or not instance.vary_values:
+    """The instance played with overlay `k` (`overlay_choices`; 0: as it is): its `k`-th
+    `vary.values` overlay laid over its parameters, or past those its `vary.feasible` phones,
+    expanded again from its file, keeping its id and key. What a varied phone's `values` kind
+    plays (config/phone_variation.py), and what a scripted suite answers for it."""
+    n = len(instance.vary_values)
+    if k == 0 or not (n or instance.vary_feasible):
         return instance
     task = _file_tasks(instance.source, instance.sha256)[instance.task_id]
-    params = {**instance.params, **instance.vary_values[(k - 1) % len(instance.vary_values)]}
-    one = task.model_copy(update={"params": [params], "instance_id": None})
+    if k <= n:
+        params = {**instance.params, **instance.vary_values[k - 1]}
+        one = task.model_copy(update={"params": [params], "instance_id": None})
+    else:
+        one = feasible_task(task, (k - n - 1) % instance.vary_feasible, instance.params)
     out = expand(one, [instance.variant], source=instance.source, sha256=instance.sha256)[0]
     return out.model_copy(update={"id": instance.id, "key": instance.key})
+
+
+def feasible_task(task: Task, j: int, params: dict[str, ParamValue]) -> Task:
+    """Infeasible `task` on its `j`-th `vary.feasible` phone, with parameter set `params`: the
+    feasible task that phone makes of it (its own check, change and solution; the phone's
+    setup after the task's; no verify variant). It keeps its other variations."""
+    assert task.vary is not None
+    twin = task.vary.feasible[j]
+    return task.model_copy(update={
+        "params": [{**params, **twin.params}], "instance_id": None, "infeasible": False, "verify": False,
+        "setup": [*task.setup, *twin.setup], "check": twin.check, "change": twin.change,
+        "solution": list(twin.solution), "vary": task.vary.model_copy(update={"feasible": []})})
 
 
 def has_verify(task: Task) -> bool:
@@ -655,11 +712,11 @@ def _instances(report: LoadReport, variants: tuple[str, ...]) -> list[TaskInstan
 def task_json_schema() -> dict[str, object]:
     """The JSON Schema of a task file (one task, or a list of tasks); editors validate with it."""
     schema = TypeAdapter(Union[Task, list[Task]]).json_schema(by_alias=True)
-    task = schema["$defs"]["Task"]
     # a step may be the bare string `home`, an action `press_back` / `press_home`
-    for key, extra in (("setup", STEP_SCHEMA_EXTRA), ("goal_setup", STEP_SCHEMA_EXTRA),
-                       ("teardown", STEP_SCHEMA_EXTRA), ("solution", ITEM_SCHEMA_EXTRA)):
-        items = task["properties"][key]["items"]
+    for model, key, extra in (("Task", "setup", STEP_SCHEMA_EXTRA), ("Task", "goal_setup", STEP_SCHEMA_EXTRA),
+                              ("Task", "teardown", STEP_SCHEMA_EXTRA), ("Task", "solution", ITEM_SCHEMA_EXTRA),
+                              ("Feasible", "setup", STEP_SCHEMA_EXTRA), ("Feasible", "solution", ITEM_SCHEMA_EXTRA)):
+        items = schema["$defs"][model]["properties"][key]["items"]
         if "oneOf" in items and extra:
             items["oneOf"].append({"type": "string", **extra})
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "agent-host task file",

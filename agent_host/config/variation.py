@@ -29,6 +29,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from agent_host.config.actions import ScriptItem
+from agent_host.config.checks import Check
+from agent_host.config.scope import Change
+from agent_host.config.steps import Step
 from agent_host.config.strict import Strict, fail
 
 VaryKind = Literal["launcher", "distractors", "font_scale", "display_size", "dark", "clock_24h", "interruption",
@@ -49,7 +53,9 @@ WHAT: dict[str, str] = {
     "suggestions": "one to three suggestion cards above Settings' home list (\"Set up Fingerprint Unlock\", "
                    "\"Back up your phone\"...): every row below moves down (virtual phone)",
     "values": "the data a task asks about (a code, a time, a number, a count: one of its `vary.values` "
-              "parameter overlays), so its answer differs from the unvaried phone's",
+              "parameter overlays), so its answer differs from the unvaried phone's; an infeasible "
+              "task's phone is one of its `vary.feasible` phones, where the ask can be done, or its "
+              "infeasible one",
 }
 assert set(WHAT) == set(KINDS)
 
@@ -76,6 +82,20 @@ KEYS: dict[str, re.Pattern[str]] = {
 OverlayValue = str | int | float
 
 
+class Feasible(Strict):
+    """One phone on which an infeasible task's ask can be done (`vary.feasible`). Without it a
+    blind "give up" passes every varied episode of an infeasible task: whether the ask can be
+    done has to depend on the phone, as it does on real ones (the contact has a number on this
+    one; this Settings offers the length asked)."""
+    params: dict[str, OverlayValue] = Field(
+        default_factory=dict, description="laid over the instance's parameters (e.g. a length the list offers)")
+    setup: list[Step] = Field(default_factory=list,
+                              description="run after the task's setup: what makes the ask doable here")
+    check: Check = Field(description="true when the goal holds on this phone")
+    change: Change = Field(default_factory=Change, description="what the task asks to change on this phone")
+    solution: list[ScriptItem] = Field(min_length=1, description="a reference policy script, ending with task_complete")
+
+
 class VarySpec(Strict):
     """A task's `vary:`: the kinds of variation it cannot take, and why; the other values its
     data may take on a varied phone."""
@@ -87,13 +107,17 @@ class VarySpec(Strict):
         description="parameter overlays for the `values` kind: a varied episode plays the instance "
                     "with one of them laid over its parameters (its setup, check, goal and solution "
                     "substituted again), so the data it asks about, and its answer, differ")
+    feasible: list[Feasible] = Field(
+        default_factory=list,
+        description="an infeasible task only: phones on which its ask can be done; the `values` kind "
+                    "plays one of them or the task as it is, drawn from the episode's seed")
 
     @model_validator(mode="after")
     def _why_with_skip(self) -> "VarySpec":
         if self.skip and not self.why:
             raise fail("why: say why the task cannot take the kinds it skips")
-        if not self.skip and not self.values:
-            raise fail("give skip (with why) or values")
+        if not self.skip and not self.values and not self.feasible:
+            raise fail("give skip (with why), values or feasible")
         return self
 
 

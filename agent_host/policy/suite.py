@@ -167,7 +167,7 @@ class SuitePolicy:
             if task.solution:
                 solutions.setdefault(task.goal, task.solution)
                 by_instance[task.key] = task.solution
-                if task.vary_values:
+                if task.vary_values or task.vary_feasible:
                     varied[task.key] = task
         if not solutions:
             raise ConfigError(f"{source}: suite: no task with a solution in {', '.join(specs)}")

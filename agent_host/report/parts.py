@@ -232,6 +232,7 @@ class InstanceFacts(TypedDict):
     task_id: str | None
     variant: str
     infeasible: bool
+    phone: NotRequired[str]    # "{vary}/{repeat}/{seed}": the episode phone that decided `infeasible`
 
 
 class TaskBuildPart(TypedDict):

@@ -116,8 +116,9 @@ class InstanceCounts:
     instance: str
     task: str
     variant: str
-    infeasible: bool
+    infeasible: bool                             # on every counted episode's phone (`feasible` == 0)
     n: int = 0                                   # counted episodes
+    feasible: int = 0                            # of them, on a phone where the task was feasible
     successes: int = 0
     hits: int = 0                                # task_complete while the goal held (detector.hit)
     ever_true: int = 0
@@ -154,6 +155,7 @@ def instance_counts(counted: Sequence[EpisodeRecord],
         c.hits += detector.hit(effective_label(rec))
         c.labels[effective_label(rec)] += 1
         c.false_alarms += false_alarm(rec)
+        c.feasible += not rec.infeasible
         if not rec.infeasible and goal_ever_true(rec):
             c.ever_true += 1
             c.success_given_true += ok
@@ -162,6 +164,8 @@ def instance_counts(counted: Sequence[EpisodeRecord],
         get(rec).errors += 1
     for c in out.values():
         c.by_repeat.sort()
+        if c.n:     # an infeasible task's `vary.feasible` phones make some of its episodes feasible
+            c.infeasible = c.feasible == 0
     return out
 
 

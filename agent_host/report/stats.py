@@ -85,7 +85,7 @@ def per_instance_counts(c: InstanceCounts, name: str) -> tuple[int, int] | None:
     if name == "success":
         return (c.successes, c.n) if c.variant == HEADLINE_VARIANT else None
     if name == "navigation":
-        return None if c.infeasible or c.variant != "base" else (c.ever_true, c.n)
+        return None if c.infeasible or c.variant != "base" or not c.feasible else (c.ever_true, c.feasible)
     if name == "recognition_base":
         if c.infeasible or c.variant != "base" or c.ever_true == 0:
             return None

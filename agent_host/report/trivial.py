@@ -26,7 +26,9 @@ def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> li
     """The run's task instances ({task, task_id, variant, infeasible}) that have a record (of
     any build or outcome): an instance no phone served, or not reached yet, is in no build's
     rates either. Their facts come from the manifest's task list, else (a run made before the
-    manifest had one) from the records."""
+    manifest had one) from the records. An instance whose phones differ in whether it can be
+    done (an infeasible task's `vary.feasible` phones) is one entry per phone played, with
+    the records' feasibility: every build met the same phone for an episode seed."""
     # Manifests before schema 3 of the report lack task_id; the records carry it.
     task_ids = {r.task: r.task_id for r in records if r.task_id}
     ran = {(r.task, r.variant) for r in records}
@@ -39,7 +41,17 @@ def run_instances(manifest: RunManifest, records: Sequence[EpisodeRecord]) -> li
         for r in records:
             out.setdefault((r.task, r.variant), {"task": r.task, "task_id": r.task_id, "variant": r.variant,
                                                 "infeasible": r.infeasible})
-    return [out[k] for k in sorted(out)]
+    phones: dict[tuple[str, str], dict[str, bool]] = {}
+    for r in records:
+        phones.setdefault((r.task, r.variant), {})[f"{r.vary}/{r.repeat}/{r.seed}"] = r.infeasible
+    facts: list[InstanceFacts] = []
+    for key in sorted(out):
+        played = phones.get(key, {})
+        if all(v == out[key]["infeasible"] for v in played.values()):
+            facts.append(out[key])
+        else:
+            facts += [{**out[key], "infeasible": played[p], "phone": p} for p in sorted(played)]
+    return facts
 
 
 def _episode(policy: str, inst: InstanceFacts) -> EpisodeRecord:
@@ -48,7 +60,7 @@ def _episode(policy: str, inst: InstanceFacts) -> EpisodeRecord:
     j = label([goal, goal], infeasible_task=inst["infeasible"], complete_step=1 if at_once else None,
               infeasible_step=None if at_once else 1)
     return EpisodeRecord(
-        episode_id=f"{policy}__{inst['task']}__{inst['variant']}", build=policy, model=policy, task=inst["task"],
+        episode_id=f"{policy}__{inst['task']}__{inst['variant']}__{inst.get('phone', '')}", build=policy, model=policy, task=inst["task"],
         task_id=inst["task_id"], variant=inst["variant"], infeasible=inst["infeasible"], phone="", steps=1,
         **j.as_dict())
 
@@ -65,7 +77,7 @@ def trivial_scores(instances: Sequence[InstanceFacts]) -> TrivialPart | None:
     (also what `run --plan` prints before anything runs)."""
     if not instances:
         return None
-    out: TrivialPart = {"instances": len(instances), "policies": {}}
+    out: TrivialPart = {"instances": len({(i["task"], i["variant"]) for i in instances}), "policies": {}}
     for policy, name in POLICIES.items():
         summary = stats.build_summary(policy, [_episode(policy, i) for i in instances], max_k=1)
         rates, bal = summary["rates"], summary["balanced"]

@@ -172,7 +172,7 @@ def test_values_overlays_are_checked_when_the_file_loads(tmp_path):
     path = tmp_path / "valued.yaml"
     for vary, says in (("{values: [{cod: '2'}]}", "'cod' is not a parameter"),
                        ("{values: [{code: '111111'}]}", "changes neither the setup nor the check"),
-                       ("{skip: [dark]}", "why"), ("{}", "give skip (with why) or values")):
+                       ("{skip: [dark]}", "why"), ("{}", "give skip (with why), values or feasible")):
         path.write_text(VALUED + f"vary: {vary}\n")
         with pytest.raises(ConfigError, match=re.escape(says)):
             load_task_file(path)
@@ -185,3 +185,55 @@ def test_values_overlays_are_checked_when_the_file_loads(tmp_path):
 def test_levels_name_only_kinds():
     assert set(LEVELS["full"]) == set(KINDS)
     assert not set(LEVELS["light"]) & {"interruption", "values"}
+
+
+UNOFFERED = ("id: unoffered\ngoal: Set the timeout to {label}.\napp: settings\nmax_steps: 6\ninfeasible: true\n"
+             "instance_id: unoffered-{short}\nparams: [{short: 3min, label: 3 minutes}]\n"
+             "setup: [{setting: {namespace: system, key: screen_off_timeout, value: '30000'}}]\n"
+             "solution: [{task_infeasible: {reason: 'no {label} option'}}]\n")
+FEASIBLE = ("    - params: {label: 5 minutes}\n"
+            "      change: {settings: {changed: 1}}\n"
+            "      check: {setting: {namespace: system, key: screen_off_timeout, equals: '300000'}}\n"
+            "      solution: [{tap: {text: '{label}'}}, {task_complete: {reason: 'it is {label}'}}]\n")
+
+
+def test_an_infeasible_task_is_feasible_on_its_feasible_phones_and_infeasible_on_the_others(tmp_path):
+    """Blind replay passed every varied episode of an infeasible task by giving up at once: its
+    infeasibility did not depend on the phone."""
+    path = tmp_path / "unoffered.yaml"
+    path.write_text(UNOFFERED + "vary:\n  feasible:\n" + FEASIBLE
+                    + FEASIBLE.replace("5 minutes", "30 minutes").replace("300000", "1800000"))
+    [task] = load_task_file(path)
+    inst = expand(task, ("base",), source=path, sha256="x")[0]
+    assert inst.infeasible and inst.vary_feasible == 2
+    played: dict[int, object] = {}
+    for seed in range(30):
+        v = choose(inst, "full", seed, simulated=True)
+        assert "values" in v.kinds and v.values in (0, 1, 2)
+        played[v.values] = apply(inst, v)
+    assert set(played) == {0, 1, 2}                 # the infeasible phone stays among the draws
+    assert played[0].infeasible and played[0].check is None and played[0].goal == "Set the timeout to 3 minutes."
+    for k, label, ms in ((1, "5 minutes", "300000"), (2, "30 minutes", "1800000")):
+        p = played[k]
+        assert not p.infeasible and p.id == inst.id and p.key == inst.key
+        assert p.goal == f"Set the timeout to {label}." and p.check.setting.equals == ms
+        assert p.change.settings.changed == 1 and p.solution[-1] == {"task_complete": {"reason": f"it is {label}"}}
+    assert choose(inst, "light", 1, simulated=True).values is None
+
+
+def test_feasible_phones_are_checked_when_the_file_loads(tmp_path):
+    path = tmp_path / "unoffered.yaml"
+    for text, says in (
+            (UNOFFERED + "vary:\n  feasible:\n" + FEASIBLE.replace("{label: 5 minutes}", "{labl: x}"),
+             "vary.feasible[0].params: 'labl' is not a parameter"),
+            (UNOFFERED + "vary:\n  feasible:\n" + FEASIBLE.replace("task_complete: {reason: 'it is {label}'}",
+                                                                   "task_infeasible: {reason: x}"),
+             "a solution ends with task_complete"),
+            (UNOFFERED.replace("infeasible: true\n", "check: {setting: {namespace: system, key: k, equals: '1'}}\n"
+                               "verify: false\n").replace("task_infeasible: {reason: 'no {label} option'}",
+                                                          "task_complete: {reason: x}")
+             + "vary:\n  feasible:\n" + FEASIBLE, "only an infeasible task has phones on which it is feasible")):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=re.escape(says)) as err:
+            load_task_file(path)
+        assert str(err.value).startswith(f"{path}:") and "\n" not in str(err.value).strip()

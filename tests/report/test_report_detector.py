@@ -113,3 +113,27 @@ def test_the_balanced_interval_holds_its_level():
         c = bench.detector_cell(rng, 1000, tasks, repeats, mus, corr)
         assert c.coverage >= 0.95, c
         assert c.low_miss <= 0.025 and c.high_miss <= 0.025, c
+
+
+def test_an_instance_feasible_on_some_phones_counts_each_episode_as_its_phone_made_it():
+    """An infeasible task's `vary.feasible` phones make some of its episodes feasible: giving up
+    at once is right only on the others, navigation counts only the feasible episodes, and the
+    'infeasible at once' baseline scores the share of infeasible phones the run played."""
+    fm = SUITE[-1]
+    feasible_fm = (fm[0], fm[1], fm[2], False)
+    recs = [_episode("never", fm if r < 3 else feasible_fm, r, goals=[False, False], infeasible_step=1)
+            for r in range(4)]
+    recs += [_episode("nav", fm, 0, goals=[False, False], infeasible_step=1),
+             _episode("nav", feasible_fm, 3, goals=[False, True, True], complete_step=2)]
+    res = analyse(_run(recs, tasks=[fm])).as_dict()
+    never, nav = sorted(res["builds"], key=lambda b: b["build"] != "never")
+    assert never["rates"]["success"]["mean"] == pytest.approx(3 / 4)
+    assert never["rates"]["navigation"]["k"] == 0 and never["rates"]["navigation"]["n"] == 1
+    assert nav["rates"]["success"]["mean"] == 1.0
+    assert nav["rates"]["navigation"]["k"] == 1 and nav["rates"]["navigation"]["n"] == 1
+    p = res["trivial"]["policies"]
+    assert p["infeasible_at_once"]["success"] == pytest.approx(3 / 4)
+    assert p["complete_at_once"]["success"] == 0.0 and res["trivial"]["instances"] == 1
+    # a phone the run never made feasible leaves the instance as it was
+    plain = [r for r in recs if r.infeasible]
+    assert trivial_baselines(_run(plain, tasks=[fm]).manifest, plain)["policies"]["infeasible_at_once"]["success"] == 1.0
