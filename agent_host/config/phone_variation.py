@@ -186,8 +186,14 @@ def _times(rng: random.Random, n: int, task: TaskInstance) -> list[int]:
     if answers or _RECENCY.search(task.goal):
         return [_OLD_MS + i * 3_600_000 for i in range(n)]
     own = [int(d) for d in _DATE.findall("\n".join(texts_of([s.model_dump() for s in task.setup])))]
-    lo, hi = (min(own) - 1_800_000, max(own) + 1_800_000) if own else _SUITE_MORNING
-    return sorted(rng.randrange(lo, hi) // 60_000 * 60_000 for _ in range(n))
+    if not own:
+        return sorted(rng.randrange(*_SUITE_MORNING) // 60_000 * 60_000 for _ in range(n))
+    # one newer than all of them, so every row the task acts on moves down (drawn anywhere, all
+    # fell below the target on some seeds, and a replayed index still hit it)
+    newest = max(own) // 60_000 * 60_000 + 60_000
+    first = rng.randrange(newest, newest + 1_800_000) // 60_000 * 60_000
+    return sorted([first, *(rng.randrange(min(own) - 1_800_000, newest + 1_800_000) // 60_000 * 60_000
+                            for _ in range(n - 1))])
 
 
 def _sms(rng: random.Random, n: int, task: TaskInstance) -> list[str]:
