@@ -181,7 +181,7 @@ def _plan_variations(args: argparse.Namespace, tasks: list, out: Console) -> Non
 
     from agent_host.config.phone_variation import applicable
     from agent_host.config.phones import load_phone_profile
-    from agent_host.config.variation import VIRTUAL_ONLY, parse_vary
+    from agent_host.config.variation import VIRTUAL_ONLY, parse_vary, plays
 
     profile = load_phone_profile(args.phone_profile)
     for cond in vary_conditions(args):
@@ -189,6 +189,10 @@ def _plan_variations(args: argparse.Namespace, tasks: list, out: Console) -> Non
         if not kinds:
             out.print(f"--vary {cond}: every episode on the phone as its setup leaves it", highlight=False, soft_wrap=True)
             continue
+        left = [t.key for t in tasks if not plays(t.vary_full, cond)]
+        if left:
+            out.print(f"--vary {cond} leaves out {len(left)} instance(s) whose vary.full is false (no varied "
+                      f"phone differs for them): {', '.join(left)}", highlight=False, soft_wrap=True)
         virtual_only = [k for k in kinds if k in VIRTUAL_ONLY and not profile.simulated]
         taken = Counter(k for t in tasks for k in applicable(t, kinds, profile.simulated))
         parts = [f"{k} on {taken[k]} of {len(tasks)} instances" for k in kinds if k not in virtual_only]

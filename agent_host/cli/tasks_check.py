@@ -138,7 +138,14 @@ def run(args: argparse.Namespace) -> int:
     serial = getattr(args, "phone", None)
     if getattr(args, "out", None):
         check_dir_usable(args.out, "--out")
-    _check_vary(getattr(args, "vary", None) or "none", getattr(args, "seeds", None) or 1)
+    vary = getattr(args, "vary", None) or "none"
+    _check_vary(vary, getattr(args, "seeds", None) or 1)
+    from agent_host.config.variation import plays
+    left = sorted({t.task_id for t in tasks if not plays(t.vary_full, vary)})
+    if left:
+        console.print(f"left out of --vary {vary} (their vary.full is false: no varied phone differs for "
+                      f"them): {', '.join(left)}", highlight=False, soft_wrap=True)
+        tasks = [t for t in tasks if plays(t.vary_full, vary)]
     if serial:
         from agent_host.cli.locking import wait_seconds
         from agent_host.runs.phone_lock import PhoneLocks

@@ -179,11 +179,19 @@ _RECENCY = re.compile(r"\b(latest|last|most recent(ly)?|recent|just|earliest|fir
 _DATE = re.compile(r"\bdate:l:(\d{12,})")
 
 
+def older(task: TaskInstance) -> bool:
+    """Its distractor texts and calls go older than all its rows: its `vary.distractors`, else
+    where its check is an answer or its goal has a recency word (a newer row could change it)."""
+    if task.vary_distractors is not None:
+        return task.vary_distractors == "older"
+    answers = task.check is not None and any(isinstance(c, AnswerCheck) for c in leaves(task.check))
+    return answers or bool(_RECENCY.search(task.goal))
+
+
 def _times(rng: random.Random, n: int, task: TaskInstance) -> list[int]:
     """When `n` distractor texts or calls happened: older than anything the task could ask
     about, or among the task's own rows (see `_RECENCY`)."""
-    answers = task.check is not None and any(isinstance(c, AnswerCheck) for c in leaves(task.check))
-    if answers or _RECENCY.search(task.goal):
+    if older(task):
         return [_OLD_MS + i * 3_600_000 for i in range(n)]
     own = [int(d) for d in _DATE.findall("\n".join(texts_of([s.model_dump() for s in task.setup])))]
     if not own:

@@ -295,6 +295,8 @@ class TaskInstance(BaseModel):
     change: Change = Field(default_factory=Change)   # what the base variant asks to change
     scope: Scope = Scope()           # the state the task touches (config/scope.py)
     vary_skip: tuple[str, ...] = ()  # the variation kinds its file leaves out (`vary.skip`)
+    vary_distractors: str | None = None   # `vary.distractors`: among | older (None: derived)
+    vary_full: bool = True           # `vary.full`: false leaves it out of `--vary full`
     vary_values: tuple[dict[str, ParamValue], ...] = ()   # its `vary.values` overlays (`with_values`)
     vary_feasible: int = 0           # how many `vary.feasible` phones it has (`with_values`)
 
@@ -446,6 +448,8 @@ def expand(task: Task, variants: Iterable[str] = VARIANTS, *, source: Path | str
                       infeasible=task.infeasible, solution=solution, source=source, sha256=sha256,
                       notes=task.notes, requires=tuple(task.requires), change=task.change, scope=scope,
                       vary_skip=tuple(task.vary.skip) if task.vary is not None else (),
+                      vary_distractors=task.vary.distractors if task.vary is not None else None,
+                      vary_full=task.vary.full if task.vary is not None else True,
                       vary_values=tuple(task.vary.values) if task.vary is not None else (),
                       vary_feasible=len(task.vary.feasible) if task.vary is not None else 0)
         if "base" in variants:

@@ -107,6 +107,14 @@ class VarySpec(Strict):
         description="parameter overlays for the `values` kind: a varied episode plays the instance "
                     "with one of them laid over its parameters (its setup, check, goal and solution "
                     "substituted again), so the data it asks about, and its answer, differ")
+    full: bool = Field(True, description="false: no variation makes this task differ for a memorised path "
+                                         "(its answer is the phone's own, or one tap from its start state "
+                                         "does it), so it is left out of `--vary full`, whose blind replay "
+                                         "it would pass on any phone; say why")
+    distractors: Literal["among", "older"] | None = Field(
+        None, description="where its distractor texts and calls go: among its own rows (they move "
+                          "down) or older than all of them (they cannot change what it asks); default: "
+                          "older where the check is an answer or the goal has a recency word, else among")
     feasible: list[Feasible] = Field(
         default_factory=list,
         description="an infeasible task only: phones on which its ask can be done; the `values` kind "
@@ -116,14 +124,23 @@ class VarySpec(Strict):
     def _why_with_skip(self) -> "VarySpec":
         if self.skip and not self.why:
             raise fail("why: say why the task cannot take the kinds it skips")
-        if not self.skip and not self.values and not self.feasible:
-            raise fail("give skip (with why), values or feasible")
+        if not (self.skip or self.values or self.feasible or self.distractors or not self.full):
+            raise fail("give skip (with why), values, feasible, distractors or full")
+        if not self.full and not self.why:
+            raise fail("why: say why no variation can make the task differ")
+        if self.distractors and not self.why:
+            raise fail("why: say why its distractors go where they do")
         return self
 
 
 FONT_SCALES = (0.85, 1.0, 1.15, 1.3)
 DENSITIES = (356, 378, 420)
 INTERRUPTIONS = ("permission", "rate", "headsup")
+
+
+def plays(full: bool, spec: str) -> bool:
+    """Whether a task whose `vary.full` is `full` is played under condition `spec`."""
+    return full or spec.strip() != "full"
 
 
 def parse_vary(spec: str) -> tuple[str, ...]:

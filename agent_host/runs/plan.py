@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
 from agent_host.config.records import EpisodeIdentity, episode_id
+from agent_host.config.variation import plays
 
 if TYPE_CHECKING:
     from agent_host.config.tasks import TaskInstance
@@ -47,6 +48,8 @@ def plan(builds: Sequence[str], tasks: Sequence[TaskInstance], repeats: int, see
         for repeat in range(repeats):
             for cond in vary:
                 for task in tasks:
+                    if not plays(task.vary_full, cond):     # `vary.full: false`: no varied phone differs for it
+                        continue
                     out.append(PlannedEpisode(
                         episode_id=episode_id(build, task.id, task.variant, repeat, cond if len(vary) > 1 else None),
                         build=build, task=task, task_key=task.key, variant=task.variant,

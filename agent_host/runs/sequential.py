@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence, TypedDict
 
 from agent_host.config.records import episode_id
+from agent_host.config.variation import plays
 from agent_host.runs.execute import BuildProgress, ProgressHook, RunOptions, execute
 from agent_host.runs.order import interleave, segments
 from agent_host.runs.plan import PlannedEpisode, derive_seed
@@ -80,6 +81,7 @@ def run_rounds(builds: Sequence[Build], tasks: Sequence[TaskInstance], store: Ru
     """Play rounds until `judge` says the run is final; every round and decision goes to the
     manifest before the next begins."""
     hook = hook or (lambda p, r: None)
+    tasks = [t for t in tasks if plays(t.vary_full, vary)]   # as runs/plan.py leaves them out
     ids = [b.id for b in builds]
     state = dict(store.read_manifest().sequential or {})
     rounds: list[Round] = state.setdefault("rounds", [])

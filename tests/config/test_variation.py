@@ -175,7 +175,7 @@ def test_values_overlays_are_checked_when_the_file_loads(tmp_path):
     path = tmp_path / "valued.yaml"
     for vary, says in (("{values: [{cod: '2'}]}", "'cod' is not a parameter"),
                        ("{values: [{code: '111111'}]}", "changes neither the setup nor the check"),
-                       ("{skip: [dark]}", "why"), ("{}", "give skip (with why), values or feasible")):
+                       ("{skip: [dark]}", "why"), ("{}", "give skip (with why), values, feasible, distractors or full")):
         path.write_text(VALUED + f"vary: {vary}\n")
         with pytest.raises(ConfigError, match=re.escape(says)):
             load_task_file(path)
@@ -240,3 +240,27 @@ def test_feasible_phones_are_checked_when_the_file_loads(tmp_path):
         with pytest.raises(ConfigError, match=re.escape(says)) as err:
             load_task_file(path)
         assert str(err.value).startswith(f"{path}:") and "\n" not in str(err.value).strip()
+
+
+def test_a_task_says_where_its_distractors_go_where_the_derivation_is_too_coarse(suite, tmp_path):
+    """'the latest text from Alan' has a recency word, so its distractors went older than all its
+    rows, where a replayed index still hit Alan's thread; its file now puts them among them."""
+    reply = {t.key: t for t in suite}["sms-reply[1]"]
+    assert reply.vary_distractors == "among" and "latest" in reply.goal
+    own = _dates([s.shell for s in reply.setup if getattr(s, "shell", None)])
+    ds = _dates(setup_commands(choose(reply, "distractors", 0, simulated=True), reply))
+    assert ds and max(ds) > max(own)
+    path = tmp_path / "valued.yaml"
+    path.write_text(VALUED + "vary: {distractors: among}\n")
+    with pytest.raises(ConfigError, match="why: say why its distractors go where they do"):
+        load_task_file(path)
+
+
+def test_leaving_a_task_out_of_full_needs_a_reason(tmp_path):
+    path = tmp_path / "valued.yaml"
+    path.write_text(VALUED + "vary: {full: false}\n")
+    with pytest.raises(ConfigError, match="why: say why no variation can make the task differ"):
+        load_task_file(path)
+    path.write_text(VALUED + "vary: {full: false, why: its answer is the phone's own}\n")
+    [task] = load_task_file(path)
+    assert not expand(task, ("base",), source=path, sha256="x")[0].vary_full

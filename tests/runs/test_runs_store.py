@@ -55,8 +55,8 @@ def test_fresh_episode_dir_keeps_earlier_attempt_aside(tmp_path):
 
 
 def test_plan_pairs_builds_and_seeds_do_not_depend_on_build():
-    tasks = [SimpleNamespace(id="wifi-on", key="wifi-on", variant="base"),
-             SimpleNamespace(id="wifi-on", key="wifi-on@verify", variant="verify")]
+    tasks = [SimpleNamespace(id="wifi-on", key="wifi-on", variant="base", vary_full=True),
+             SimpleNamespace(id="wifi-on", key="wifi-on@verify", variant="verify", vary_full=True)]
     eps = plan(["A", "B"], tasks, repeats=2, seed=7)
     assert len(eps) == 8
     by = {(e.build, e.task_key, e.repeat): e.seed for e in eps}
@@ -108,3 +108,17 @@ def test_an_append_that_fails_leaves_no_partial_line(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert store.log_path.read_bytes().endswith(b"\n")
     assert [r.episode_id for r in read_records(store.log_path)] == ["a"]
+
+
+def test_a_task_no_variation_can_change_is_left_out_of_full_only():
+    """android-version's answer is the phone's own: a blind replay passed it on every varied
+    phone, so its `vary.full: false` leaves it out of `--vary full` (and nothing else)."""
+    from agent_host.config.tasks import load_tasks
+
+    tasks = load_tasks(["android-version", "wifi-on"], ("base",))
+    assert [t.vary_full for t in tasks] == [False, True]
+    eps = plan(["A"], tasks, repeats=2, seed=0, vary=("none", "light", "full"))
+    played = {(e.task_key, e.vary) for e in eps}
+    assert ("android-version", "full") not in played and ("wifi-on", "full") in played
+    assert {("android-version", "none"), ("android-version", "light")} <= played
+    assert len(eps) == 2 * (3 + 2)

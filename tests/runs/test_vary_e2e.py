@@ -100,6 +100,9 @@ def test_the_plan_says_which_variations_a_real_phone_takes(capsys):
     assert "distractors on 2 of 4 instances" in full    # the contact lookups' contacts
     assert main(["run", "--plan", "--tasks", "wifi-on", "--vary", "full"]) == 0
     assert "not applied" not in capsys.readouterr().out  # the virtual phone takes every kind
+    assert main(["run", "--plan", "--tasks", "wifi-on,android-version", "--vary", "light,full"]) == 0
+    out = capsys.readouterr().out
+    assert "--vary full leaves out 1 instance(s) whose vary.full is false" in out and "leaves out" not in out.split("--vary full")[0]
 
 
 @pytest.mark.slow
