@@ -23,6 +23,7 @@ examples:
   agent-host run --builds suite-ref --vary none --out runs/ref     # the reference solutions, recorded
   agent-host baseline blind-replay runs/ref                        # replayed blind under full
   agent-host baseline blind-replay runs/ref --vary none --out /tmp/blind-none   # the contrast
+  agent-host baseline blind-replay runs/ref --repeats 3 --out /tmp/blind3    # three phones per instance
 """
 
 
@@ -38,6 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--build", help="whose successful episodes are replayed (default: the run's baseline)")
     b.add_argument("--vary", default="full", metavar="CONDITION",
                    help="how the replayed phones differ: none, light, full (default) or kinds joined by '+'")
+    b.add_argument("--repeats", type=int, default=1,
+                   help="phones per instance, each varied from its own seed (default 1): one phone is one "
+                        "draw of the variation, so a few repeats make the score steadier")
     b.add_argument("--phones", help="comma-separated serials (default: start a virtual phone)")
     b.add_argument("--out", type=Path, help="the replay's run directory (default: RUN/baselines/blind-replay)")
     b.add_argument("--quiet", action="store_true", help="no progress display")
@@ -63,6 +67,8 @@ def _blind_replay(args: argparse.Namespace) -> int:
         parse_vary(args.vary)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    if not 1 <= args.repeats <= 100:
+        raise UserError(f"--repeats must be between 1 and 100 (got {args.repeats})")
     manifest = br.source_manifest(args.run_dir)
     out = args.out or args.run_dir / BLIND_REPLAY
     recording = br.record(args.run_dir, manifest, args.build)
@@ -87,7 +93,7 @@ def _blind_replay(args: argparse.Namespace) -> int:
     else:
         stdout_console().print(
             f"blind replay of {recording.build}'s calls under --vary {args.vary}: "
-            f"{summary['success']} of {summary['replayed']} replayed instances succeed "
+            f"{summary['success']} of {summary['replayed']} replayed episodes succeed "
             f"({summary['success_rate']:.0%}"
             + (f"; {head.mean:.1%} on the headline, the mean over {head.n_tasks} tasks"
                if head is not None and head.mean is not None else "")
@@ -110,7 +116,7 @@ def _start(args, manifest, recording, out, serial, hook):
     if not tasks:
         raise UserError(f"{args.run_dir}: none of the recorded instances is found in its task files")
     build = find_build(br.BUILD_ID, hosts)
-    return start_run(builds=[build], tasks=tasks, repeats=1, seed=br.replay_seed(manifest), phones=[serial],
+    return start_run(builds=[build], tasks=tasks, repeats=args.repeats, seed=br.replay_seed(manifest), phones=[serial],
                      profile=load_phone_profile(manifest.phone_profile), out=out, hook=hook, vary=(args.vary,),
                      extra_manifest={"host_profile": str(hosts.resolve()), "baseline": br.BUILD_ID,
                                      "blind_replay": {"source_run": str(args.run_dir.resolve()),

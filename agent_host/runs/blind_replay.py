@@ -104,11 +104,13 @@ def replay_seed(manifest: RunManifest) -> int:
 
 
 def summarise(out_dir: Path, recording: Recording) -> Json:
-    """The replay's score: successes among the instances replayed (errors not counted)."""
+    """The replay's score: successes among the episodes replayed (errors not counted)."""
     from agent_host.runs.store import RunStore
 
     done = RunStore(out_dir).finished()
     success = sum(1 for r in done.values() if solved(r.outcome, r.infeasible))
     return {"build": recording.build, "replayed": len(done), "success": success,
             "success_rate": success / len(done) if done else 0.0, "not_recorded": recording.missing,
-            "outcomes": {r.task: r.outcome for r in sorted(done.values(), key=lambda r: r.task)}}
+            # an instance's outcome, or with --repeats its outcome on each phone ("task rN" past the first)
+            "outcomes": {r.task + (f" r{r.repeat}" if r.repeat else ""): r.outcome
+                         for r in sorted(done.values(), key=lambda r: (r.task, r.repeat))}}

@@ -74,6 +74,14 @@ def test_an_index_follower_loses_success_on_varied_phones_and_the_report_says_so
     capsys.readouterr()
     assert main(["baseline", "blind-replay", str(ref), "--phones", serial, "--quiet", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["replayed"] == 6
+    # one phone per instance is one draw of the variation: --repeats plays each on several
+    assert main(["baseline", "blind-replay", str(ref), "--phones", serial, "--repeats", "2", "--quiet", "--json",
+                 "--out", str(tmp_path / "blind2")]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["replayed"] == 12 and sum(k.endswith(" r1") for k in rep["outcomes"]) == 6
+    assert rep["headline"]["n_tasks"] == 4
+    assert main(["baseline", "blind-replay", str(ref), "--repeats", "0"]) == 2
+    assert "--repeats must be between 1 and 100" in capsys.readouterr().err
 
 
 def test_blind_replay_refuses_a_directory_that_is_no_run(tmp_path, capsys):
