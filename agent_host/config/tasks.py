@@ -216,7 +216,9 @@ def _requirement_errors(task: Task) -> list[tuple[Loc, str]]:
     errs: list[tuple[Loc, str]] = []
     if len(set(task.requires)) != len(task.requires):
         errs.append((("requires",), "a requirement is named twice"))
-    text = json.dumps(task.model_dump(mode="json", exclude={"notes"}))
+    raw = json.dumps(task.model_dump(mode="json", exclude={"notes"}))
+    # as each instance has them: a parameter may be part of one ({phone.time:2026-12-20T{dep}})
+    text = "\n".join(_substitute(raw, p) for p in task.params or [{}])
     for bad in sorted(set(unknown_phone_placeholders(text))):
         errs.append((("id",), f"unknown placeholder {bad} (known: {{phone.calendar_id}}, {{phone.timezone}}, "
                               "{phone.time:YYYY-MM-DDTHH:MM})"))

@@ -47,6 +47,16 @@ def test_an_unknown_phone_placeholder_is_refused(tmp_path):
         _load(tmp_path, BASE + "setup:\n  - shell: echo {phone.zone}\n")
 
 
+def test_a_parameter_inside_a_phone_placeholder_is_checked_as_each_instance_has_it(tmp_path):
+    """calendar-alarm-before's flight time is a parameter: {phone.time:2026-12-20T{dep}} was
+    refused as an unknown placeholder, though every instance has a known one."""
+    steps = "setup:\n  - shell: echo {phone.time:2026-12-20T{dep}}\n"
+    (task,) = _load(tmp_path, BASE + "params: [{dep: '08:00'}]\n" + steps)
+    assert task.params == [{"dep": "08:00"}]
+    with pytest.raises(ConfigError, match=r"unknown placeholder \{phone.time:2026-12-20Tsoon\}"):
+        _load(tmp_path, BASE + "params: [{dep: '08:00'}, {dep: soon}]\n" + steps)
+
+
 def _text(task) -> str:
     return json.dumps(task.model_dump(mode="json", exclude={"notes", "goal"}))
 
