@@ -60,12 +60,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
-def resolve_builds(manifest: RunManifest, ids: list[str], host_profile: str | None) -> list:
+def resolve_builds(manifest: RunManifest, ids: list[str], host_profile: str | None,
+                   where: Path = Path("the run")) -> list:
+    """The builds `ids`: as the run recorded them (their `env:` values, which a run does not
+    keep, from the build configured now, as a resume takes them), else from the host profile."""
     from agent_host.config.builds import Build
     from agent_host.config.hosts import find_build
+    from agent_host.runs.run import with_env
 
     own = {b["id"]: b for b in manifest.builds if "id" in b}
-    return [Build.model_validate(own[i]) if i in own else find_build(i, host_profile) for i in ids]
+    return [with_env(Build.model_validate(own[i]), host_profile or manifest.host_profile, where) if i in own
+            else find_build(i, host_profile) for i in ids]
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -88,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.reference not in manifest.build_ids():
         raise UserError(f"--reference {args.reference}: not a build of {args.run_dir} "
                         f"({', '.join(manifest.build_ids())})")
-    reference, *candidates = resolve_builds(manifest, [args.reference, *ids], args.host_profile)
+    reference, *candidates = resolve_builds(manifest, [args.reference, *ids], args.host_profile, args.run_dir)
     for b in candidates:
         if not b.runnable:
             raise UserError(f"build {b.id} is listed but not runnable: {' '.join(b.notes.split())}")

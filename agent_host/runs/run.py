@@ -206,7 +206,7 @@ def _limits(limits: Limits | None) -> dict[str, Any]:   # Any: RunOptions' keywo
     return {k: v for k, v in (limits or {}).items() if k in keys and v is not None}
 
 
-def _with_env(build: Build, host_profile: str | None, where: Path) -> Build:
+def with_env(build: Build, host_profile: str | None, where: Path) -> Build:
     """A build read back from a manifest has its `env:` names only (config/secrets.py: a
     token never goes into a run's files); the values come from the build as it is configured
     now (in the run's --host-profile, if it named one), which must name the same variables."""
@@ -249,7 +249,7 @@ def resume_run(run_dir: Path, *, phones: Sequence[str] | None = None, max_attemp
     where = store.dir / MANIFEST
     needs = check_resumable(manifest, where)
     try:
-        builds = [_with_env(Build.model_validate(b), manifest.host_profile, where) for b in manifest.builds]
+        builds = [with_env(Build.model_validate(b), manifest.host_profile, where) for b in manifest.builds]
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(x) for x in first.get("loc", ()))

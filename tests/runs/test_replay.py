@@ -14,6 +14,7 @@ import pytest
 
 from agent_host.config.replay_log import LINES, ReplayLog
 from agent_host.config.requests import REQUESTS
+from agent_host.errors import UserError
 from agent_host.runs.lock import RunLock
 from fixtures_report import viewer_of
 
@@ -193,3 +194,24 @@ def test_the_largest_gaps_are_a_table_in_both_reports_linking_to_their_step(scri
     assert f"| {episode} | 3 | navigation | -1.250 | same_tool |" in md.replace("\\_", "_"), md[-1500:]
     html = (tmp_path / "out" / "report.html").read_text()
     assert f'class="replay-link" data-episode="{episode}" data-step="3"' in html
+
+
+def test_a_build_read_back_from_the_run_gets_its_env_values_as_a_resume_does(tmp_path):
+    """`agent-host replay RUN --builds W4A16` started the server with the run's redacted env
+    (VLLM_CPU_INT4_W4A8='<redacted>'), and vLLM died on it: no request of the candidate answered."""
+    from agent_host.cli.replay import resolve_builds
+    from agent_host.config.manifest import RunManifest
+    from agent_host.config.secrets import REDACTED
+
+    script = tmp_path / "s.yaml"
+    script.write_text("- task_complete: {reason: done}\n")
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text("id: h\ndescription: d\nhardware_class: x86-avx2\nbuilds:\n"
+                     f"  - {{id: w4, weight_path: scripted, server: policy, script: {script}, "
+                     "env: {VLLM_CPU_INT4_W4A8: '0'}}\n")
+    manifest = RunManifest.model_validate({"builds": [{"id": "w4", "weight_path": "scripted", "server": "policy",
+                                                       "script": str(script), "env": {"VLLM_CPU_INT4_W4A8": REDACTED}}]})
+    (w4,) = resolve_builds(manifest, ["w4"], str(hosts))
+    assert w4.env == {"VLLM_CPU_INT4_W4A8": "0"}
+    with pytest.raises(UserError, match="are not kept in a run"):
+        resolve_builds(manifest, ["w4"], None)
