@@ -17,6 +17,7 @@ class Task:
     key: str
     variant: str
     task_id: str
+    vary_full: bool = True
 
 
 def tasks(n: int, instances: int = 1) -> list[Task]:
