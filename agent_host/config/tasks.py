@@ -514,11 +514,12 @@ def with_values(instance: TaskInstance, k: int) -> TaskInstance:
     if k == 0 or not (n or instance.vary_feasible):
         return instance
     task = _file_tasks(instance.source, instance.sha256)[instance.task_id]
-    if k <= n:
-        params = {**instance.params, **instance.vary_values[k - 1]}
+    i = (k - 1) % (n + instance.vary_feasible)    # a k past them (an older run's header) wraps, as it did
+    if i < n:
+        params = {**instance.params, **instance.vary_values[i]}
         one = task.model_copy(update={"params": [params], "instance_id": None})
     else:
-        one = feasible_task(task, (k - n - 1) % instance.vary_feasible, instance.params)
+        one = feasible_task(task, i - n, instance.params)
     out = expand(one, [instance.variant], source=instance.source, sha256=instance.sha256)[0]
     return out.model_copy(update={"id": instance.id, "key": instance.key})
 

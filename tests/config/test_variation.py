@@ -169,6 +169,8 @@ def test_values_overlays_replay_the_instance_with_other_data(tmp_path):
     assert picked == {1, 2}                                   # never the unvaried data, both overlays
     assert choose(inst, "light", 1, simulated=True).values is None      # a light phone keeps the task's data
     assert with_values(inst, 0) is inst
+    # an overlay number past the task's (a header kept by a run of an older task file) wraps round
+    assert with_values(inst, 3).check.answer.expected == "222222"
 
 
 def test_values_overlays_are_checked_when_the_file_loads(tmp_path):
