@@ -254,7 +254,7 @@ def _build_tiny_vlm(out: Path, progress: Progress | None = None) -> ModelFacts:
 
 CALIBRATION = Path(__file__).parent / "data" / "calibration.jsonl"
 CALIBRATION_SCREENS = Path(__file__).parent / "data" / "calibration"   # the dumps it is made from
-BASE_VERSIONS = {"smollm2-135m": "v1", "tiny-random": "v2", "tiny-vlm": "v1"}
+BASE_VERSIONS = {"smollm2-135m": "v1", "tiny-random": "v2", "tiny-vlm": "v2"}
 class QuantOptions(TypedDict):
     """The `agent-host quantize` options (quantize.Options) a quantized model is made with."""
     scheme: str

@@ -28,6 +28,9 @@ TILE = 224            # px: the vision tower's image size, and the processor's t
 LONG_SIDE = 2 * TILE  # px: the processor resizes an image's long side to this before tiling
 PATCH = 16
 SCALE = 2             # pixel shuffle: (TILE/PATCH)^2 / SCALE^2 = 49 tokens a tile
+# tokens: a task's 12 steps of tools, one screenshot, a random reply of up to 512 tokens and its
+# history fit (at 4096, episodes ran out of context after about three steps and ended `exhausted`)
+CONTEXT = 16384
 IMAGE_TOKENS = ["<fake_token_around_image>", "<image>", "<end_of_utterance>", "<global-img>",
                 *[f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)]]
 
@@ -58,7 +61,7 @@ def build(out: Path, tok: PreTrainedTokenizerFast, *, seed: int, chat_template: 
     config = Idefics3Config(
         text_config={"model_type": "llama", "vocab_size": (len(tok) + 63) // 64 * 64, "hidden_size": 64,
                      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
-                     "num_key_value_heads": 2, "head_dim": 32, "max_position_embeddings": 4096,
+                     "num_key_value_heads": 2, "head_dim": 32, "max_position_embeddings": CONTEXT,
                      "rms_norm_eps": 1e-5, "tie_word_embeddings": True,
                      "bos_token_id": pad, "eos_token_id": eos, "pad_token_id": pad},
         # head_dim 32 in the tower too: vLLM's CPU attention needs head_dim >= 32
