@@ -22,7 +22,9 @@ quantizes the head too (vLLM loads a quantized compressed-tensors lm_head for Ll
 
 Calibration: the agent's own prompts (its system prompt, tools and the shipped phone screens,
 rendered with the model's chat template), or --calibration FILE (JSON lines, each
-{"text": ...} or {"messages": [...], "tools": [...]}); shuffled with --seed. The output is
+{"text": ...} or {"messages": [...], "tools": [...]}); shuffled with --seed, then the first
+--samples taken: all by default where the calibration runs in bf16, fewer where in fp32 (an
+AVX2-only CPU), where each sample's forward passes are most of GPTQ's time. The output is
 written to a temporary directory and renamed into place, with agent-host-quantize.json
 (recipe, scheme, group size, symmetric, head, calibration hash, versions, seconds).
 
@@ -34,6 +36,8 @@ examples:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from agent_host.serving.quantize import FP32_SAMPLES
+
     p = sub.add_parser("quantize", help="make a GPTQ 4-bit (or W8A8) checkpoint of a local model",
                        description=__doc__, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -51,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--calibration", type=Path, help="calibration samples, JSON lines (default: the "
                    "agent's own prompts)")
     p.add_argument("--seed", type=int, default=0, help="shuffles the calibration samples (default 0)")
+    p.add_argument("--samples", type=int, default=None,
+                   help="how many calibration samples to take after the shuffle (default: all where "
+                        f"the calibration is bf16, {FP32_SAMPLES} where it is fp32: GPTQ's time there "
+                        "is the calibration forwards)")
     p.add_argument("--max-seq-len", type=int, default=2048, help="tokens per calibration sample, longer ones "
                    "are cut (default 2048: the agent's prompts, ~1400 tokens, stay whole)")
     p.add_argument("--dtype", choices=["auto", "bfloat16", "float32"], default="auto",
@@ -118,9 +126,12 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.max_seq_len < 16:
         raise UserError("--max-seq-len must be at least 16")
+    if args.samples is not None and args.samples < 1:
+        raise UserError("--samples must be at least 1")
     dtype = {} if args.dtype == "auto" else {"dtype": args.dtype}
     opts = q.Options(**dtype, scheme=args.scheme, group_size=args.group_size, symmetric=not args.asymmetric,
-                     head=args.head, seed=args.seed, max_seq_len=args.max_seq_len)
+                     head=args.head, seed=args.seed, max_seq_len=args.max_seq_len,
+                     **({} if args.samples is None else {"samples": args.samples}))
     p = q.plan(args.model, opts)
     samples = file_samples(args.calibration) if args.calibration else agent_samples()
     q.check_output(args.out)

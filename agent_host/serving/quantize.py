@@ -70,6 +70,7 @@ class WorkerRequest(TypedDict):
     max_seq_len: int
     dtype: str
     samples: list[Json]          # calibration samples: {"text"} or {"messages", "tools"}
+    take: int | None             # how many of them, after the seeded shuffle (None: all)
     linear_layers: int
 
 
@@ -110,6 +111,9 @@ class QuantFacts(WorkerFacts):
     seconds: float
 
 
+AUTO_SAMPLES = -1     # Options.samples: as many as the calibration dtype calls for
+
+
 @dataclass
 class Options:
     scheme: str = "w4a16"
@@ -121,12 +125,33 @@ class Options:
     # The calibration dtype follows the CPU (bf16 only where it is native; fp32 elsewhere, where
     # torch would emulate bf16 matmuls 5.6x slower): part of the checkpoint's cache key.
     dtype: str = field(default_factory=lambda: _cpu_dtype())
+    # How many of the (shuffled) calibration samples to take, None for all; by default sized to
+    # the calibration dtype (calibration_samples below). Part of the checkpoint's cache key too.
+    samples: int | None = AUTO_SAMPLES
+
+    def __post_init__(self) -> None:
+        if self.samples == AUTO_SAMPLES:
+            self.samples = calibration_samples(self.dtype)
 
 
 def _cpu_dtype() -> str:
     from agent_host.config.machine import cpu_dtype, read_host_facts
 
     return cpu_dtype(read_host_facts())[0]
+
+
+# Calibration samples where the CPU calibrates in fp32 (no fast bf16: AVX2-only, AVX-512 without
+# bf16). GPTQ's time there is the calibration forwards, each sample ~1,600 tokens through every
+# layer twice, once its column loop runs on one thread (quantize_worker.py): measured with torch
+# held to AVX2 on a 2-core Xeon, SmolLM2-135M W4A16 took 156 s with 2 samples, against 1,157 s
+# with all 12 (the 12 under a heavier load); the fidelity of each against the fp32 model is in
+# docs/builds.md ("Calibration").
+FP32_SAMPLES = 4
+
+
+def calibration_samples(dtype: str) -> int | None:
+    """The number of calibration samples a machine calibrating in `dtype` takes (None: all)."""
+    return FP32_SAMPLES if dtype == "float32" else None
 
 
 @dataclass
@@ -291,7 +316,7 @@ def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[Json], progress
     per_layer = 7   # q, k, v, o, gate, up, down: the progress total
     req: WorkerRequest = {"model": str(p.model), "out": str(tmp), "scheme": opts.scheme, "group_size": p.group_size,
            "symmetric": opts.symmetric, "head": opts.head, "seed": opts.seed,
-           "max_seq_len": opts.max_seq_len, "dtype": opts.dtype, "samples": samples,
+           "max_seq_len": opts.max_seq_len, "dtype": opts.dtype, "samples": samples, "take": opts.samples,
            "linear_layers": n_layers * per_layer + (opts.head == "quantize")}
     req_path = _beside(tmp, ".request.json")
     req_path.write_text(json.dumps(req))

@@ -128,7 +128,7 @@ def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
     tiny = ensure_model("tiny-random")
     outs = {}
     for name, extra in (("sym", []), ("asym-head", ["--asymmetric", "--head", "quantize"]),
-                        ("w8a8", ["--scheme", "w8a8"])):
+                        ("w8a8", ["--scheme", "w8a8", "--samples", "2"])):
         out = tmp_path / name
         if name == "sym":  # through the API, to see the progress events
             from agent_host.cli.quantize import agent_samples
@@ -145,7 +145,9 @@ def test_quantize_tiny_and_serve_with_the_4bit_kernel(tmp_path, capsys):
         assert facts == json.loads((out / q.QUANT_FACTS).read_text())
         assert facts["weights"] == ("w8a8" if name == "w8a8" else "w4a16")
         assert facts["group_size"] == (None if name == "w8a8" else 64)
-        assert facts["calibration"]["samples"] == 12 and len(facts["calibration"]["sha256"]) == 64
+        # all 12 where this CPU calibrates in bf16, FP32_SAMPLES where in fp32; --samples 2 for w8a8
+        taken = 2 if name == "w8a8" else q.Options().samples or 12
+        assert facts["calibration"]["samples"] == taken and len(facts["calibration"]["sha256"]) == 64
         assert facts["calibration"]["seed"] == 3
         assert facts["versions"]["llmcompressor"] and facts["seconds"] > 0
         cfg = json.loads((out / "config.json").read_text())
@@ -294,3 +296,10 @@ def test_a_model_build_draws_no_tqdm_bar(tmp_path, monkeypatch):
     for _ in tqdm(range(3), file=drawn):   # and tqdm is itself again afterwards
         pass
     assert "\r" in drawn.getvalue()
+
+
+def test_the_calibration_is_sized_by_its_dtype_unless_given():
+    assert q.Options(dtype="bfloat16").samples is None                 # all the samples
+    assert q.Options(dtype="float32").samples == q.FP32_SAMPLES < 12     # fp32 calibrates a few
+    assert q.Options(dtype="float32", samples=7).samples == 7
+    assert q.Options(dtype="bfloat16", samples=None).samples is None
