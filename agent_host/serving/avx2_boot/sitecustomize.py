@@ -11,16 +11,20 @@ one sitecustomize): nothing held to AVX2 runs an AMX instruction.
 Standard library only: this runs before anything else in the process.
 """
 
+from __future__ import annotations
+
 import importlib.machinery
 import sys
-from types import MappingProxyType
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType, ModuleType
+
+Capabilities = Callable[[], Mapping[str, object]]
 
 
-def _narrowed(get_capabilities):
-    def get_capabilities_avx2():
-        caps = dict(get_capabilities())
+def _narrowed(get_capabilities: Capabilities) -> Capabilities:
+    def get_capabilities_avx2() -> Mapping[str, object]:
         return MappingProxyType({k: (False if k.startswith(("avx512", "amx")) and v is True else v)
-                                 for k, v in caps.items()})
+                                 for k, v in get_capabilities().items()})
     return get_capabilities_avx2
 
 
@@ -28,7 +32,8 @@ class _HoldTorchCpu:
     """A meta path finder that patches torch.cpu as it is imported (importing torch here
     would cost every process of the server its import before it asked for it)."""
 
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if name != "torch.cpu":
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
@@ -36,10 +41,10 @@ class _HoldTorchCpu:
             return spec
         run = spec.loader.exec_module
 
-        def exec_module(module):
+        def exec_module(module: ModuleType) -> None:
             run(module)
-            module.get_capabilities = _narrowed(module.get_capabilities)
-        spec.loader.exec_module = exec_module
+            setattr(module, "get_capabilities", _narrowed(getattr(module, "get_capabilities")))
+        setattr(spec.loader, "exec_module", exec_module)
         return spec
 
 
