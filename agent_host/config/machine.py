@@ -71,10 +71,32 @@ def parse_cpuinfo(text: str) -> tuple[str, frozenset[str]]:
     return model, frozenset(flags)
 
 
+# AGENT_HOST_HOLD_AVX2=1: this machine as an AVX2-only one, to check vLLM's `_C_AVX2` tier on
+# a wider CPU (docs/builds.md, "Holding a machine to AVX2"). agent-host drops the wider flags it
+# reads; a vLLM server it starts is held too (hold_avx2_env, serving/kinds/vllm.py).
+HOLD_AVX2_ENV = "AGENT_HOST_HOLD_AVX2"
+_WIDER_THAN_AVX2 = ("avx512", "amx")
+
+
+def held_to_avx2() -> bool:
+    return os.environ.get(HOLD_AVX2_ENV, "") not in ("", "0")
+
+
+def hold_avx2_env() -> dict[str, str]:
+    """The environment that holds torch (ATen's dispatch), MKL and oneDNN to their AVX2 code,
+    in every process that inherits it; vLLM's own kernel library needs more (avx2_boot)."""
+    return {HOLD_AVX2_ENV: "1", "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+            "ONEDNN_MAX_CPU_ISA": "AVX2"}
+
+
+def _held(flags: frozenset[str]) -> frozenset[str]:
+    return frozenset(f for f in flags if not f.startswith(_WIDER_THAN_AVX2)) if held_to_avx2() else flags
+
+
 def read_cpu_flags() -> frozenset[str] | None:
     """This machine's CPU flags, or None where /proc/cpuinfo has none (not Linux)."""
     _, flags = parse_cpuinfo(_cpuinfo())
-    return flags or None
+    return _held(flags) or None
 
 
 def _memory_gib() -> float | None:
@@ -163,6 +185,9 @@ def read_host_facts() -> HostFacts:
     model, flags = parse_cpuinfo(_cpuinfo())
     if not flags:
         notes.append("no CPU flags in /proc/cpuinfo")
+    if held_to_avx2() and flags != _held(flags):
+        notes.append(f"held to AVX2 by {HOLD_AVX2_ENV}=1: AVX-512 and AMX flags dropped")
+        model, flags = f"{model} (held to AVX2)", _held(flags)
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:

@@ -267,6 +267,7 @@ QUANTIZED: dict[str, tuple[str, QuantOptions]] = {
     "smollm2-135m-w4a16-asym": ("smollm2-135m", {"scheme": "w4a16", "symmetric": False}),
     "smollm2-135m-w8a8": ("smollm2-135m", {"scheme": "w8a8", "symmetric": True}),
     "tiny-random-w4a16": ("tiny-random", {"scheme": "w4a16", "symmetric": True}),   # for tests
+    "tiny-random-w8a8": ("tiny-random", {"scheme": "w8a8", "symmetric": True}),     # for tests
 }
 
 

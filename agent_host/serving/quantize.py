@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from agent_host.errors import UserError
+from agent_host.config.machine import held_to_avx2, hold_avx2_env
 
 if TYPE_CHECKING:
     from agent_host.config.loading import JsonData
@@ -325,6 +326,8 @@ def _run_worker(p: Plan, tmp: Path, opts: Options, samples: list[Json], progress
     # returns, and a failure's message is that log's last line.
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "TRANSFORMERS_VERBOSITY": "error", "PYTHONUNBUFFERED": "1", "TQDM_DISABLE": "1"}
+    if held_to_avx2():   # calibrate as an AVX2 machine would: torch, MKL and oneDNN on AVX2 code
+        env.update(hold_avx2_env())
     facts: WorkerFacts | None = None
     error: str | None = None
     try:

@@ -102,15 +102,30 @@ def test_refused_before_start(fake_tier):
 @needs_vllm
 def test_demo_pair_per_tier():
     """bf16 reference and W4A16 where bf16 is native; fp32 reference elsewhere; on AVX2 (no
-    4-bit kernel) the same GPTQ weights dequantized, said so in the reference note."""
+    4-bit kernel) W8A8 (its real int8 kernel) and the same GPTQ weights dequantized, each said
+    so in the reference note."""
     from agent_host.cli.demo import default_builds
 
     assert default_builds(AMX) == ("embedded-bf16,embedded-w4a16", None)
     ids, note = default_builds(AVX512)
     assert ids == "embedded-default,embedded-w4a16" and note.startswith("32-bit (embedded-default), ")
     ids, note = default_builds(AVX2)
-    assert ids == "embedded-default,embedded-w4a16-dequant"
+    assert ids == "embedded-default,embedded-w8a8,embedded-w4a16-dequant"
     assert "no fast bf16" in note and "dequantized" in note and "not a 4-bit speed" in note
+    assert "embedded-w8a8 is its real low-bit kernel" in note and "a real int8 speed" in note
+
+
+@needs_vllm
+def test_demo_builds_on_a_faked_avx2_tier_are_three_and_each_serves_there(fake_tier):
+    """What `agent-host demo` picks on an AVX2-only machine: the fp32 reference, W8A8 and the
+    dequantized W4A16, none of them refused by `_C_AVX2`'s kernel check."""
+    from agent_host.cli.demo import default_builds
+
+    facts = fake_tier("_C_AVX2")
+    ids, _ = default_builds()
+    assert ids.split(",") == ["embedded-default", "embedded-w8a8", "embedded-w4a16-dequant"]
+    builds = embedded_builds()
+    assert not [i for i in ids.split(",") if hardware_problems(with_cpu_dtype(builds[i], facts))]
 
 
 def test_a_faked_tier_is_what_agent_host_reads(each_tier):

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from agent_host.config.builds import SERVER_KINDS, Build
-from agent_host.config.machine import read_cpu_flags
+from agent_host.config.machine import held_to_avx2, hold_avx2_env, read_cpu_flags
 from agent_host.errors import UserError
 from agent_host.serving.endpoint import Endpoint
 from agent_host.serving.spec import (
@@ -21,6 +21,9 @@ LOCAL_MODEL = SERVER_KINDS[KIND].local_model
 KEY_ENV = ("VLLM_API_KEY",)   # vLLM's api_server reads it when --api-key is absent
 # Its sitecustomize asks Linux for AMX tile state in every server process (why: its docstring).
 AMX_BOOT = Path(__file__).resolve().parents[1] / "amx_boot"
+# ...and under AGENT_HOST_HOLD_AVX2=1 its sitecustomize holds torch's CPU checks to AVX2, so vLLM
+# loads `_C_AVX2` on a wider CPU (docs/builds.md, "Holding a machine to AVX2").
+AVX2_BOOT = Path(__file__).resolve().parents[1] / "avx2_boot"
 
 
 def argv(build: Build, model: str, port: int | None, seed: int) -> list[str]:
@@ -56,9 +59,16 @@ def plan(build: Build, *, port: int | None, api_key: str, seed: int) -> LaunchSp
     env_set = {**vllm_env_defaults()}
     env = {**env_set, **os.environ, **build.env, "PYTHONUNBUFFERED": "1", **key_env(KEY_ENV, api_key)}
     env_set.update(build.env)
-    if on_cpu() and "amx_tile" in (read_cpu_flags() or ()):
+    boot = None
+    if on_cpu() and held_to_avx2():
+        boot = AVX2_BOOT
+        env_set.update(hold_avx2_env())
+        env.update(hold_avx2_env())
+    elif on_cpu() and "amx_tile" in (read_cpu_flags() or ()):
+        boot = AMX_BOOT
+    if boot is not None:
         env_set["PYTHONPATH"] = env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(AMX_BOOT), os.environ.get("PYTHONPATH")) if p)
+            p for p in (str(boot), os.environ.get("PYTHONPATH")) if p)
     base = f"http://{HOST}:{port}"
     return LaunchSpec(
         argv=argv(build, model, port, seed), env=env, env_set=env_set,
