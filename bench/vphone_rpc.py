@@ -1,7 +1,8 @@
 """Median time per JSON-RPC round trip and per dump_hierarchy through the whole stack.
 
 uiautomator2 -> adbutils -> real adb server -> virtual phone (adbd, u2 server, world), on a
-private adb server port. Run:  .venv/bin/python bench/vphone_rpc.py [--n 40]
+private adb server port; shell and dump also through agent_host's Phone (adbutils without its
+version query per stream and its 10 ms sleep per close), the ratio printed. Run:  .venv/bin/python bench/vphone_rpc.py [--n 40]
 """
 
 from __future__ import annotations
@@ -58,6 +59,13 @@ def main() -> int:
 
             rows: list[tuple[str, float, float, float | None]] = []
             rows.append(("adb shell echo (adbutils)", *_median_ms(lambda: dev.shell("echo x"), args.n), None))
+            # agent_host's Phone: adbutils as shipped, less its version query per stream and its
+            # 10 ms sleep per close (phone/device.py close_streams_at_once, remember_server_version)
+            from agent_host.phone.device import Phone
+            ours = Phone.connect(phone.serial)
+            plain_shell = rows[-1][1]
+            rows.append(("adb shell echo (agent_host Phone)", *_median_ms(lambda: ours.shell("echo x"), args.n), None))
+            ratio_shell = plain_shell / rows[-1][1]
             rows.append(("HTTP GET /ping (transport only)",
                          *_median_ms(lambda: _http_request(dev, 9008, "GET", "/ping"), args.n), None))
             rows.append(("JSON-RPC round trip (deviceInfo)",
@@ -67,6 +75,9 @@ def main() -> int:
                          *_median_ms(lambda: d.jsonrpc.deviceInfo(), max(5, args.n // 4)), None))
             phone.u2.continue_nudge = True
             rows.append(("dump_hierarchy, home screen", *_median_ms(d.dump_hierarchy, args.n), TARGET_DUMP_MS))
+            plain_dump = rows[-1][1]
+            rows.append(("dump_hierarchy, home screen (agent_host Phone)", *_median_ms(ours.dump, args.n), None))
+            ratio_dump = plain_dump / rows[-1][1]
             d.shell("am start -n com.android.settings/.Settings")
             size = len(d.dump_hierarchy())
             rows.append((f"dump_hierarchy, Settings ({size // 1024} KiB)",
@@ -74,16 +85,17 @@ def main() -> int:
 
             print(f"virtual phone {phone.serial} via adb server 127.0.0.1:{adb_port}; "
                   f"{args.n} samples each; u2.connect from scratch {connect_ms:.0f} ms")
-            print(f"{'measurement':42} {'median':>8} {'p90':>8} {'target':>8} {'median/target':>14}")
+            print(f"{'measurement':48} {'median':>8} {'p90':>8} {'target':>8} {'median/target':>14}")
             failed = False
             for name, med, p90, target in rows:
                 if target is None:
-                    print(f"{name:42} {med:7.1f}ms {p90:7.1f}ms {'-':>8} {'-':>14}")
+                    print(f"{name:48} {med:7.1f}ms {p90:7.1f}ms {'-':>8} {'-':>14}")
                 else:
                     ok = med <= target
                     failed |= not ok
-                    print(f"{name:42} {med:7.1f}ms {p90:7.1f}ms {target:6.0f}ms "
+                    print(f"{name:48} {med:7.1f}ms {p90:7.1f}ms {target:6.0f}ms "
                           f"{med / target:13.2f}{'' if ok else '  OVER'}")
+            print(f"adbutils as shipped / agent_host Phone: shell {ratio_shell:.1f}x, dump {ratio_dump:.1f}x")
             return 1 if failed else 0
     finally:
         adb_server.kill_server(adb_port)

@@ -8,7 +8,9 @@ server surface as `ServerError`, a conversation too long for the window as `Cont
 
 from __future__ import annotations
 
+import functools
 import secrets
+import ssl
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -40,6 +42,14 @@ class ContextExceeded(Exception):
 
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client of this process: httpx loads the CA bundle for each
+    new client (~25 ms), once per episode before; the context is safe to share across threads."""
+    import httpx
+    return httpx.create_ssl_context()
+
+
 @dataclass
 class Reply:
     message: Json          # the assistant message as appended to the conversation
@@ -66,7 +76,7 @@ class ModelClient:
         self.client = client or openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key or "none",
                                               timeout=timeout, max_retries=1,
                                               http_client=openai.DefaultHttpxClient(
-                                                  event_hooks={"response": [read_bounded]}))
+                                                  verify=_tls(), event_hooks={"response": [read_bounded]}))
         self.tool_choice: str | None = "required"
         self.parallel: bool | None = False
         self.calls_as_json = bool(endpoint.calls_as_json)

@@ -63,6 +63,10 @@ class PhoneProfile(Closed):
         False,
         description="dump until two rendered observations agree after each action, for a phone whose "
                     "dumps do not wait for the UI to go idle (uiautomator's do: one dump is enough)")
+    wait_steps: bool = Field(
+        True,
+        description="whether a task's `wait:` steps sleep (they give a real phone's radios time to "
+                    "switch; the virtual phone switches as the command returns, so false there)")
     simulated: bool = Field(
         False, description="agent-host's virtual phone: it also takes the variations only it can apply "
                            "(the launcher's order, interruptions: config/variation.py VIRTUAL_ONLY)")

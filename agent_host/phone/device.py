@@ -16,9 +16,11 @@ text to uiautomator2's `setText` JSON-RPC call. Transport and uiautomator2 failu
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -165,15 +167,64 @@ def split_serial(spec: str) -> tuple[tuple[str, int] | None, str]:
     return (host, int(port)), serial
 
 
+def remember_server_version(client: adbutils.AdbClient) -> None:
+    """adbutils asks the adb server its version before opening every device stream (to pick the
+    transport request), on a connection of its own that it closes with a 10 ms sleep: half of a
+    virtual phone's shell round trip, a sixth of a real phone's. The version of the server on a
+    port does not change under a client, so `client` asks once."""
+    ask = client.server_version
+    known: list[int] = []
+
+    def server_version() -> int:
+        if not known:
+            known.append(ask())
+        return known[0]
+    client.server_version = server_version
+
+
+def close_streams_at_once(device: adbutils.AdbDevice) -> None:
+    """adbutils' AdbConnection.close() shuts the write side, sleeps 10 ms "to make sure the
+    shutdown is processed", then closes: 10 ms on every shell call, as much again as the call
+    itself on the virtual phone. The streams `device` opens close without the sleep (the
+    shutdown is still sent first). adbutils is pinned (pyproject.toml); should its connection
+    keep the socket under another name, the sleep stays and nothing else changes."""
+    opener = device.open_transport
+
+    def open_transport(*args: object, **kwargs: object) -> adbutils.AdbConnection:
+        conn = opener(*args, **kwargs)
+        if _PRIVATE_SOCKET in vars(conn):
+            conn.close = functools.partial(_close_at_once, conn)
+        return conn
+    device.open_transport = open_transport
+
+
+_PRIVATE_SOCKET = "_AdbConnection__conn"    # adbutils 2.12's AdbConnection.__conn
+
+
+def _close_at_once(conn: adbutils.AdbConnection) -> None:
+    sock = vars(conn).get(_PRIVATE_SOCKET)
+    if sock is None:
+        return
+    try:
+        sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    sock.close()
+    vars(conn)[_PRIVATE_SOCKET] = None
+
+
 def adb_device(spec: str, timeout: float) -> adbutils.AdbDevice:
     """The adbutils device for `spec` through its adb server, an `IP:port` serial connected
     first (`adb connect`) when that server does not list it yet."""
     import adbutils
     server, serial = split_serial(spec)
     client = adbutils.AdbClient(host=server[0], port=server[1]) if server else adbutils.AdbClient()
+    remember_server_version(client)
     if ":" in serial and serial not in {d.serial for d in client.device_list()}:
         client.connect(serial, timeout=timeout)
-    return client.device(serial)
+    device = client.device(serial)
+    close_streams_at_once(device)
+    return device
 
 
 def device_identity(spec: str, *, timeout: float = 5.0) -> str | None:

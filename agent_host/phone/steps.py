@@ -52,7 +52,8 @@ class _Context:
         self.apps = dict(profile.apps) if profile is not None else None
         self.command = profile.command if profile is not None else (lambda c: c)
         self.where = f"phone profile {profile.id!r}" if profile is not None else ""
-        self.sleep = sleep
+        # a phone whose state changes as the command returns needs no wait (PhoneProfile.wait_steps)
+        self.sleep = sleep if profile is None or profile.wait_steps else (lambda _s: None)
 
     def package(self, alias_or_package: str) -> str:
         return resolve_app(alias_or_package, self.apps, where=self.where)

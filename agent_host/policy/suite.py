@@ -48,6 +48,10 @@ from agent_host.policy.script import PolicyScript, message_text, play
 
 FLAWS = ("premature", "undo", "unrecognised", "wander")
 RECOGNISE = [{"task_complete": {"reason": "the goal already holds"}}]
+# The `wait` a flawed episode answers until its step budget runs out: what makes it
+# unrecognised (or nav_fail) is that it never completes, not how long it waits; at a script's
+# default 0.5 s these waits were half of a scripted run's time on the virtual phone.
+FLAW_WAIT_S = 0.05
 _GOAL = re.compile(r"^Goal: (.*)$", re.M)
 
 
@@ -88,9 +92,9 @@ def flawed(solution: list[dict[str, Any]], flaw: str | None, verify: bool = Fals
         body = solution[:-1]
         return {"actions": body + body[-1:] + solution[-1:]}
     if flaw == "unrecognised":
-        return {"actions": solution[:-1], "after": "wait"}
+        return {"actions": solution[:-1], "after": "wait", "wait_seconds": FLAW_WAIT_S}
     if flaw == "wander":
-        return {"actions": ["press_home", "press_back"] * 2, "after": "wait"}
+        return {"actions": ["press_home", "press_back"] * 2, "after": "wait", "wait_seconds": FLAW_WAIT_S}
     raise ValueError(flaw)
 
 

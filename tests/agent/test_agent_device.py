@@ -130,3 +130,21 @@ def test_remote_serial_spec_errors_are_one_line():
 
     with pytest.raises(PhoneError, match="HOST:PORT/SERIAL"):
         split_serial("10.0.0.7/abc")
+
+
+def test_a_shell_call_is_one_adb_connection_closed_without_a_sleep(phone, monkeypatch):
+    """adbutils opened a second connection per stream to ask the server's version, and slept
+    10 ms closing each: 21 ms per shell call on the virtual phone, which answers in under 1."""
+    import adbutils._adb as adb_mod
+    opened, slept = [], []
+    real_init = adb_mod.AdbConnection.__init__
+
+    def counting_init(self, *a, **kw):
+        opened.append(a)
+        real_init(self, *a, **kw)
+    monkeypatch.setattr(adb_mod.AdbConnection, "__init__", counting_init)
+    # adbutils' module-level `time`, so only its own sleeps are seen
+    monkeypatch.setattr(adb_mod, "time", type("T", (), {"sleep": staticmethod(slept.append)}))
+    for i in range(3):
+        assert phone.shell(f"echo {i}").text == str(i)
+    assert len(opened) == 3 and slept == [], (opened, slept)

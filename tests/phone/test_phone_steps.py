@@ -111,3 +111,14 @@ def test_an_unbound_phone_placeholder_is_refused_before_it_reaches_the_phone():
     with pytest.raises(StepFailed, match=r"\{phone.calendar_id\} not bound"):
         run_steps(steps({"shell": "content insert --bind calendar_id:i:{phone.calendar_id}"}), phone)
     assert phone.calls == []
+
+
+def test_wait_steps_sleep_unless_the_profile_says_its_phone_needs_none():
+    """The virtual phone's radios switch as the command returns: its `wait:` steps cost CI a
+    second each for nothing (12 of them in the shipped tasks, hundreds of episodes)."""
+    from agent_host.config.phones import load_phone_profile
+    for p, want in [(profile(), [1.0]), (None, [1.0]), (load_phone_profile("virtual"), []),
+                    (load_phone_profile("pixel-android14"), [1.0])]:
+        slept: list[float] = []
+        run_steps([TypeAdapter(Step).validate_python({"wait": 1})], FakePhone(), p, sleep=slept.append)
+        assert slept == want, p

@@ -195,3 +195,31 @@ def test_script_waits_have_the_actions_bound(tmp_path):
             PolicyScript.from_data(data, source="s")
     assert parse_item({"wait": {"seconds": 10}}).args == {"seconds": 10.0}
     assert PolicyScript.from_data({"actions": [], "wait_seconds": 10}, source="s").wait_seconds == 10.0
+
+
+def test_stop_does_not_wait_out_a_long_poll():
+    """stop() returned only when the serving loop next woke: up to 0.5 s, a quarter of a
+    scripted episode on the virtual phone. Now it returns within the loop's short poll."""
+    import time
+
+    from agent_host.policy.server import PolicyServer
+    took = []
+    for _ in range(3):
+        server = PolicyServer(PolicyScript.from_data([{"press_home": {}}])).start()
+        t0 = time.monotonic()
+        server.stop()
+        took.append(time.monotonic() - t0)
+    assert min(took) < 0.2, took
+
+
+def test_answers_are_sent_without_waiting_for_a_delayed_ack(policy_server):
+    """Headers and body are two writes: with Nagle on, the body waited for the client's delayed
+    ACK, 40 ms on every answer. The server's side of the connection has TCP_NODELAY set."""
+    import socket
+
+    server = policy_server([{"press_home": {}}])
+    client = openai.OpenAI(base_url=server.base_url, api_key="none", max_retries=0)
+    client.chat.completions.create(model="policy", messages=[{"role": "user", "content": "go"}])
+    with server._lock:      # the keep-alive connection the answer went out on
+        conns = list(server._conns)
+    assert conns and all(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for c in conns)

@@ -66,3 +66,15 @@ def test_task_header_carries_any_instance_id(policy_server):
     key = "call-zoë 2[0]@verify"
     ModelClient(server.endpoint(), task=key).chat([{"role": "user", "content": "Goal: x"}], [])
     assert seen == [key]
+
+
+def test_a_flawed_episode_never_completes_and_waits_briefly_past_its_actions():
+    """Its waits only run out the step budget: at a script's default 0.5 s they were half of
+    a scripted two-build run's time on the virtual phone."""
+    from agent_host.policy.script import PolicyScript
+    from agent_host.policy.suite import flawed
+    solution = [{"press_home": {}}, {"task_complete": {"reason": "done"}}]
+    for flaw in ("unrecognised", "wander"):
+        script = PolicyScript.from_data(flawed(solution, flaw))
+        assert script.after == "wait" and script.wait_seconds <= 0.1, flaw
+        assert all("task_complete" not in a for a in flawed(solution, flaw)["actions"])

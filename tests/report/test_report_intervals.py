@@ -64,9 +64,14 @@ def test_one_task_off_the_boundary_does_not_explode_the_interval():
 def test_effective_size_stays_between_the_tasks_and_the_episodes():
     # the interval is never wider than Wilson's at n* = T joined with the all-or-nothing bounds
     # (Clopper-Pearson over tasks), nor narrower than Wilson's at n* = n
+    # 300 runs over 28 designs (T up to 39, 2 to 5 repeats): the calibration bootstraps each new
+    # design's coverage table (~0.15 s a grid point), which made ~130 designs drawn at random 50 s
+    # of CI; the bounds checked hold by construction for any exponent it picks, so the runs'
+    # rates, not the number of designs, are what exercises them
     rng = np.random.default_rng(13)
+    designs = [(t, r) for t in (2, 3, 5, 8, 13, 21, 39) for r in (2, 3, 4, 5)]
     for _ in range(300):
-        t, r = int(rng.integers(2, 40)), int(rng.integers(2, 6))
+        t, r = designs[int(rng.integers(len(designs)))]
         k = rng.binomial(r, rng.beta(0.3, 0.3, t) if rng.random() < 0.5 else rng.uniform(0.9, 1, t))
         p, lo, hi = intervals.korn_graubard(k / r, np.full(t, float(r)))
         wt_lo, wt_hi = intervals.wilson(p * t, t)
