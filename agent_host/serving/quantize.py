@@ -143,11 +143,12 @@ def _cpu_dtype() -> str:
 
 # Calibration samples where the CPU calibrates in fp32 (no fast bf16: AVX2-only, AVX-512 without
 # bf16). GPTQ's time there is the calibration forwards, each sample ~1,600 tokens through every
-# layer twice, once its column loop runs on one thread (quantize_worker.py): measured with torch
-# held to AVX2 on a 2-core Xeon, SmolLM2-135M W4A16 took 156 s with 2 samples, against 1,157 s
-# with all 12 (the 12 under a heavier load); the fidelity of each against the fp32 model is in
-# docs/builds.md ("Calibration").
-FP32_SAMPLES = 4
+# layer twice, once its column loop runs on one thread (quantize_worker.py). Measured with torch
+# held to AVX2 on a 2-core Xeon (cores shared, load 5-10), SmolLM2-135M W4A16: 2 samples 156 s,
+# 4 samples 470 s, 12 samples 1,157 s; against the fp32 model, 2 samples agreed no less than 12
+# (probe 6/12 exact calls against 3/12, replay 5/8 same actions against 1/8): docs/builds.md,
+# "Calibration sized to the machine".
+FP32_SAMPLES = 2
 
 
 def calibration_samples(dtype: str) -> int | None:
