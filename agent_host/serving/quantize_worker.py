@@ -80,9 +80,10 @@ def _recipe(req: WorkerRequest, ignore: list[str]) -> tuple[GPTQModifier, Quanti
 def _one_thread_while_compressing() -> None:
     """GPTQ's column loop (llmcompressor gptq_block_update) is a few small tensor ops per weight
     column, thousands per module: with two or more threads their fork and join cost more than
-    the arithmetic. Measured on 2 cores, one 1536x576 module: 0.4-0.7 s on one thread against
-    7.8-9.7 s on two (load average ~5), the compress step 81% of a 2-sample GPTQ on two threads
-    and 4% on one. The calibration forwards stay on every thread (large matmuls)."""
+    the arithmetic. Measured on 2 shared cores (bench/gptq_threads.py, load ~2.5): SmolLM2's
+    modules 9-32x faster on one thread held to AVX2, 2-21x on AVX-512; the column loop was 81% of
+    a 2-sample GPTQ on two threads and 4% of a 12-sample one on one. The calibration forwards
+    stay on every thread (large matmuls)."""
     import torch
     from llmcompressor.modifiers.gptq import GPTQModifier
 
