@@ -172,14 +172,7 @@ def remember_server_version(client: adbutils.AdbClient) -> None:
     transport request), on a connection of its own that it closes with a 10 ms sleep: half of a
     virtual phone's shell round trip, a sixth of a real phone's. The version of the server on a
     port does not change under a client, so `client` asks once."""
-    ask = client.server_version
-    known: list[int] = []
-
-    def server_version() -> int:
-        if not known:
-            known.append(ask())
-        return known[0]
-    client.server_version = server_version
+    client.server_version = functools.cache(client.server_version)
 
 
 def close_streams_at_once(device: adbutils.AdbDevice) -> None:
