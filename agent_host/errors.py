@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 
 
 class UserError(Exception):
@@ -33,6 +34,18 @@ DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, err
 READ_ONLY_ERRNOS = frozenset({errno.EACCES, errno.EPERM})
 
 
+# how Rust's std::io::Error ends its text; libraries written in Rust (safetensors, tokenizers)
+# raise their own exception types with it rather than an OSError
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def _errno_of(exc: BaseException) -> int | None:
+    if isinstance(exc, OSError):
+        return exc.errno
+    found = _RUST_OS_ERROR.search(str(exc))
+    return int(found.group(1)) if found else None
+
+
 def is_disk_error(exc: BaseException | None, inside: object = None) -> bool:
     """Whether `exc`, or any exception it was raised from or during, is a full or failing disk,
     or (given `inside`, a directory) a refused write of a path in that directory."""
@@ -42,7 +55,7 @@ def is_disk_error(exc: BaseException | None, inside: object = None) -> bool:
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
+        if _errno_of(exc) in DISK_ERRNOS:
             return True
         if (root is not None and isinstance(exc, OSError) and exc.errno in READ_ONLY_ERRNOS
                 and isinstance(exc.filename, str) and Path(exc.filename).absolute().is_relative_to(root)):

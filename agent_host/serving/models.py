@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from agent_host.config.builds import Build
 from agent_host.config.requests import Json
-from agent_host.errors import UserError
+from agent_host.errors import UserError, is_disk_error
 from agent_host.serving.paths import cache_root
 
 if TYPE_CHECKING:
@@ -412,10 +412,17 @@ def ensure_model(name: str, progress: Progress | None = None) -> Path:
                          "build_seconds": round(time.monotonic() - t0, 1)})
             (tmp / MARKER).write_text(json.dumps(info, indent=2))
             os.rename(tmp, target)
-        except BaseException:
+        except BaseException as exc:
             shutil.rmtree(tmp, ignore_errors=True)
+            if is_disk_error(exc):
+                raise UserError(f"model {name}: cannot write it under {target.parent} ({_first_line(exc)}); "
+                                "free space there, or set AGENT_HOST_CACHE to a disk with room") from exc
             raise
     return target
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
 # ------------------------------------------------------------------------ builds

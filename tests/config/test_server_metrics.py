@@ -45,3 +45,12 @@ def test_a_disk_error_is_found_through_its_causes():
     except RuntimeError as wrapped:
         assert is_disk_error(wrapped)
     assert not is_disk_error(OSError(errno.ENOENT, "gone")) and not is_disk_error(None)
+
+
+def test_a_disk_error_from_a_rust_library_is_found_by_its_os_error_code():
+    # safetensors and tokenizers raise their own types, ending the text as Rust's io::Error does
+    class SafetensorError(Exception):
+        pass
+
+    assert is_disk_error(SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)"))
+    assert not is_disk_error(SafetensorError("I/O error: No such file or directory (os error 2)"))
