@@ -110,6 +110,29 @@ def test_calendar_editor_writes_the_provider_and_keeps_the_duration(world: World
     assert world.rpc("exist", [sel(text="Tue, Dec 15, 2026 · 10:30 AM – 11:30 AM")])
 
 
+@pytest.mark.parametrize("now", ["2026-12-06 09:10", "2026-12-06 22:38", "2026-12-06 23:00", "2026-12-06 23:59"])
+def test_an_all_day_event_made_late_in_the_day_is_one_day_long(world: World, now: str) -> None:
+    """Calendar proposes the next full hour for an hour: after 22:00 that is 23:00 to 00:00, and
+    an end at midnight is the day before's (AOSP's EditEventView moves it back a day when All-day
+    is switched on). The virtual phone made such events two days long, so the shipped
+    calendar-all-day solutions failed every evening from 22:00 UTC."""
+    import calendar
+
+    world.state.clock.set(calendar.timegm(time.strptime(now, "%Y-%m-%d %H:%M")))
+    world.shell("monkey -p com.google.android.calendar -c android.intent.category.LAUNCHER 1")
+    tap_desc(world, "Create new event")
+    world.rpc("setText", [sel(text="Add title"), "Holiday"])
+    tap_text(world, "All-day")
+    tap_desc(world, "Start date")
+    tap_desc(world, "Switch to text input mode")
+    world.rpc("setText", [sel(text="mm/dd/yyyy"), "12/24/2026"])
+    tap_text(world, "OK")
+    tap_text(world, "Save")
+    assert sh(world, f"{Q} --where \"deleted=0\"") == (
+        "Row: 0 title=Holiday, dtstart=1798070400000, dtend=1798156800000, eventLocation=NULL, allDay=1, "
+        "deleted=0\n")
+
+
 def test_calendar_shows_shell_events_and_deletes_through_the_menu(world: World) -> None:
     world.shell(f"{INS} --bind 'title:s:Book club' --bind dtstart:l:1797616800000 --bind dtend:l:1797620400000 "
                 "--bind 'eventLocation:s:Maple Cafe'")

@@ -185,8 +185,10 @@ class EventEditor(Screen):
     def _toggle_all_day(self) -> None:
         self.all_day = not self.all_day
         if self.all_day:
+            # an end at midnight is the day before's (AOSP's EditEventView steps it back a day):
+            # 23:00 to 00:00 is one all-day day, not two
             self.start = day_start(self.start)
-            self.end = max(self.start + DAY_MS, day_start(self.end) + DAY_MS)
+            self.end = max(self.start + DAY_MS, day_start(self.end - 1) + DAY_MS)
 
     def _set(self, which: str, ms: int) -> None:
         """Moving the start keeps the duration (the end moves with it); an end before the start is refused."""
